@@ -1,0 +1,192 @@
+// The RA program IR: a DAG of operator nodes.
+//
+// ============================== SEMANTICS ==============================
+// These rules are followed by the checker, the CPU reference executor (the oracle)
+// and every GPU code path.
+//
+// Relations are BAGS of tuples. select, project, product, join and reduce keep
+// multiplicities; union, intersect, difference and distinct have SET semantics on
+// whole tuples: their output holds each distinct tuple once.
+//   union(a, b):      tuples in a or b;     intersect(a, b): tuples in a and b;
+//   difference(a, b): tuples in a, not in b.
+// Order: a relation has no defined order unless it is the output of sort (or of
+// limit/select/project/distinct applied directly to a sorted relation, which keep
+// the order). Program outputs are compared as multisets unless they are ordered.
+// sort(keys) orders by the keys (each ascending or descending) and breaks ties by the
+// remaining attributes in ascending order, left to right, so sort is deterministic
+// and so is limit after sort. limit(n, offset) keeps tuples offset..offset+n-1 of its
+// input's order; on an unordered input WHICH tuples it keeps is unspecified.
+// Total order used by sort, reduce groups, distinct, set operations and join keys:
+// integers/dates numerically, bool false < true, strings by bytes (dictionary codes
+// are order preserving), floats by IEEE-754 totalOrder (-NaN < -inf < ... < -0.0 <
+// +0.0 < ... < inf < NaN; two floats are the same key only when bit-identical).
+// Predicates (=, <, ... in expressions) use IEEE comparison instead: NaN compares
+// false, -0.0 = 0.0.
+//
+// Types and promotion. Numeric types are i32 < i64 < f32 < f64. Arithmetic and
+// comparisons on two numeric operands convert both to the wider type, except that
+// i64 with f32 gives f64. Integer literals are i32 when they fit, else i64; decimal
+// literals are f64 (1.5f is f32). bool, date and string are not numeric:
+//   date + i32, i32 + date, date - i32 -> date; date - date -> i32 (days);
+//   comparisons need both sides of one kind: numeric/numeric, date/date,
+//   string/string, bool/bool (bool only = and <>); and/or/not take bool.
+// between(x, lo, hi) is lo <= x and x <= hi. x in (v1, ...) is x = v1 or ...
+// case: conditions are bool; branch values promote to one type (numeric), or must
+// all be the same type. year(date) -> i32. like/starts_with take a string and a
+// constant pattern: like's '%' matches any sequence, '_' one character (no escape).
+// cast: between any numeric types, bool <-> numeric (nonzero is true), date <-> i32/
+// i64; float to integer truncates toward zero and saturates, NaN becomes 0. Strings
+// cannot be cast.
+//
+// Arithmetic. Integer + - * wrap around (two's complement) on overflow. Integer /
+// truncates toward zero, % has the sign of the dividend; i/0 and i%0 are run-time
+// errors (ExecutionError naming the operator); MIN / -1 wraps to MIN and MIN % -1
+// is 0. Floating-point follows IEEE-754 (x/0.0 is inf or NaN).
+//
+// Aggregates (reduce): sum of i32 or i64 is i64 (wrapping), sum of f32/f64 is f64;
+// count is i64 (count() counts tuples); min/max keep the argument's type (any type
+// but bool); avg is f64 (sum as f64 / count). Floating-point sums may differ in the
+// last bits between executors (summation order). A reduce with group keys yields one
+// tuple per group; with no group keys it yields one tuple, except over an empty
+// input, where it yields no tuple (there is no NULL to report).
+//
+// Operator schemas:
+//   select: the input's.  project: the listed names and expression types; its key is
+//   the longest prefix of the input key kept unchanged and in place.  product: left
+//   attributes then right attributes (names must be disjoint).  set operations: the
+//   left input's names; inputs need the same arity and types.  join inner: left
+//   attributes then the right's non-key attributes (right keys equal the left's);
+//   semi/anti: the left's. Key attributes must have identical types; the residual
+//   predicate sees the inner join's output schema.  reduce: group keys then
+//   aggregates, key = group keys.  sort/limit/distinct: the input's.
+// ======================================================================
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ranc/data/error.h"
+#include "ranc/data/host_relation.h"
+#include "ranc/ir/expr.h"
+
+namespace ranc {
+
+// The operator kinds, declared once: enum, names and the printer derive from this.
+#define RANC_OP_KINDS(X)          \
+  X(Input, "input", 0)            \
+  X(Select, "select", 1)          \
+  X(Project, "project", 1)        \
+  X(Product, "product", 2)        \
+  X(Union, "union", 2)            \
+  X(Intersect, "intersect", 2)    \
+  X(Difference, "difference", 2)  \
+  X(Join, "join", 2)              \
+  X(Reduce, "reduce", 1)          \
+  X(Sort, "sort", 1)              \
+  X(Limit, "limit", 1)            \
+  X(Distinct, "distinct", 1)      \
+  X(Output, "output", 1)
+
+enum class OpKind : uint8_t {
+#define RANC_X(name, text, arity) name,
+  RANC_OP_KINDS(RANC_X)
+#undef RANC_X
+};
+std::string_view op_kind_name(OpKind k);
+int op_arity(OpKind k);
+
+enum class JoinKind : uint8_t { Inner, Semi, Anti };
+std::string_view join_kind_name(JoinKind k);
+
+enum class AggFunc : uint8_t { Sum, Count, Min, Max, Avg };
+std::string_view agg_func_name(AggFunc f);
+
+struct NamedExpr {
+  std::string name;
+  Expr expr;
+  SourceLoc loc;
+};
+
+struct Aggregate {
+  std::string name;  // output attribute
+  AggFunc func;
+  Expr arg;          // null for count()
+  SourceLoc loc;
+};
+
+struct SortKey {
+  std::string attr;
+  bool descending = false;
+  SourceLoc loc;
+  int32_t index = -1;  // set by the checker
+};
+
+using NodeId = int32_t;
+
+// One operator. Fields not used by a kind stay empty. Front ends fill the
+// "parameters"; the checker fills the "resolved" part.
+struct Node {
+  NodeId id = -1;
+  OpKind kind = OpKind::Input;
+  SourceLoc loc;
+  std::vector<NodeId> inputs;
+
+  // ---- parameters ----
+  std::string name;                 // Input: relation name; Output: output name
+  Schema declared;                  // Input: declared schema (with key)
+  Expr predicate;                   // Select; Join: optional residual
+  std::vector<NamedExpr> exprs;     // Project
+  JoinKind join_kind = JoinKind::Inner;
+  std::vector<std::string> left_keys, right_keys;  // Join
+  std::vector<std::string> group_keys;             // Reduce
+  std::vector<Aggregate> aggregates;               // Reduce
+  std::vector<SortKey> sort_keys;                  // Sort
+  int64_t limit = 0, offset = 0;                   // Limit
+
+  // ---- resolved by the checker ----
+  Schema schema;                         // output schema
+  std::vector<int32_t> left_key_index;   // Join: into the left schema
+  std::vector<int32_t> right_key_index;  // Join: into the right schema
+  std::vector<int32_t> group_key_index;  // Reduce: into the input schema
+  // The physical order of the output: attribute indices with directions, empty when
+  // unordered.
+  std::vector<SortKey> order;
+};
+
+// A program: nodes in a vector, referring to their inputs by id. Front ends may add
+// nodes in any order and refer to nodes added later (the .ra language allows it), so
+// an unchecked program can be malformed in every way: check() finds out.
+class Program {
+ public:
+  // Adds a node (its id is set to its index) and returns the id.
+  NodeId add(Node n);
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node& node(NodeId id) const { return nodes_.at(static_cast<size_t>(id)); }
+  Node& mutable_node(NodeId id) { return nodes_.at(static_cast<size_t>(id)); }
+  size_t size() const { return nodes_.size(); }
+  // Output nodes in the order they were added.
+  std::vector<NodeId> outputs() const;
+  // Input nodes in the order they were added.
+  std::vector<NodeId> inputs() const;
+  bool checked() const { return checked_; }
+  void set_checked() { checked_ = true; }
+
+ private:
+  std::vector<Node> nodes_;
+  bool checked_ = false;
+};
+
+// Checks a program and returns the checked program: nodes that outputs depend on,
+// renumbered in a topological order, with schemas, resolved expressions, key
+// indices and order properties. Throws UserError with every diagnostic found
+// (each with the node's source location).
+Program check(const Program& program);
+
+// The checked graph as text: one line per node with its schema (and order).
+std::string print_program(const Program& program);
+// One node's operator and parameters ("join inner on (a = b) where ...").
+std::string describe_node(const Program& program, const Node& n);
+
+}  // namespace ranc
