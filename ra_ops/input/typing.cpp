@@ -1,0 +1,41 @@
+// Typing rule of input: the declared schema must be usable (non-empty, unique
+// names, key within the attributes). Inputs carry no order.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "../typing_rules.h"
+
+namespace ranc::ops::typing {
+
+bool type_input(Node& n, const Inputs&, Diagnostics& diags) {
+  size_t before = diags.size();
+  if (n.name.empty())
+    report(diags, ErrorKind::InvalidArgument, "input relation has no name", n.loc);
+  const Schema& s = n.declared;
+  if (s.size() == 0)
+    report(diags, ErrorKind::InvalidArgument,
+           fmt::format("input relation '{}' declares no attributes", n.name), n.loc);
+  std::set<std::string> seen;
+  for (const auto& a : s.attributes) {
+    if (a.name.empty()) {
+      report(diags, ErrorKind::InvalidArgument,
+             fmt::format("input relation '{}' has an attribute without a name", n.name), n.loc);
+    } else if (!seen.insert(a.name).second) {
+      report(diags, ErrorKind::DuplicateName,
+             fmt::format("attribute '{}' is declared twice in input relation '{}'", a.name, n.name),
+             n.loc);
+    }
+  }
+  if (s.key_size > s.size())
+    report(diags, ErrorKind::InvalidArgument,
+           fmt::format(
+               "the key of input relation '{}' has {} attributes, but the relation has only {}",
+               n.name, s.key_size, s.size()),
+           n.loc, "the key is the first key_size attributes");
+  if (diags.size() != before) return false;
+  n.schema = s;
+  return true;
+}
+
+}  // namespace ranc::ops::typing

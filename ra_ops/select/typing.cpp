@@ -1,0 +1,16 @@
+// Typing rule of select: a bool predicate over the input; schema and order are the
+// input's.
+#include "../typing_rules.h"
+
+namespace ranc::ops::typing {
+
+bool type_select(Node& n, const Inputs& in, Diagnostics& diags) {
+  ExprPtr p = resolve_predicate(n.predicate, in[0]->schema, n.loc, "select predicate", diags);
+  if (!p) return false;
+  n.predicate = Expr(p);
+  n.schema = in[0]->schema;
+  n.order = in[0]->order;
+  return true;
+}
+
+}  // namespace ranc::ops::typing
