@@ -1,0 +1,317 @@
+// ranc/templates/common.cuh: shared building blocks of the ranc CUDA templates.
+//
+// Everything here is device code compiled by NVRTC (-std=c++17, CCCL headers on the include path)
+// or nvcc. Contents:
+//   * Policy structs and the ONE per-architecture tuning table (TuningTable<Arch>).
+//   * 64-bit index helpers (tile bases, grid sizes), so grids over more than 2^31 items work.
+//   * Tile state for decoupled look-back (cub::ScanTileState<long long>) and its init kernel helper.
+//   * The error flag (a kernel reports e.g. integer division by zero through *err_flag).
+//   * Safe integer division / modulo, saturating float->int casts, IEEE totalOrder comparison.
+//
+// Conventions used by every skeleton (the code generator relies on them):
+//   * Kernel parameters are 8-byte values only: device pointers and long long.
+//   * Launch rule "grid = tiles(items, P)" means gridDim.x = max(1, ceil(items / P::tile_items)),
+//     blockDim.x = P::block_threads. Every kernel helper accepts items == 0 (the one block then only
+//     writes zero counts), so the runtime never launches an empty grid.
+//   * Buffer sizes are given in int64 elements unless stated otherwise.
+#pragma once
+
+#include <cub/block/block_scan.cuh>
+#include <cub/agent/single_pass_scan_operators.cuh>
+#include <cuda/std/cstdint>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+namespace ranc::tpl {
+
+using i64 = long long;
+using u64 = unsigned long long;
+
+// ---------------------------------------------------------------------------------------------
+// Policies
+// ---------------------------------------------------------------------------------------------
+
+/// A tile of BlockThreads * ItemsPerThread items processed by one thread block.
+template <int BlockThreads, int ItemsPerThread>
+struct TilePolicy {
+  static_assert(BlockThreads % 32 == 0, "BlockThreads must be a multiple of the warp size");
+  static_assert(BlockThreads >= 32 && BlockThreads <= 1024, "BlockThreads must be in [32, 1024]");
+  static_assert(ItemsPerThread >= 1, "ItemsPerThread must be positive");
+  static constexpr int block_threads = BlockThreads;
+  static constexpr int items_per_thread = ItemsPerThread;
+  static constexpr int tile_items = BlockThreads * ItemsPerThread;
+  static constexpr int warps = BlockThreads / 32;
+};
+
+/// The one tuning table: policies per operator family and architecture. The code generator
+/// should instantiate skeletons with these values (e.g. TuningTable<900>::Select) and use the
+/// same tile_items for its launch rules. Arch = __CUDA_ARCH__ style number (800, 900).
+///
+///   family      sm_80 (threads x items)   sm_90 (threads x items)   note
+///   Map         256 x 8                   256 x 16                  map / project / product / limit
+///   Select      256 x 8                   256 x 16                  filter, unique, semi/anti join
+///   Merge       128 x 7                   128 x 11                  merge path, set operations
+///   JoinCount   256 x 4                   256 x 4                   per-left-row bounds + scan
+///   JoinExpand  256 x 8                   256 x 8                   load-balanced join write
+///   Reduce      256 x 4                   128 x 8                   segmented reduction
+///   HashPart    256 x 8                   256 x 8                   radix partition (hist+scatter)
+///   HashJoin    512 x 1                   512 x 1                   per-partition build/probe
+template <int Arch>
+struct TuningTable {  // sm_90 and newer: the default
+  using Map = TilePolicy<256, 16>;
+  using Select = TilePolicy<256, 16>;
+  using Merge = TilePolicy<128, 11>;
+  using JoinCount = TilePolicy<256, 4>;
+  using JoinExpand = TilePolicy<256, 8>;
+  using Reduce = TilePolicy<128, 8>;
+  using HashPart = TilePolicy<256, 8>;
+  using HashJoin = TilePolicy<512, 1>;
+};
+template <>
+struct TuningTable<800> {
+  using Map = TilePolicy<256, 8>;
+  using Select = TilePolicy<256, 8>;
+  using Merge = TilePolicy<128, 7>;
+  using JoinCount = TilePolicy<256, 4>;
+  using JoinExpand = TilePolicy<256, 8>;
+  using Reduce = TilePolicy<256, 4>;
+  using HashPart = TilePolicy<256, 8>;
+  using HashJoin = TilePolicy<512, 1>;
+};
+
+// ---------------------------------------------------------------------------------------------
+// 64-bit index helpers
+// ---------------------------------------------------------------------------------------------
+
+/// Number of tiles for `items` items (at least 1: every launch has one block).
+__host__ __device__ __forceinline__ constexpr i64 num_tiles(i64 items, i64 tile_items) {
+  return items <= 0 ? 1 : (items + tile_items - 1) / tile_items;
+}
+__device__ __forceinline__ i64 tile_index() { return static_cast<i64>(blockIdx.x); }
+__device__ __forceinline__ i64 tile_base(i64 tile_items) {
+  return static_cast<i64>(blockIdx.x) * tile_items;
+}
+__device__ __forceinline__ i64 global_thread_index() {
+  return static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ i64 grid_stride() { return static_cast<i64>(gridDim.x) * blockDim.x; }
+__host__ __device__ __forceinline__ constexpr i64 min64(i64 a, i64 b) { return a < b ? a : b; }
+__host__ __device__ __forceinline__ constexpr i64 max64(i64 a, i64 b) { return a > b ? a : b; }
+
+/// First index in [lo, hi) for which `pred(i)` is false, for a predicate that is true on a prefix.
+template <class Pred>
+__device__ __forceinline__ i64 partition_point(i64 lo, i64 hi, Pred pred) {
+  while (lo < hi) {
+    i64 mid = lo + ((hi - lo) >> 1);
+    if (pred(mid)) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoupled look-back tile state
+// ---------------------------------------------------------------------------------------------
+
+using TileState = cub::ScanTileState<i64>;
+using TilePrefixOp = cub::TilePrefixCallbackOp<i64, ::cuda::std::plus<i64>, TileState>;
+
+/// Bytes of the tile-state scratch buffer for `tiles` tiles: 16 * (tiles + 32).
+/// In int64 elements: tile_state_elems(tiles) = 2 * (tiles + 32).
+__host__ __device__ __forceinline__ constexpr i64 tile_state_bytes(i64 tiles) { return 16 * (tiles + 32); }
+__host__ __device__ __forceinline__ constexpr i64 tile_state_elems(i64 tiles) { return 2 * (tiles + 32); }
+
+__device__ __forceinline__ TileState make_tile_state(void* tile_state) {
+  TileState s;
+  s.Init(0, tile_state, 0);
+  return s;
+}
+
+/// Body of the tile-state init kernel. Launch: items = tiles, threads = 256,
+/// grid = max(1, ceil(tiles / 256)). Must run (on the same stream) before every kernel that uses
+/// the buffer; a buffer can be reused after re-initialising it.
+///   extern "C" __global__ void nX_init(void* tile_state, long long tiles) {
+///     ranc::tpl::init_tile_state(tile_state, tiles); }
+__device__ __forceinline__ void init_tile_state(void* tile_state, i64 tiles) {
+  TileState s = make_tile_state(tile_state);
+  s.InitializeStatus(static_cast<int>(tiles));
+}
+
+/// Exclusive prefix over tiles of one long long per tile, computed in one pass (decoupled
+/// look-back). Call from ALL threads of the block; returns the tile's exclusive prefix in every
+/// thread and the inclusive prefix through `inclusive`.
+struct TilePrefix {
+  struct TempStorage {
+    typename TilePrefixOp::TempStorage prefix;
+    i64 exclusive;
+    i64 inclusive;
+  };
+  __device__ __forceinline__ static i64 run(TempStorage& temp, TileState& state, i64 tile_aggregate,
+                                            i64& inclusive) {
+    const int tile = static_cast<int>(blockIdx.x);
+    if (threadIdx.x < 32) {
+      if (tile == 0) {
+        if (threadIdx.x == 0) {
+          state.SetInclusive(0, tile_aggregate);
+          temp.exclusive = 0;
+          temp.inclusive = tile_aggregate;
+        }
+      } else {
+        TilePrefixOp op(state, temp.prefix, ::cuda::std::plus<i64>{}, tile);
+        i64 excl = op(tile_aggregate);
+        if (threadIdx.x == 0) {
+          temp.exclusive = excl;
+          temp.inclusive = excl + tile_aggregate;
+        }
+      }
+    }
+    __syncthreads();
+    inclusive = temp.inclusive;
+    return temp.exclusive;
+  }
+};
+
+/// Body of a one-thread kernel copying src[idx] to *dst, for runtimes that read a count only from
+/// the start of a buffer (e.g. the total of an exclusive scan over n+1 counts sits at index n).
+/// Launch: grid 1, threads 1 (or any).
+__device__ __forceinline__ void copy_element(const i64* src, i64 idx, i64* dst) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *dst = src[idx];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Error flag
+// ---------------------------------------------------------------------------------------------
+
+/// Error codes a kernel may report through `int* err_flag` (or a long long buffer viewed as int).
+/// The first error wins; the runtime zeroes the flag before the launch and checks it after.
+enum ErrorCode : int {
+  kErrNone = 0,
+  kErrDivisionByZero = 1,
+  kErrOverflow = 2,
+  kErrCapacity = 3,  // an internal capacity was exceeded (a bug or an unsupported input)
+};
+
+__device__ __forceinline__ void set_error(int* err_flag, int code) {
+  if (err_flag != nullptr) atomicCAS(err_flag, 0, code);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arithmetic helpers
+// ---------------------------------------------------------------------------------------------
+
+/// Integer division: x / 0 sets kErrDivisionByZero and yields 0; MIN / -1 wraps to MIN.
+/// Floating-point types divide with IEEE semantics.
+template <class T>
+__device__ __forceinline__ T safe_div(T a, T b, int* err_flag) {
+  if constexpr (::cuda::std::is_integral_v<T>) {
+    if (b == 0) {
+      set_error(err_flag, kErrDivisionByZero);
+      return T(0);
+    }
+    if constexpr (::cuda::std::is_signed_v<T>) {
+      if (b == T(-1)) return static_cast<T>(T(0) - static_cast<::cuda::std::make_unsigned_t<T>>(a));
+    }
+    return a / b;
+  } else {
+    return a / b;
+  }
+}
+
+/// Integer modulo (sign of the dividend, like C++): x % 0 sets the flag and yields 0;
+/// MIN % -1 yields 0. Floating point uses fmod.
+template <class T>
+__device__ __forceinline__ T safe_mod(T a, T b, int* err_flag) {
+  if constexpr (::cuda::std::is_integral_v<T>) {
+    if (b == 0) {
+      set_error(err_flag, kErrDivisionByZero);
+      return T(0);
+    }
+    if constexpr (::cuda::std::is_signed_v<T>) {
+      if (b == T(-1)) return T(0);
+    }
+    return a % b;
+  } else {
+    return fmod(a, b);
+  }
+}
+
+/// Wrapping (two's complement) signed arithmetic, without undefined behaviour.
+template <class T>
+__device__ __forceinline__ T wrap_add(T a, T b) {
+  using U = ::cuda::std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class T>
+__device__ __forceinline__ T wrap_sub(T a, T b) {
+  using U = ::cuda::std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <class T>
+__device__ __forceinline__ T wrap_mul(T a, T b) {
+  using U = ::cuda::std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+template <class T>
+__device__ __forceinline__ T wrap_neg(T a) {
+  using U = ::cuda::std::make_unsigned_t<T>;
+  return static_cast<T>(U(0) - static_cast<U>(a));
+}
+
+/// Saturating float -> integer cast: NaN -> 0, values beyond the range clamp to MIN / MAX,
+/// otherwise truncation toward zero.
+template <class To, class From>
+__device__ __forceinline__ To saturating_cast(From f) {
+  static_assert(::cuda::std::is_integral_v<To>, "saturating_cast: target must be integral");
+  if constexpr (::cuda::std::is_floating_point_v<From>) {
+    using L = ::cuda::std::numeric_limits<To>;
+    const double x = static_cast<double>(f);
+    if (x != x) return To(0);
+    // 2^digits is exactly representable; (double)L::max() may round up to it.
+    const double hi = static_cast<double>(u64(1) << (L::digits - 1)) * 2.0;  // 2^digits
+    if (x >= hi) return L::max();
+    if constexpr (::cuda::std::is_signed_v<To>) {
+      if (x < -hi) return L::min();
+    } else {
+      if (x <= -1.0) return To(0);
+    }
+    return static_cast<To>(x);
+  } else {
+    return static_cast<To>(f);
+  }
+}
+
+/// IEEE 754 totalOrder key: unsigned integer whose natural order is
+/// -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN. Same transform as radix sort.
+__device__ __forceinline__ unsigned int total_order_key(float f) {
+  unsigned int b = __float_as_uint(f);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+__device__ __forceinline__ u64 total_order_key(double d) {
+  u64 b = static_cast<u64>(__double_as_longlong(d));
+  return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
+}
+
+/// Three-way comparison: integers by value, floats by IEEE totalOrder (equal iff same bits).
+/// Returns -1, 0 or 1.
+template <class T>
+__device__ __forceinline__ int cmp3(T a, T b) {
+  if constexpr (::cuda::std::is_floating_point_v<T>) {
+    auto ka = total_order_key(a), kb = total_order_key(b);
+    return (ka > kb) - (ka < kb);
+  } else {
+    return (a > b) - (a < b);
+  }
+}
+template <class T>
+__device__ __forceinline__ bool total_less(T a, T b) { return cmp3(a, b) < 0; }
+template <class T>
+__device__ __forceinline__ bool total_equal(T a, T b) { return cmp3(a, b) == 0; }
+
+/// Lexicographic three-way comparison of several columns: cmp3_chain(cmp3(a0,b0), cmp3(a1,b1), ...)
+/// Generated comparators should short-circuit instead where loads are expensive.
+__device__ __forceinline__ int cmp3_chain(int c) { return c; }
+template <class... Rest>
+__device__ __forceinline__ int cmp3_chain(int c, Rest... rest) {
+  return c != 0 ? c : cmp3_chain(rest...);
+}
+
+}  // namespace ranc::tpl

@@ -1,0 +1,240 @@
+// ranc/templates/join.cuh: sort-merge equi-join of two inputs sorted by the join key, duplicates
+// allowed on both sides; inner join (optionally with a residual predicate), semi and anti joins.
+//
+// Hooks
+//   Cmp:      __device__ int operator()(long long l, long long r) const;  // left key of row l vs right
+//                                                                         // key of row r: <0, 0, >0
+//   Residual: __device__ bool operator()(long long l, long long r) const; // extra condition on a key
+//                                                                         // match; NoResidual = none
+//   Emit:     __device__ void operator()(long long l, long long r, long long o) const;
+//
+// Inner join, kernels in order on one stream (nl, nr = left/right rows):
+//   C = JoinCount policy, E = JoinExpand policy; ctiles = max(1, ceil(nl / C::tile_items))
+//   1. init:   init_tile_state(tile_state, ctiles)              items ctiles, threads 256
+//   2. count:  JoinCountAgent<C>::run(temp, nl, nr, cmp, lo, offsets, tile_state, total)
+//              threads C::block_threads, grid = ctiles (exactly). Writes lo[l] (first matching right
+//              row) and offsets[l] (exclusive prefix of per-row match counts), *total = key matches.
+//   -- runtime reads *total (= output rows without residual); etiles = max(1, ceil(total / E::tile_items))
+//   Without residual:
+//   3. expand: JoinExpandAgent<E>::run(temp, total, nl, lo, offsets, emit)
+//              threads E::block_threads, grid = etiles. Each block takes a tile of OUTPUT rows and
+//              finds their left rows by a load-balanced search over offsets (shared memory), so a
+//              key with millions of matches is spread over many blocks.
+//   With a residual (output size not known from key counts): the expansion space [0, total) is
+//   compacted like a select (order kept: by left row, then right row):
+//   3a. init:  init_tile_state(tile_state2, etiles)
+//   3b. count: JoinExpandAgent<E>::run_residual<SelectMode::count_only>(temp, total, nl, lo,
+//              offsets, residual, NoJoinEmit{}, tile_state2, out_count)   grid = etiles
+//   -- runtime reads *out_count, allocates the output
+//   3c. init:  init_tile_state(tile_state2, etiles)
+//   3d. write: JoinExpandAgent<E>::run_residual(temp, total, nl, lo, offsets, residual, emit,
+//              tile_state2, out_count)                                    grid = etiles
+//   (3b/3c may be skipped by allocating `total` output rows, an upper bound.)
+// Buffers: tile_state tile_state_elems(ctiles); tile_state2 tile_state_elems(etiles); lo nl int64;
+//          offsets nl int64; total, out_count 1 int64 each.
+//
+// Semi / anti join: a select over the left input (select.cuh) with predicate
+//   JoinMatchPred<Cmp, Residual, Anti>{cmp, residual, nr}(l) = "left row l has a (residual-satisfying)
+//   match" (Anti: has none). Binary search per left row; with a residual, candidates are scanned
+//   in key order until the first one satisfying it.
+#pragma once
+
+#include <ranc/templates/select.cuh>
+
+namespace ranc::tpl {
+
+template <int BlockThreads, int ItemsPerThread>
+using JoinPolicy = TilePolicy<BlockThreads, ItemsPerThread>;
+
+/// Residual hook meaning "no residual predicate".
+struct NoResidual {
+  __device__ __forceinline__ bool operator()(i64, i64) const { return true; }
+};
+/// Emit hook that does nothing (count-only passes).
+struct NoJoinEmit {
+  __device__ __forceinline__ void operator()(i64, i64, i64) const {}
+};
+
+/// First right row r in [lo, hi) with right[r] >= left[l].
+template <class Cmp>
+__device__ __forceinline__ i64 join_lower_bound(i64 l, i64 lo, i64 hi, Cmp cmp) {
+  return partition_point(lo, hi, [&](i64 r) { return cmp(l, r) > 0; });
+}
+/// First right row r in [lo, hi) with right[r] > left[l].
+template <class Cmp>
+__device__ __forceinline__ i64 join_upper_bound(i64 l, i64 lo, i64 hi, Cmp cmp) {
+  return partition_point(lo, hi, [&](i64 r) { return cmp(l, r) >= 0; });
+}
+
+/// Predicate for semi (Anti = false) and anti (Anti = true) joins; use with SelectAgent.
+template <class Cmp, class Residual = NoResidual, bool Anti = false>
+struct JoinMatchPred {
+  Cmp cmp;
+  Residual residual;
+  i64 nr;
+  __device__ __forceinline__ bool operator()(i64 l) const {
+    i64 r = join_lower_bound(l, 0, nr, cmp);
+    bool match = false;
+    if constexpr (::cuda::std::is_same_v<Residual, NoResidual>) {
+      match = r < nr && cmp(l, r) == 0;
+    } else {
+      for (; r < nr && cmp(l, r) == 0; ++r) {
+        if (residual(l, r)) {
+          match = true;
+          break;
+        }
+      }
+    }
+    return Anti ? !match : match;
+  }
+};
+
+/// Per-left-row match ranges and their exclusive scan (one pass, decoupled look-back).
+template <class Policy>
+struct JoinCountAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+  using BlockScanT = cub::BlockScan<i64, kThreads>;
+
+  struct TempStorage {
+    typename BlockScanT::TempStorage scan;
+    TilePrefix::TempStorage prefix;
+    i64 bounds[2];
+  };
+
+  template <class Cmp>
+  __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, i64* lo_out,
+                                             i64* offsets, void* tile_state, i64* total) {
+    TileState state = make_tile_state(tile_state);
+    const i64 base = tile_base(kTile);
+    const i64 last = min64(base + kTile, nl) - 1;
+    // Narrow every search of the tile to the right rows matching the tile's key range.
+    if (threadIdx.x == 0) temp.bounds[0] = base <= last ? join_lower_bound(base, 0, nr, cmp) : 0;
+    if (threadIdx.x == 32 % kThreads) temp.bounds[1] = base <= last ? join_upper_bound(last, 0, nr, cmp) : 0;
+    __syncthreads();
+    const i64 tlo = temp.bounds[0], thi = temp.bounds[1];
+    i64 lo[kItems], cnt[kItems];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const i64 l = base + static_cast<i64>(threadIdx.x) * kItems + k;
+      lo[k] = 0;
+      cnt[k] = 0;
+      if (l < nl) {
+        lo[k] = join_lower_bound(l, tlo, thi, cmp);
+        cnt[k] = join_upper_bound(l, lo[k], thi, cmp) - lo[k];
+      }
+    }
+    i64 excl[kItems], aggregate;
+    BlockScanT(temp.scan).ExclusiveSum(cnt, excl, aggregate);
+    i64 inclusive;
+    const i64 prefix = TilePrefix::run(temp.prefix, state, aggregate, inclusive);
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const i64 l = base + static_cast<i64>(threadIdx.x) * kItems + k;
+      if (l < nl) {
+        lo_out[l] = lo[k];
+        offsets[l] = prefix + excl[k];
+      }
+    }
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && total != nullptr) *total = inclusive;
+  }
+};
+
+/// Load-balanced expansion of key matches into output rows.
+template <class Policy>
+struct JoinExpandAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+  static constexpr int kRowCap = kTile + 1;  // left rows of a tile cached in shared memory
+
+  struct TempStorage {
+    typename SelectAgent<Policy>::TempStorage select;
+    i64 row_offsets[kRowCap];
+    i64 rows[2];
+  };
+
+  /// Locates the left row and right row of expansion position o (within this block's tile).
+  struct Locator {
+    const TempStorage* temp;
+    const i64* offsets;
+    const i64* lo;
+    i64 r0, r1;
+    bool cached;
+    __device__ __forceinline__ void operator()(i64 o, i64& l, i64& r) const {
+      // Last row in [r0, r1] whose offset is <= o (rows with no matches share the next offset).
+      i64 a = r0 + 1, b = r1 + 1;
+      if (cached) {
+        while (a < b) {
+          const i64 m = a + ((b - a) >> 1);
+          if (temp->row_offsets[m - r0] <= o) a = m + 1; else b = m;
+        }
+        l = a - 1;
+        r = lo[l] + (o - temp->row_offsets[l - r0]);
+      } else {
+        while (a < b) {
+          const i64 m = a + ((b - a) >> 1);
+          if (offsets[m] <= o) a = m + 1; else b = m;
+        }
+        l = a - 1;
+        r = lo[l] + (o - offsets[l]);
+      }
+    }
+  };
+
+  __device__ __forceinline__ static Locator prepare(TempStorage& temp, i64 total, i64 nl, const i64* lo,
+                                                    const i64* offsets) {
+    const i64 o0 = tile_base(kTile);
+    const i64 o1 = min64(o0 + kTile, total) - 1;
+    auto row_of = [&](i64 o) { return partition_point(0, nl, [&](i64 i) { return offsets[i] <= o; }) - 1; };
+    if (threadIdx.x == 0) temp.rows[0] = o0 <= o1 ? row_of(o0) : 0;
+    if (threadIdx.x == 32 % kThreads) temp.rows[1] = o0 <= o1 ? row_of(o1) : -1;
+    __syncthreads();
+    Locator loc{&temp, offsets, lo, temp.rows[0], temp.rows[1], false};
+    if (loc.r1 >= loc.r0 && loc.r1 - loc.r0 + 1 <= kRowCap) {
+      loc.cached = true;
+      for (i64 i = loc.r0 + threadIdx.x; i <= loc.r1; i += kThreads) temp.row_offsets[i - loc.r0] = offsets[i];
+    }
+    __syncthreads();
+    return loc;
+  }
+
+  /// Inner join without residual: output row o for every o in [0, total).
+  template <class Emit>
+  __device__ __forceinline__ static void run(TempStorage& temp, i64 total, i64 nl, const i64* lo,
+                                             const i64* offsets, Emit emit) {
+    const Locator loc = prepare(temp, total, nl, lo, offsets);
+    const i64 base = tile_base(kTile);
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const i64 o = base + k * kThreads + threadIdx.x;
+      if (o < total) {
+        i64 l, r;
+        loc(o, l, r);
+        emit(l, r, o);
+      }
+    }
+  }
+
+  /// Inner join with residual: compaction of the expansion space (see the header comment).
+  template <SelectMode Mode = SelectMode::staged, class Residual, class Emit>
+  __device__ __forceinline__ static void run_residual(TempStorage& temp, i64 total, i64 nl, const i64* lo,
+                                                      const i64* offsets, Residual residual, Emit emit,
+                                                      void* tile_state, i64* out_count) {
+    const Locator loc = prepare(temp, total, nl, lo, offsets);
+    auto pred = [&](i64 o) {
+      i64 l, r;
+      loc(o, l, r);
+      return residual(l, r);
+    };
+    auto put = [&](i64 o, i64 out) {
+      i64 l, r;
+      loc(o, l, r);
+      emit(l, r, out);
+    };
+    SelectAgent<Policy>::template run<Mode>(temp.select, total, pred, put, tile_state, out_count);
+  }
+};
+
+}  // namespace ranc::tpl

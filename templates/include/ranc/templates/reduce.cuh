@@ -1,0 +1,182 @@
+// ranc/templates/reduce.cuh: segmented reduction (group-by) over input sorted by the group key.
+//
+// A row starts a group (a "head") if it is row 0 or same_group(i, i - 1) is false. Groups are
+// numbered by their heads' order, so the output is sorted like the input. Two phases:
+//   phase 1 (ReduceAgent, one block per tile): head flags, a block-wide segmented scan of
+//     aggregate states, the global group number of every head through decoupled look-back over head
+//     counts. Groups that end inside the tile are finished and emitted directly. A group still open
+//     at the end of the tile stores its partial state in tail[tile]; the rows of a tile before its
+//     first head (the end of a group begun in an earlier tile) store their state in carry[tile].
+//   phase 2 (ReduceFixupAgent, one thread per tile): for every tile whose last group spills over,
+//     merges carry[] of the following tiles up to the tile containing the next head, and emits it.
+//     (A group spanning T tiles costs T merges in one thread: fine for realistic skew; a group of
+//     2^30 rows with 1024-row tiles is ~1M merges, a few ms.)
+//
+// Hooks (State: trivially copyable, default constructible; use 8-byte fields so sizeof is a
+// multiple of 8; avg = a sum field and a count field, divided in emit):
+//   SameGroup: __device__ bool operator()(long long i, long long j) const;   // rows i and j = i - 1
+//   Agg:  struct { using State = ...;
+//                  __device__ State init() const;                              // identity
+//                  __device__ void accumulate(State& s, long long row) const;  // fold one row in
+//                  __device__ void merge(State& a, const State& b) const; };   // a = a (+) b, b later
+//   Emit: __device__ void operator()(long long group, long long first_row, const State& s) const;
+//         // output row `group`: key columns from input row first_row, aggregates finalised from s
+// Reduction with no group keys: same_group always true (one group if n > 0, none if n == 0; the
+// generator emits the SQL "one row over empty input" itself if it wants it).
+//
+// Kernels, in order on one stream (P = reduce policy, tiles = max(1, ceil(n / P::tile_items))):
+//   1. init:   init_tile_state(tile_state, tiles)      items tiles, threads 256, grid ceil(tiles/256)
+//   2. reduce: ReduceAgent<P>::run(temp, n, same, agg, emit, tile_state, carry, tail, meta, out_count)
+//              threads P::block_threads, grid = tiles (exactly)
+//   3. fixup:  ReduceFixupAgent::run(tiles, agg, emit, carry, tail, meta)
+//              items tiles, threads 256, grid = max(1, ceil(tiles / 256))
+// Buffers: tile_state tile_state_elems(tiles) int64; carry and tail: tiles * sizeof(State) bytes each
+//          (void* parameters); meta: 3 * tiles int64; out_count: 1 int64 = number of groups.
+// Output columns: sized by n (upper bound on groups) or by *out_count read back after kernel 2.
+#pragma once
+
+#include <ranc/templates/common.cuh>
+
+namespace ranc::tpl {
+
+template <int BlockThreads, int ItemsPerThread>
+using ReducePolicy = TilePolicy<BlockThreads, ItemsPerThread>;
+
+template <class State>
+struct SegmentItem {
+  int has_head;  // a group head occurs in the covered rows
+  i64 head_row;  // the last such head
+  State state;   // aggregate of the rows since that head (or of all rows when has_head == 0)
+};
+
+template <class Agg>
+struct SegmentOp {
+  Agg agg;
+  using Item = SegmentItem<typename Agg::State>;
+  __device__ __forceinline__ Item operator()(const Item& a, const Item& b) const {
+    if (b.has_head) return b;
+    Item r = a;
+    agg.merge(r.state, b.state);
+    return r;
+  }
+};
+
+template <class Policy>
+struct ReduceAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+  using CountScan = cub::BlockScan<i64, kThreads>;
+
+  template <class State>
+  struct TempStorageT {
+    typename cub::BlockScan<SegmentItem<State>, kThreads>::TempStorage seg_scan;
+    typename CountScan::TempStorage count_scan;
+    TilePrefix::TempStorage prefix;
+  };
+
+  template <class SameGroup, class Agg, class Emit>
+  __device__ __forceinline__ static void run(TempStorageT<typename Agg::State>& temp, i64 n, SameGroup same,
+                                             Agg agg, Emit emit, void* tile_state, void* carry_buf,
+                                             void* tail_buf, i64* meta, i64* out_count) {
+    using State = typename Agg::State;
+    using Item = SegmentItem<State>;
+    TileState ts = make_tile_state(tile_state);
+    State* carry = static_cast<State*>(carry_buf);
+    State* tail = static_cast<State*>(tail_buf);
+    const i64 tile = tile_index();
+    const i64 base = tile_base(kTile);
+    const i64 tile_last = min64(base + kTile, n) - 1;  // < base when the tile is empty (n == 0)
+    const i64 first = base + static_cast<i64>(threadIdx.x) * kItems;
+
+    auto is_boundary = [&](i64 r) { return r >= n || r == 0 || !same(r, r - 1); };
+    bool head[kItems + 1];  // head[k]: row first+k starts a group (or is past the end)
+#pragma unroll
+    for (int k = 0; k <= kItems; ++k) head[k] = first + k <= tile_last + 1 ? is_boundary(first + k) : true;
+
+    Item mine{0, -1, agg.init()};
+    i64 heads = 0;
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const i64 r = first + k;
+      if (r <= tile_last) {
+        if (head[k]) {
+          mine.has_head = 1;
+          mine.head_row = r;
+          mine.state = agg.init();
+          ++heads;
+        }
+        agg.accumulate(mine.state, r);
+      }
+    }
+    Item carry_in;
+    const Item identity{0, -1, agg.init()};
+    cub::BlockScan<Item, kThreads>(temp.seg_scan).ExclusiveScan(mine, carry_in, identity, SegmentOp<Agg>{agg});
+    i64 heads_before, tile_heads;
+    CountScan(temp.count_scan).ExclusiveSum(heads, heads_before, tile_heads);
+    i64 inclusive;
+    const i64 prefix = TilePrefix::run(temp.prefix, ts, tile_heads, inclusive);
+
+    Item cur = carry_in;
+    i64 group = prefix + heads_before - 1;  // number of the open group, if it has its head in this tile
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const i64 r = first + k;
+      if (r <= tile_last) {
+        if (head[k]) {
+          cur.has_head = 1;
+          cur.head_row = r;
+          cur.state = agg.init();
+          ++group;
+        }
+        agg.accumulate(cur.state, r);
+        const bool ends = head[k + 1];
+        if (ends || r == tile_last) {
+          if (cur.has_head) {
+            if (ends) {
+              emit(group, cur.head_row, cur.state);
+            } else {
+              tail[tile] = cur.state;
+            }
+          } else {
+            carry[tile] = cur.state;
+          }
+          if (r == tile_last) {
+            meta[3 * tile + 0] = (!ends && cur.has_head) ? group : -1;
+            meta[3 * tile + 1] = cur.head_row;
+          }
+        }
+      }
+    }
+    if (threadIdx.x == 0) {
+      meta[3 * tile + 2] = tile_heads;
+      if (tile_last < base) {
+        meta[3 * tile + 0] = -1;
+        meta[3 * tile + 1] = -1;
+      }
+    }
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && out_count != nullptr) *out_count = inclusive;
+  }
+};
+
+struct ReduceFixupAgent {
+  template <class Agg, class Emit>
+  __device__ __forceinline__ static void run(i64 tiles, Agg agg, Emit emit, const void* carry_buf,
+                                             const void* tail_buf, const i64* meta) {
+    using State = typename Agg::State;
+    const State* carry = static_cast<const State*>(carry_buf);
+    const State* tail = static_cast<const State*>(tail_buf);
+    const i64 t = global_thread_index();
+    if (t >= tiles) return;
+    const i64 group = meta[3 * t];
+    if (group < 0) return;
+    State s = tail[t];
+    for (i64 k = t + 1; k < tiles; ++k) {
+      agg.merge(s, carry[k]);
+      if (meta[3 * k + 2] > 0) break;
+    }
+    emit(group, meta[3 * t + 1], s);
+  }
+};
+
+}  // namespace ranc::tpl

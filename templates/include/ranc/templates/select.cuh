@@ -1,0 +1,149 @@
+// ranc/templates/select.cuh: filter with order-preserving compaction (select), and map (project).
+//
+// SelectAgent: one pass, decoupled look-back. Each warp evaluates a contiguous run of 32*IPT rows
+// with coalesced (warp-striped) accesses, ranks survivors with ballots, the block combines warp
+// totals, the tile's global offset comes from the look-back over previous tiles, and survivors are
+// staged in shared memory so that the emit phase writes consecutive output positions with
+// consecutive threads (coalesced writes). Output order = input order (sorted inputs stay sorted).
+//
+// Hooks
+//   Pred: __device__ bool operator()(long long i) const;            // row i of the input, i < n
+//   Emit: __device__ void operator()(long long i, long long o) const;  // copy row i to output row o
+//
+// Kernels the generator emits, in this order on one stream (P = the select policy):
+//   1. init:   ranc::tpl::init_tile_state(tile_state, tiles)
+//              items = tiles, threads 256, grid = max(1, ceil(tiles / 256))
+//   2. select: SelectAgent<P>::run(temp, n, pred, emit, tile_state, out_count)
+//              items = n, threads = P::block_threads, grid = tiles = max(1, ceil(n / P::tile_items))
+//              (the grid must be exactly `tiles`: the last block writes *out_count)
+// Buffers: tile_state: tile_state_elems(tiles) = 2 * (tiles + 32) int64;
+//          out_count: 1 int64 (written by the kernel, no zeroing needed);
+//          output columns: n rows (upper bound), or exact if the count is known some other way.
+// Shared memory: `__shared__ typename SelectAgent<P>::TempStorage temp;` (4 * tile_items + ~200 B).
+//
+// Variants (template member run<Mode>): SelectMode::staged (default), SelectMode::direct (emit
+// called in place with a non-coalesced output position; no staging area used), SelectMode::count_only
+// (no emit; only *out_count, e.g. to size an output before a second pass).
+//
+// MapAgent: out-of-place element-wise map (project, limit, fused project chains).
+//   Hook F: __device__ void operator()(long long i) const;   // produce output row i
+//   Kernel: MapAgent<P>::run(n, f); items = n, threads P::block_threads,
+//           grid = max(1, ceil(n / P::tile_items)). No scratch. limit(k) = map over min(k, n) rows.
+//   map_grid_stride(n, f): any grid (e.g. fixed #SMs * 4 blocks), any block size.
+#pragma once
+
+#include <ranc/templates/common.cuh>
+
+namespace ranc::tpl {
+
+template <int BlockThreads, int ItemsPerThread>
+using SelectPolicy = TilePolicy<BlockThreads, ItemsPerThread>;
+template <int BlockThreads, int ItemsPerThread>
+using MapPolicy = TilePolicy<BlockThreads, ItemsPerThread>;
+
+enum class SelectMode { staged, direct, count_only };
+
+/// Predicate that is always true (select = copy, e.g. for the staged gather of a whole relation).
+struct AlwaysTrue {
+  __device__ __forceinline__ bool operator()(i64) const { return true; }
+};
+/// Emit hook that does nothing (count-only selects).
+struct NoEmit {
+  __device__ __forceinline__ void operator()(i64, i64) const {}
+};
+
+template <class Policy>
+struct SelectAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+  static constexpr int kWarps = Policy::warps;
+  static_assert(kItems <= 32, "SelectAgent: at most 32 items per thread");
+
+  struct TempStorage {
+    TilePrefix::TempStorage prefix;
+    int warp_total[kWarps];
+    int warp_offset[kWarps];
+    int stage[kTile];  // tile-local row offsets of survivors, in output order
+  };
+
+  template <SelectMode Mode = SelectMode::staged, class Pred, class Emit>
+  __device__ __forceinline__ static void run(TempStorage& temp, i64 n, Pred pred, Emit emit,
+                                             void* tile_state, i64* out_count) {
+    TileState state = make_tile_state(tile_state);
+    const i64 base = tile_base(kTile);
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const unsigned lt_mask = (1u << lane) - 1u;
+    const i64 wbase = base + static_cast<i64>(warp) * 32 * kItems;
+
+    unsigned masks[kItems];
+    int warp_count = 0;
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const i64 i = wbase + k * 32 + lane;
+      const bool keep = i < n && pred(i);
+      masks[k] = __ballot_sync(0xffffffffu, keep);
+      warp_count += __popc(masks[k]);
+    }
+    if (lane == 0) temp.warp_total[warp] = warp_count;
+    __syncthreads();
+
+    i64 tile_count = 0;
+    if (warp == 0) {
+      int v = lane < kWarps ? temp.warp_total[lane] : 0;
+      int incl = v;
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        int o = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += o;
+      }
+      if (lane < kWarps) temp.warp_offset[lane] = incl - v;
+      tile_count = __shfl_sync(0xffffffffu, incl, 31);
+    }
+    i64 inclusive;
+    const i64 prefix = TilePrefix::run(temp.prefix, state, tile_count, inclusive);
+    tile_count = inclusive - prefix;
+
+    int pos = temp.warp_offset[warp];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      if (masks[k] & (1u << lane)) {
+        const int p = pos + __popc(masks[k] & lt_mask);
+        const int local = warp * 32 * kItems + k * 32 + lane;
+        if constexpr (Mode == SelectMode::staged) {
+          temp.stage[p] = local;
+        } else if constexpr (Mode == SelectMode::direct) {
+          emit(base + local, prefix + p);
+        }
+      }
+      pos += __popc(masks[k]);
+    }
+    if constexpr (Mode == SelectMode::staged) {
+      __syncthreads();
+      for (int j = threadIdx.x; j < tile_count; j += kThreads) emit(base + temp.stage[j], prefix + j);
+    }
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && out_count != nullptr) *out_count = inclusive;
+  }
+};
+
+template <class Policy>
+struct MapAgent {
+  template <class F>
+  __device__ __forceinline__ static void run(i64 n, F f) {
+    const i64 base = tile_base(Policy::tile_items);
+#pragma unroll
+    for (int k = 0; k < Policy::items_per_thread; ++k) {
+      const i64 i = base + k * Policy::block_threads + threadIdx.x;
+      if (i < n) f(i);
+    }
+  }
+};
+
+/// Grid-stride map for any launch configuration.
+template <class F>
+__device__ __forceinline__ void map_grid_stride(i64 n, F f) {
+  for (i64 i = global_thread_index(); i < n; i += grid_stride()) f(i);
+}
+
+}  // namespace ranc::tpl

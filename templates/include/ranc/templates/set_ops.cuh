@@ -1,0 +1,71 @@
+// ranc/templates/set_ops.cuh: union / intersect / difference (and merge-all) of two sorted inputs.
+//
+// Preconditions: A and B are each sorted by the whole tuple and duplicate-free (the generator runs
+// sort + distinct first). Output: sorted and duplicate-free (for SetOp::merge_all: the stable merge
+// of both inputs, duplicates kept). One pass per tile: merge path + order-preserving compaction
+// with decoupled look-back (TileCompactor), no count-then-write.
+//
+// Hooks
+//   Cmp:  __device__ int operator()(long long i, long long j) const;  // A row i vs B row j, whole tuple
+//   Emit: __device__ void operator()(bool from_b, long long row, long long o) const;
+//         // copy A row `row` (from_b false) or B row `row` (from_b true) to output row o
+//
+// Kernels, in order on one stream (P = merge policy, tiles = max(1, ceil((na + nb) / P::tile_items))):
+//   1. init:       init_tile_state(tile_state, tiles)            items tiles, threads 256,
+//                                                                 grid max(1, ceil(tiles / 256))
+//   2. partition:  merge_path_partitions(na, nb, P::tile_items, cmp, partitions)
+//                  items tiles + 1, threads 256, grid ceil((tiles + 1) / 256)
+//   3. set op:     SetOpAgent<P, Op>::run(temp, na, nb, partitions, cmp, emit, tile_state, out_count)
+//                  threads P::block_threads, grid = tiles (exactly)
+// Buffers: tile_state tile_state_elems(tiles) int64; partitions tiles + 1 int64; out_count 1 int64.
+// Output columns sized by the upper bound: union/merge_all na + nb, intersect min(na, nb),
+// difference na. The exact size is *out_count.
+#pragma once
+
+#include <ranc/templates/merge_path.cuh>
+
+namespace ranc::tpl {
+
+enum class SetOp { set_union, set_intersect, set_difference, merge_all };
+
+template <class Policy, SetOp Op>
+struct SetOpAgent {
+  static constexpr int kItems = Policy::items_per_thread;
+  using Compactor = TileCompactor<Policy>;
+  using TempStorage = typename Compactor::TempStorage;
+
+  template <class Cmp, class Emit>
+  __device__ __forceinline__ static void run(TempStorage& temp, i64 na, i64 nb, const i64* partitions,
+                                             Cmp cmp, Emit emit, void* tile_state, i64* out_count) {
+    TileState state = make_tile_state(tile_state);
+    bool keep[kItems];
+    i64 tags[kItems];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      keep[k] = false;
+      tags[k] = 0;
+    }
+    MergeTile<Policy>::merge(tile_index(), na, nb, partitions, cmp, [&](int k, bool from_b, i64 i, i64 j) {
+      bool kept;
+      if (!from_b) {
+        const bool in_b = (Op == SetOp::set_intersect || Op == SetOp::set_difference) && j < nb &&
+                          cmp(i, j) == 0;
+        kept = Op == SetOp::set_union || Op == SetOp::merge_all || (Op == SetOp::set_intersect ? in_b : !in_b);
+        tags[k] = i;
+      } else {
+        if constexpr (Op == SetOp::set_union) {
+          kept = !(i > 0 && cmp(i - 1, j) == 0);
+        } else {
+          kept = Op == SetOp::merge_all;
+        }
+        tags[k] = ~j;  // negative tags mark B rows
+      }
+      keep[k] = kept;
+    });
+    Compactor::run(temp, keep, tags, state, out_count, [&](i64 tag, i64 o) {
+      if (tag >= 0) emit(false, tag, o); else emit(true, ~tag, o);
+    });
+  }
+};
+
+}  // namespace ranc::tpl

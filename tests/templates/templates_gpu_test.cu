@@ -1,0 +1,504 @@
+// GPU correctness tests of the CUDA templates against host references, at awkward sizes and key
+// distributions. Kernels here mirror what the code generator emits. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <ranc/templates/hash_join.cuh>
+#include <ranc/templates/join.cuh>
+#include <ranc/templates/product.cuh>
+#include <ranc/templates/reduce.cuh>
+#include <ranc/templates/select.cuh>
+#include <ranc/templates/set_ops.cuh>
+#include <ranc/templates/unique.cuh>
+
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <tuple>
+#include <vector>
+
+using namespace ranc::tpl;
+using ll = long long;
+
+namespace {
+
+#define CK(x)                                                                          \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    ASSERT_EQ(e_, cudaSuccess) << #x << ": " << cudaGetErrorString(e_);                \
+  } while (0)
+
+bool have_gpu() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+#define REQUIRE_GPU() \
+  if (!have_gpu()) GTEST_SKIP() << "SKIPPED: no GPU"
+
+template <class T>
+struct Buf {
+  T* p = nullptr;
+  size_t n = 0;
+  explicit Buf(size_t count) : n(count) { cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)); cudaMemset(p, 0, std::max<size_t>(count, 1) * sizeof(T)); }
+  explicit Buf(const std::vector<T>& v) : Buf(v.size()) { if (!v.empty()) cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice); }
+  ~Buf() { cudaFree(p); }
+  Buf(const Buf&) = delete;
+  std::vector<T> get(size_t count) const {
+    std::vector<T> v(count);
+    if (count) cudaMemcpy(v.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost);
+    return v;
+  }
+  T at(size_t i) const { T v{}; cudaMemcpy(&v, p + i, sizeof(T), cudaMemcpyDeviceToHost); return v; }
+};
+
+// Small tiles so that modest sizes span many tiles.
+using SP = SelectPolicy<128, 4>;
+using MP = MergePolicy<64, 5>;
+using CP = JoinPolicy<128, 2>;
+using EP = JoinPolicy<128, 3>;
+using RP = ReducePolicy<64, 3>;
+using HP = HashPolicy<128, 4>;
+using JP = HashPolicy<256, 1>;
+
+ll tiles_of(ll n, ll t) { return num_tiles(n, t); }
+unsigned grid_of(ll items, ll per_block) { return static_cast<unsigned>(num_tiles(items, per_block)); }
+
+__global__ void k_init(void* ts, ll tiles) { init_tile_state(ts, tiles); }
+void init_ts(void* ts, ll tiles) { k_init<<<grid_of(tiles, 256), 256>>>(ts, tiles); }
+
+std::vector<ll> sizes_for(ll tile) {
+  return {0, 1, 31, 32, 33, tile, tile + 1, 37 * tile + 5, ll(1) << 22};
+}
+
+// ------------------------------------------------------------------ select / map / product
+struct SelPred { const int* k; __device__ bool operator()(ll i) const { return k[i] % 3 != 0; } };
+struct SelEmit { const int* k; int* o; ll* rows; __device__ void operator()(ll i, ll out) const { o[out] = k[i]; rows[out] = i; } };
+template <SelectMode M>
+__global__ void k_select(const int* k, int* o, ll* rows, ll n, void* ts, ll* cnt) {
+  __shared__ SelectAgent<SP>::TempStorage temp;
+  SelectAgent<SP>::run<M>(temp, n, SelPred{k}, SelEmit{k, o, rows}, ts, cnt);
+}
+struct MapF { const int* k; ll* o; __device__ void operator()(ll i) const { o[i] = ll(k[i]) * 2; } };
+__global__ void k_map(const int* k, ll* o, ll n) { MapAgent<MapPolicy<128, 4>>::run(n, MapF{k, o}); }
+struct ProdEmit { const int* a; const int* b; ll* o; __device__ void operator()(ll i, ll j, ll out) const { o[out] = ll(a[i]) * 100000 + b[j]; } };
+__global__ void k_product(const int* a, const int* b, ll* o, ll na, ll nb) { ProductAgent<ProductPolicy<128, 4>>::run(na, nb, ProdEmit{a, b, o}); }
+
+template <SelectMode M>
+void check_select(ll n) {
+  std::mt19937 rng(n);
+  std::vector<int> k(n);
+  for (auto& x : k) x = int(rng() % 1000);
+  std::vector<int> want;
+  std::vector<ll> want_rows;
+  for (ll i = 0; i < n; ++i) if (k[i] % 3 != 0) { want.push_back(k[i]); want_rows.push_back(i); }
+  Buf<int> dk(k), dout(n);
+  Buf<ll> drows(n), cnt(1);
+  const ll tiles = tiles_of(n, SP::tile_items);
+  Buf<ll> ts(tile_state_elems(tiles));
+  init_ts(ts.p, tiles);
+  k_select<M><<<unsigned(tiles), SP::block_threads>>>(dk.p, dout.p, drows.p, n, ts.p, cnt.p);
+  CK(cudaDeviceSynchronize());
+  ASSERT_EQ(cnt.at(0), ll(want.size())) << "n=" << n;
+  if (M != SelectMode::count_only) {
+    EXPECT_EQ(dout.get(want.size()), want) << "n=" << n;
+    EXPECT_EQ(drows.get(want.size()), want_rows) << "n=" << n;
+  }
+}
+
+TEST(TemplatesGpu, Select) {
+  REQUIRE_GPU();
+  for (ll n : sizes_for(SP::tile_items)) {
+    check_select<SelectMode::staged>(n);
+    check_select<SelectMode::direct>(n);
+    check_select<SelectMode::count_only>(n);
+  }
+}
+
+TEST(TemplatesGpu, MapAndProduct) {
+  REQUIRE_GPU();
+  for (ll n : sizes_for(512)) {
+    std::vector<int> k(n);
+    for (ll i = 0; i < n; ++i) k[i] = int(i * 7 % 1001);
+    Buf<int> dk(k);
+    Buf<ll> out(n);
+    k_map<<<grid_of(n, 512), 128>>>(dk.p, out.p, n);
+    CK(cudaDeviceSynchronize());
+    auto got = out.get(n);
+    for (ll i = 0; i < n; ++i) ASSERT_EQ(got[i], ll(k[i]) * 2);
+  }
+  for (ll na : {0, 1, 3, 100}) {
+    for (ll nb : {0, 1, 31, 129, 3000}) {
+      std::vector<int> a(na), b(nb);
+      for (ll i = 0; i < na; ++i) a[i] = int(i);
+      for (ll j = 0; j < nb; ++j) b[j] = int(j);
+      Buf<int> da(a), db(b);
+      Buf<ll> out(na * nb);
+      k_product<<<grid_of(na * nb, 512), 128>>>(da.p, db.p, out.p, na, nb);
+      CK(cudaDeviceSynchronize());
+      auto got = out.get(na * nb);
+      for (ll o = 0; o < na * nb; ++o) ASSERT_EQ(got[o], (o / nb) * 100000 + (o % nb)) << na << "x" << nb;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ set operations
+struct SCmp { const ll* a; const ll* b; __device__ int operator()(ll i, ll j) const { return cmp3(a[i], b[j]); } };
+struct SEmit { const ll* a; const ll* b; ll* o; __device__ void operator()(bool from_b, ll r, ll out) const { o[out] = from_b ? b[r] : a[r]; } };
+__global__ void k_part(const ll* a, const ll* b, ll na, ll nb, ll* parts) { merge_path_partitions(na, nb, MP::tile_items, SCmp{a, b}, parts); }
+template <SetOp Op>
+__global__ void k_setop(const ll* a, const ll* b, ll* o, ll na, ll nb, const ll* parts, void* ts, ll* cnt) {
+  __shared__ typename SetOpAgent<MP, Op>::TempStorage temp;
+  SetOpAgent<MP, Op>::run(temp, na, nb, parts, SCmp{a, b}, SEmit{a, b, o}, ts, cnt);
+}
+
+std::vector<ll> sorted_unique(ll n, ll range, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::set<ll> s;
+  while (ll(s.size()) < n) s.insert(ll(rng() % range) - range / 2);
+  return {s.begin(), s.end()};
+}
+
+template <SetOp Op>
+void check_setop(const std::vector<ll>& a, const std::vector<ll>& b) {
+  std::vector<ll> want;
+  if (Op == SetOp::set_union) std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(want));
+  if (Op == SetOp::set_intersect) std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(want));
+  if (Op == SetOp::set_difference) std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(want));
+  if (Op == SetOp::merge_all) std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(want));
+  const ll na = a.size(), nb = b.size();
+  const ll tiles = tiles_of(na + nb, MP::tile_items);
+  Buf<ll> da(a), db(b), out(na + nb), parts(tiles + 1), ts(tile_state_elems(tiles)), cnt(1);
+  init_ts(ts.p, tiles);
+  k_part<<<grid_of(tiles + 1, 256), 256>>>(da.p, db.p, na, nb, parts.p);
+  k_setop<Op><<<unsigned(tiles), MP::block_threads>>>(da.p, db.p, out.p, na, nb, parts.p, ts.p, cnt.p);
+  CK(cudaDeviceSynchronize());
+  ASSERT_EQ(cnt.at(0), ll(want.size())) << "na=" << na << " nb=" << nb << " op=" << int(Op);
+  EXPECT_EQ(out.get(want.size()), want) << "na=" << na << " nb=" << nb << " op=" << int(Op);
+}
+
+TEST(TemplatesGpu, SetOps) {
+  REQUIRE_GPU();
+  for (ll n : sizes_for(MP::tile_items)) {
+    for (ll m : {ll(0), ll(1), n / 2 + 3, n}) {
+      if (n > (1 << 20) && m != n) continue;
+      auto a = sorted_unique(n, 3 * n + 10, unsigned(n));
+      auto b = sorted_unique(m, 3 * n + 10, unsigned(m + 17));
+      check_setop<SetOp::set_union>(a, b);
+      check_setop<SetOp::set_intersect>(a, b);
+      check_setop<SetOp::set_difference>(a, b);
+      check_setop<SetOp::set_difference>(b, a);
+      check_setop<SetOp::merge_all>(a, b);
+    }
+  }
+  auto a = sorted_unique(5000, 6000, 1);
+  check_setop<SetOp::set_intersect>(a, a);  // all match
+  check_setop<SetOp::set_difference>(a, a);  // none left
+  check_setop<SetOp::set_union>(a, a);
+}
+
+// ------------------------------------------------------------------ sort-merge join
+struct JCmp { const int* l; const int* r; __device__ int operator()(ll i, ll j) const { return cmp3(l[i], r[j]); } };
+struct JRes { const int* lp; const int* rp; __device__ bool operator()(ll i, ll j) const { return (lp[i] + rp[j]) % 3 == 0; } };
+struct JEmit { ll* ol; ll* orr; __device__ void operator()(ll i, ll j, ll o) const { ol[o] = i; orr[o] = j; } };
+__global__ void k_jcount(const int* l, const int* r, ll nl, ll nr, ll* lo, ll* off, void* ts, ll* total) {
+  __shared__ JoinCountAgent<CP>::TempStorage temp;
+  JoinCountAgent<CP>::run(temp, nl, nr, JCmp{l, r}, lo, off, ts, total);
+}
+__global__ void k_jexpand(ll total, ll nl, const ll* lo, const ll* off, ll* ol, ll* orr) {
+  __shared__ JoinExpandAgent<EP>::TempStorage temp;
+  JoinExpandAgent<EP>::run(temp, total, nl, lo, off, JEmit{ol, orr});
+}
+template <SelectMode M>
+__global__ void k_jres(const int* lp, const int* rp, ll total, ll nl, const ll* lo, const ll* off, ll* ol, ll* orr, void* ts, ll* cnt) {
+  __shared__ JoinExpandAgent<EP>::TempStorage temp;
+  JoinExpandAgent<EP>::run_residual<M>(temp, total, nl, lo, off, JRes{lp, rp}, JEmit{ol, orr}, ts, cnt);
+}
+struct RowEmit { ll* o; __device__ void operator()(ll i, ll out) const { o[out] = i; } };
+template <class Pred>
+__global__ void k_filter(Pred pred, ll n, ll* o, void* ts, ll* cnt) {
+  __shared__ SelectAgent<SP>::TempStorage temp;
+  SelectAgent<SP>::run(temp, n, pred, RowEmit{o}, ts, cnt);
+}
+
+std::vector<int> sorted_keys(ll n, int dist, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<int> k(n);
+  for (auto& x : k) {
+    if (dist == 0) x = int(rng() % (4 * n + 1));                   // mostly unique
+    else if (dist == 1) x = int(rng() % (n / 8 + 1));              // duplicates
+    else x = (rng() % 2) ? 7 : int(rng() % (n / 4 + 10));          // heavy skew on key 7
+  }
+  std::sort(k.begin(), k.end());
+  return k;
+}
+
+template <class Pred>
+std::vector<ll> run_filter(Pred pred, ll n) {
+  const ll tiles = tiles_of(n, SP::tile_items);
+  Buf<ll> out(n), ts(tile_state_elems(tiles)), cnt(1);
+  init_ts(ts.p, tiles);
+  k_filter<<<unsigned(tiles), SP::block_threads>>>(pred, n, out.p, ts.p, cnt.p);
+  cudaDeviceSynchronize();
+  return out.get(cnt.at(0));
+}
+
+void check_join(ll nl, ll nr, int dist) {
+  auto l = sorted_keys(nl, dist, unsigned(nl * 3 + dist));
+  auto r = sorted_keys(nr, dist, unsigned(nr * 5 + dist + 1));
+  std::vector<int> lp(nl), rp(nr);
+  for (ll i = 0; i < nl; ++i) lp[i] = int(i % 5);
+  for (ll j = 0; j < nr; ++j) rp[j] = int(j % 7);
+  std::vector<ll> wl, wr, wl_res, wr_res, semi, anti, semi_res, anti_res;
+  for (ll i = 0; i < nl; ++i) {
+    auto range = std::equal_range(r.begin(), r.end(), l[i]);
+    bool any_res = false;
+    for (auto it = range.first; it != range.second; ++it) {
+      ll j = it - r.begin();
+      wl.push_back(i); wr.push_back(j);
+      if ((lp[i] + rp[j]) % 3 == 0) { wl_res.push_back(i); wr_res.push_back(j); any_res = true; }
+    }
+    (range.first != range.second ? semi : anti).push_back(i);
+    (any_res ? semi_res : anti_res).push_back(i);
+  }
+  const ll total_want = wl.size();
+  if (total_want > (ll(1) << 26)) return;
+  Buf<int> dl(l), dr(r), dlp(lp), drp(rp);
+  const ll ctiles = tiles_of(nl, CP::tile_items);
+  Buf<ll> ts(tile_state_elems(ctiles)), lo(nl), off(nl), total(1);
+  init_ts(ts.p, ctiles);
+  k_jcount<<<unsigned(ctiles), CP::block_threads>>>(dl.p, dr.p, nl, nr, lo.p, off.p, ts.p, total.p);
+  CK(cudaDeviceSynchronize());
+  const ll tot = total.at(0);
+  ASSERT_EQ(tot, total_want) << nl << " " << nr << " " << dist;
+  Buf<ll> ol(tot), orr(tot);
+  k_jexpand<<<grid_of(tot, EP::tile_items), EP::block_threads>>>(tot, nl, lo.p, off.p, ol.p, orr.p);
+  CK(cudaDeviceSynchronize());
+  EXPECT_EQ(ol.get(tot), wl);
+  EXPECT_EQ(orr.get(tot), wr);
+  // Residual: count pass, then write pass.
+  const ll etiles = tiles_of(tot, EP::tile_items);
+  Buf<ll> ts2(tile_state_elems(etiles)), cnt(1);
+  init_ts(ts2.p, etiles);
+  k_jres<SelectMode::count_only><<<unsigned(etiles), EP::block_threads>>>(dlp.p, drp.p, tot, nl, lo.p, off.p, nullptr, nullptr, ts2.p, cnt.p);
+  CK(cudaDeviceSynchronize());
+  const ll rc = cnt.at(0);
+  ASSERT_EQ(rc, ll(wl_res.size()));
+  Buf<ll> rl(rc), rr(rc);
+  init_ts(ts2.p, etiles);
+  k_jres<SelectMode::staged><<<unsigned(etiles), EP::block_threads>>>(dlp.p, drp.p, tot, nl, lo.p, off.p, rl.p, rr.p, ts2.p, cnt.p);
+  CK(cudaDeviceSynchronize());
+  EXPECT_EQ(rl.get(rc), wl_res);
+  EXPECT_EQ(rr.get(rc), wr_res);
+  // Semi / anti, with and without residual.
+  EXPECT_EQ(run_filter(JoinMatchPred<JCmp>{JCmp{dl.p, dr.p}, NoResidual{}, nr}, nl), semi);
+  EXPECT_EQ(run_filter(JoinMatchPred<JCmp, NoResidual, true>{JCmp{dl.p, dr.p}, NoResidual{}, nr}, nl), anti);
+  EXPECT_EQ(run_filter(JoinMatchPred<JCmp, JRes>{JCmp{dl.p, dr.p}, JRes{dlp.p, drp.p}, nr}, nl), semi_res);
+  EXPECT_EQ(run_filter(JoinMatchPred<JCmp, JRes, true>{JCmp{dl.p, dr.p}, JRes{dlp.p, drp.p}, nr}, nl), anti_res);
+}
+
+TEST(TemplatesGpu, SortMergeJoin) {
+  REQUIRE_GPU();
+  for (int dist : {0, 1, 2}) {
+    for (ll n : sizes_for(CP::tile_items)) {
+      if (n > (1 << 20) && dist != 0) continue;
+      check_join(n, n, dist);
+      check_join(n, n / 3 + 1, dist);
+      check_join(n / 2 + 1, n, dist);
+    }
+  }
+  check_join(3, 200000, 2);  // one key with ~100k matches per left row: load balancing
+}
+
+// ------------------------------------------------------------------ reduce / unique
+struct RSame { const int* k; __device__ bool operator()(ll i, ll j) const { return k[i] == k[j]; } };
+struct RAgg {
+  const int* v;
+  struct State { ll sum; ll count; ll min; ll max; };
+  __device__ State init() const { return {0, 0, LLONG_MAX, LLONG_MIN}; }
+  __device__ void accumulate(State& s, ll r) const { s.sum += v[r]; s.count += 1; s.min = min(s.min, ll(v[r])); s.max = max(s.max, ll(v[r])); }
+  __device__ void merge(State& a, const State& b) const { a.sum += b.sum; a.count += b.count; a.min = min(a.min, b.min); a.max = max(a.max, b.max); }
+};
+struct REmit { const int* k; ll* o; __device__ void operator()(ll g, ll first, const RAgg::State& s) const {
+  o[5 * g] = k[first]; o[5 * g + 1] = s.sum; o[5 * g + 2] = s.count; o[5 * g + 3] = s.min; o[5 * g + 4] = s.max; } };
+__global__ void k_reduce(const int* k, const int* v, ll* o, ll n, void* ts, void* carry, void* tail, ll* meta, ll* cnt) {
+  __shared__ ReduceAgent<RP>::TempStorageT<RAgg::State> temp;
+  ReduceAgent<RP>::run(temp, n, RSame{k}, RAgg{v}, REmit{k, o}, ts, carry, tail, meta, cnt);
+}
+__global__ void k_fixup(const int* k, const int* v, ll* o, ll tiles, const void* carry, const void* tail, const ll* meta) {
+  ReduceFixupAgent::run(tiles, RAgg{v}, REmit{k, o}, carry, tail, meta);
+}
+struct UEmit { const int* k; int* o; __device__ void operator()(ll i, ll out) const { o[out] = k[i]; } };
+__global__ void k_unique(const int* k, int* o, ll n, void* ts, ll* cnt) {
+  __shared__ UniqueAgent<SP>::TempStorage temp;
+  UniqueAgent<SP>::run(temp, n, UniquePred<RSame>{RSame{k}}, UEmit{k, o}, ts, cnt);
+}
+
+TEST(TemplatesGpu, ReduceAndUnique) {
+  REQUIRE_GPU();
+  for (int dist : {0, 1, 2, 3}) {
+    for (ll n : sizes_for(RP::tile_items)) {
+      std::vector<int> k = dist == 3 ? std::vector<int>(n, 42) : sorted_keys(n, dist, unsigned(n + dist));
+      std::vector<int> v(n);
+      std::mt19937 rng(n);
+      for (auto& x : v) x = int(rng() % 2001) - 1000;
+      std::vector<ll> want;
+      for (ll i = 0; i < n;) {
+        ll j = i, sum = 0, mn = LLONG_MAX, mx = LLONG_MIN;
+        for (; j < n && k[j] == k[i]; ++j) { sum += v[j]; mn = std::min<ll>(mn, v[j]); mx = std::max<ll>(mx, v[j]); }
+        want.insert(want.end(), {ll(k[i]), sum, j - i, mn, mx});
+        i = j;
+      }
+      const ll groups = want.size() / 5;
+      const ll tiles = tiles_of(n, RP::tile_items);
+      Buf<int> dk(k), dv(v);
+      Buf<ll> out(5 * std::max<ll>(n, 1)), ts(tile_state_elems(tiles)), meta(3 * tiles), cnt(1);
+      Buf<RAgg::State> carry(tiles), tail(tiles);
+      init_ts(ts.p, tiles);
+      k_reduce<<<unsigned(tiles), RP::block_threads>>>(dk.p, dv.p, out.p, n, ts.p, carry.p, tail.p, meta.p, cnt.p);
+      k_fixup<<<grid_of(tiles, 256), 256>>>(dk.p, dv.p, out.p, tiles, carry.p, tail.p, meta.p);
+      CK(cudaDeviceSynchronize());
+      ASSERT_EQ(cnt.at(0), groups) << "n=" << n << " dist=" << dist;
+      EXPECT_EQ(out.get(5 * groups), want) << "n=" << n << " dist=" << dist;
+
+      std::vector<int> uniq(k.begin(), k.end());
+      uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());
+      const ll st = tiles_of(n, SP::tile_items);
+      Buf<ll> ts2(tile_state_elems(st)), cnt2(1);
+      Buf<int> uout(n);
+      init_ts(ts2.p, st);
+      k_unique<<<unsigned(st), SP::block_threads>>>(dk.p, uout.p, n, ts2.p, cnt2.p);
+      CK(cudaDeviceSynchronize());
+      ASSERT_EQ(cnt2.at(0), ll(uniq.size()));
+      EXPECT_EQ(uout.get(uniq.size()), uniq);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ hash join
+struct HKey { const int* k; __device__ unsigned int operator()(ll i) const { return static_cast<unsigned int>(k[i]); } };
+__global__ void k_hist(const int* k, ll n, ll bits, ll* hist) {
+  __shared__ HashPartitionAgent<HP>::TempStorage temp;
+  HashPartitionAgent<HP>::histogram(temp, n, HKey{k}, bits, hist);
+}
+__global__ void k_scatter(const int* k, ll n, ll bits, const ll* hist, unsigned* okeys, unsigned* orows) {
+  __shared__ HashPartitionAgent<HP>::TempStorage temp;
+  HashPartitionAgent<HP>::scatter(temp, n, HKey{k}, bits, hist, okeys, orows);
+}
+struct HEmit { const unsigned* lrows; const unsigned* rrows; ll* o; __device__ void operator()(ll i, ll j, ll out) const {
+  o[out] = (ll(lrows[i]) << 32) | rrows[j]; } };
+template <bool Count>
+__global__ void k_hj(ll bits, ll nl, const unsigned* lk, const ll* lh, ll lt, ll nr, const unsigned* rk, const ll* rh, ll rt,
+                     ll* counts, const ll* offsets, const unsigned* lrows, const unsigned* rrows, ll* o) {
+  __shared__ HashJoinAgent<JP, unsigned>::TempStorage temp;
+  HashJoinAgent<JP, unsigned>::run<Count>(temp, bits, nl, lk, lh, lt, nr, rk, rh, rt, NoResidual{}, HEmit{lrows, rrows, o}, counts, offsets);
+}
+
+void exclusive_scan(ll* d, ll n) {
+  if (n == 0) return;
+  size_t bytes = 0;
+  cub::DeviceScan::ExclusiveSum(nullptr, bytes, d, d, n);
+  void* tmp = nullptr;
+  cudaMalloc(&tmp, bytes);
+  cub::DeviceScan::ExclusiveSum(tmp, bytes, d, d, n);
+  cudaFree(tmp);
+}
+
+struct Partitioned { std::unique_ptr<Buf<unsigned>> keys, rows; std::unique_ptr<Buf<ll>> hist; ll tiles; };
+Partitioned partition(const Buf<int>& k, ll n, ll bits) {
+  Partitioned p;
+  p.tiles = tiles_of(n, HP::tile_items);
+  p.hist = std::make_unique<Buf<ll>>((ll(1) << bits) * p.tiles);
+  p.keys = std::make_unique<Buf<unsigned>>(n);
+  p.rows = std::make_unique<Buf<unsigned>>(n);
+  k_hist<<<unsigned(p.tiles), HP::block_threads>>>(k.p, n, bits, p.hist->p);
+  exclusive_scan(p.hist->p, (ll(1) << bits) * p.tiles);
+  k_scatter<<<unsigned(p.tiles), HP::block_threads>>>(k.p, n, bits, p.hist->p, p.keys->p, p.rows->p);
+  return p;
+}
+
+void check_hash_join(ll nl, ll nr, int dist, ll bits) {
+  auto l = sorted_keys(nl, dist, unsigned(nl + 11 * dist));
+  auto r = sorted_keys(nr, dist, unsigned(nr + 13 * dist + 1));
+  std::mt19937 rng(unsigned(nl + nr));
+  std::shuffle(l.begin(), l.end(), rng);
+  std::shuffle(r.begin(), r.end(), rng);
+  std::vector<ll> want;
+  {
+    std::vector<std::pair<int, ll>> rs;
+    for (ll j = 0; j < nr; ++j) rs.push_back({r[j], j});
+    std::sort(rs.begin(), rs.end());
+    for (ll i = 0; i < nl; ++i) {
+      auto it = std::lower_bound(rs.begin(), rs.end(), std::make_pair(l[i], ll(-1)));
+      for (; it != rs.end() && it->first == l[i]; ++it) want.push_back((i << 32) | it->second);
+    }
+    if (want.size() > (size_t(1) << 26)) return;
+    std::sort(want.begin(), want.end());
+  }
+  Buf<int> dl(l), dr(r);
+  auto pl = partition(dl, nl, bits);
+  auto pr = partition(dr, nr, bits);
+  const ll parts = ll(1) << bits;
+  Buf<ll> counts(parts + 1);
+  k_hj<true><<<unsigned(parts), JP::block_threads>>>(bits, nl, pl.keys->p, pl.hist->p, pl.tiles, nr, pr.keys->p, pr.hist->p,
+                                                     pr.tiles, counts.p, nullptr, pl.rows->p, pr.rows->p, nullptr);
+  exclusive_scan(counts.p, parts + 1);
+  CK(cudaDeviceSynchronize());
+  const ll total = counts.at(parts);
+  ASSERT_EQ(total, ll(want.size())) << nl << " " << nr << " " << dist << " bits " << bits;
+  Buf<ll> out(total);
+  k_hj<false><<<unsigned(parts), JP::block_threads>>>(bits, nl, pl.keys->p, pl.hist->p, pl.tiles, nr, pr.keys->p, pr.hist->p,
+                                                      pr.tiles, nullptr, counts.p, pl.rows->p, pr.rows->p, out.p);
+  CK(cudaDeviceSynchronize());
+  auto got = out.get(total);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want) << nl << " " << nr << " " << dist << " bits " << bits;
+  // Stable partitioning: within every partition, row ids increase.
+  auto rows = pl.rows->get(nl);
+  auto hist = pl.hist->get(parts * pl.tiles);
+  for (ll p = 0; p < parts; ++p) {
+    const ll b = hist[p * pl.tiles], e = p + 1 < parts ? hist[(p + 1) * pl.tiles] : nl;
+    for (ll i = b + 1; i < e; ++i) ASSERT_LT(rows[i - 1], rows[i]);
+  }
+}
+
+TEST(TemplatesGpu, HashJoin) {
+  REQUIRE_GPU();
+  for (int dist : {0, 1, 2}) {
+    for (ll n : sizes_for(HP::tile_items)) {
+      if (n > (1 << 20) && dist != 0) continue;
+      for (ll bits : {0, 3, 10}) {
+        if (n > (1 << 16) && bits < 10) continue;  // chunked build over huge partitions is slow, not wrong
+        check_hash_join(n, n, dist, bits);
+        check_hash_join(n / 3 + 1, n, dist, bits);
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------ helpers
+__global__ void k_helpers(ll* o, int* err) {
+  o[0] = safe_div(7ll, 0ll, err);
+  o[1] = safe_div(LLONG_MIN, -1ll, err);
+  o[2] = safe_mod(LLONG_MIN, -1ll, err);
+  o[3] = saturating_cast<int>(__longlong_as_double(0x7ff8000000000000ll));  // NaN
+  o[4] = saturating_cast<int>(1e20);
+  o[5] = saturating_cast<int>(-1e20);
+  o[6] = saturating_cast<ll>(9.3e18);
+  o[7] = cmp3(-0.0, 0.0);
+  o[8] = cmp3(__longlong_as_double(0xfff8000000000000ll), -__longlong_as_double(0x7ff0000000000000ll));  // -NaN < -inf
+  o[9] = cmp3(__longlong_as_double(0x7ff8000000000000ll), __longlong_as_double(0x7ff0000000000000ll));   // NaN > inf
+  o[10] = safe_div(-7, 2, err);
+}
+TEST(TemplatesGpu, Helpers) {
+  REQUIRE_GPU();
+  Buf<ll> o(11);
+  Buf<int> err(1);
+  k_helpers<<<1, 1>>>(o.p, err.p);
+  CK(cudaDeviceSynchronize());
+  EXPECT_EQ(o.get(11), (std::vector<ll>{0, LLONG_MIN, 0, 0, INT_MAX, INT_MIN, LLONG_MAX, -1, -1, 1, -3}));
+  EXPECT_EQ(err.at(0), int(kErrDivisionByZero));
+}
+
+}  // namespace
