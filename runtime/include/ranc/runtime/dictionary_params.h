@@ -1,0 +1,36 @@
+// The run's string dictionary (plan.h, "String handling"): merging the dictionaries
+// of all bound inputs, recoding, and evaluating the plan's DictParams against the
+// merged dictionary. Host-only, no GPU needed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "ranc/data/host_relation.h"
+#include "ranc/runtime/plan.h"
+
+namespace ranc::rt {
+
+// One order-preserving dictionary holding every string of every input dictionary.
+std::shared_ptr<const Dictionary> merge_dictionaries(
+    const std::vector<std::shared_ptr<const Dictionary>>& dicts);
+// map[old code] = code of the same string in `to` (every string of `from` must be in `to`).
+std::vector<int32_t> recode_map(const Dictionary& from, const Dictionary& to);
+
+// SQL LIKE without escapes: '%' matches any sequence (also empty), '_' exactly one
+// character (one UTF-8 code point); everything else matches itself, bytewise.
+bool like_match(std::string_view text, std::string_view pattern);
+
+// The slot value of an EqCode, LowerBound, UpperBound or PrefixEnd parameter:
+//   EqCode      code of text, or -1 when absent
+//   LowerBound  first code whose string >= text
+//   UpperBound  first code whose string > text
+//   PrefixEnd   first code at or after LowerBound(text) whose string does not start
+//               with text, so [LowerBound, PrefixEnd) are the strings with that prefix
+int64_t eval_dict_slot(const DictParam& p, const Dictionary& dict);
+// The LikeMask of a pattern: one byte per code (at least one byte), 1 = matches.
+std::vector<uint8_t> like_mask(const Dictionary& dict, std::string_view pattern);
+
+}  // namespace ranc::rt

@@ -1,0 +1,69 @@
+// NVRTC compilation of a CUDA translation unit to CUBIN (no GPU needed).
+//
+// Options NVRTC sees, in order: -std=c++20, --gpu-architecture=sm_XX, -I for the
+// toolkit's CCCL headers and CUDA includes (found at run time, see
+// cuda_include_dirs()), --pch when precompiled headers are on, then the request's
+// own options. ranc's template headers are passed to NVRTC from memory
+// (embedded_headers()), never read from the source tree.
+//
+// Precompiled headers: with use_pch, NVRTC's automatic PCH ("--pch") keeps the
+// parsed headers in the process: a later compile whose text before
+// `#pragma nv_hdrstop` is identical skips parsing them (measured: a TU including
+// <cub/block/block_scan.cuh> takes ~3.2 s cold, ~0.3 s with the PCH). PCH files
+// from another process are unusable (NVRTC checks the heap address), so nothing
+// is persisted. Code generators should put `#pragma nv_hdrstop` after the fixed
+// #include lines.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ranc::rt {
+
+struct JitHeader {
+  std::string name;      // as written in #include "..."
+  std::string contents;
+};
+
+struct JitRequest {
+  std::string source;
+  std::string program_name = "ranc_program.cu";  // shows in NVRTC messages
+  std::vector<std::string> options;              // extra NVRTC options
+  int arch = 90;                                 // sm_XX; CUBIN for exactly this
+  bool use_pch = true;                           // env RANC_JIT_PCH=off disables
+};
+
+struct JitResult {
+  std::vector<char> cubin;
+  std::string log;  // warnings, if any
+  double seconds = 0;
+};
+
+// Compiles to CUBIN. Throws JitError (with log, options, and the path where the
+// source was written) when NVRTC rejects the source, NvrtcError for other failures.
+JitResult compile_to_cubin(const JitRequest& request);
+std::vector<char> compile_to_cubin(const std::string& source, const std::string& program_name,
+                                   const std::vector<std::string>& options, int arch);
+
+// The complete option list for a request. The cache key uses with_pch = false
+// (PCH does not change the output).
+std::vector<std::string> jit_options(const JitRequest& request, bool with_pch);
+
+// "13.0".
+std::string nvrtc_version();
+// Include directories for NVRTC: env RANC_CUDA_INCLUDE (':'-separated; a dir's
+// `cccl` subfolder is added when present) or the include folder of the toolkit the
+// NVRTC library was loaded from, CUDA_PATH, /usr/local/cuda. Each one holds cub/
+// either directly or under cccl/.
+std::vector<std::string> cuda_include_dirs();
+// ranc's template headers embedded at build time (empty when the runtime was built
+// without ranc_templates), and a hash identifying that bundle.
+const std::vector<JitHeader>& embedded_headers();
+std::string template_bundle_hash();
+// Where sources that failed to compile are written: <cache dir>/failed, or a
+// ranc-jit folder in the temp directory when the disk cache is off.
+std::filesystem::path jit_dump_dir();
+
+}  // namespace ranc::rt

@@ -1,0 +1,90 @@
+// A stream-ordered device memory pool with accounting. Allocations come from a
+// dedicated cudaMemPool_t whose release threshold is unlimited, so memory freed by
+// one step is reused by the next without going back to the driver. Running out of
+// memory throws OutOfMemoryError naming what the memory was for.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string_view>
+#include <unordered_map>
+
+namespace ranc::rt {
+
+struct MemoryStats {
+  int64_t bytes_in_use = 0;  // requested bytes currently allocated
+  int64_t peak_bytes = 0;    // maximum of bytes_in_use since creation or reset_peak()
+  int64_t allocations = 0;   // number of allocate() calls that succeeded
+};
+
+class DevicePool {
+ public:
+  // Needs a GPU (throws CudaError otherwise). All allocations and frees are ordered
+  // on `stream`.
+  DevicePool(int device, cudaStream_t stream);
+  ~DevicePool();
+  DevicePool(const DevicePool&) = delete;
+  DevicePool& operator=(const DevicePool&) = delete;
+
+  // `bytes` of device memory, 256-byte aligned. Zero bytes gives a valid, distinct,
+  // non-null pointer (a small real allocation). Throws OutOfMemoryError naming `what`.
+  void* allocate(int64_t bytes, std::string_view what);
+  // Frees memory from allocate(); nullptr is ignored. Stream-ordered.
+  void free(void* p);
+  // Frees, ignoring CUDA errors (for destructors and error paths).
+  void free_noexcept(void* p) noexcept;
+  // Size requested for p (0 when unknown).
+  int64_t size_of(const void* p) const;
+
+  MemoryStats stats() const { return stats_; }
+  void reset_peak() { stats_.peak_bytes = stats_.bytes_in_use; }
+  cudaStream_t stream() const { return stream_; }
+  // Returns unused reserved memory to the driver.
+  void trim();
+
+ private:
+  int device_;
+  cudaStream_t stream_;
+  cudaMemPool_t pool_ = nullptr;
+  std::unordered_map<const void*, int64_t> sizes_;
+  MemoryStats stats_;
+};
+
+// An owning device buffer allocated from a DevicePool (move-only).
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(DevicePool& pool, int64_t bytes, std::string_view what)
+      : pool_(&pool), ptr_(pool.allocate(bytes, what)), bytes_(bytes) {}
+  ~DeviceBuffer() { reset(); }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : pool_(o.pool_), ptr_(o.ptr_), bytes_(o.bytes_) {
+    o.ptr_ = nullptr;
+    o.bytes_ = 0;
+  }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      pool_ = o.pool_;
+      ptr_ = o.ptr_;
+      bytes_ = o.bytes_;
+      o.ptr_ = nullptr;
+      o.bytes_ = 0;
+    }
+    return *this;
+  }
+  void reset() noexcept {
+    if (ptr_ && pool_) pool_->free_noexcept(ptr_);
+    ptr_ = nullptr;
+    bytes_ = 0;
+  }
+  void* get() const { return ptr_; }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  DevicePool* pool_ = nullptr;
+  void* ptr_ = nullptr;
+  int64_t bytes_ = 0;
+};
+
+}  // namespace ranc::rt

@@ -1,0 +1,165 @@
+// The execution plan: the contract between the compiler (which produces it) and the
+// runtime (which executes it). The runtime never includes compiler headers; all it
+// knows about a program is this structure.
+//
+// A plan is one CUDA translation unit (`source`) plus a straight-line list of steps
+// over numbered device buffers and numbered 64-bit size slots:
+//   - size slots hold tuple counts; input sizes are set at bind time, others are
+//     computed by SetSize from other slots or read back from a device counter;
+//   - buffers are device arrays of `elem_size`-byte elements whose element count is
+//     a SizeExpr evaluated when the buffer is allocated;
+//   - kernel launches take 8-byte arguments only (device pointers and int64 values).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ranc/data/host_relation.h"
+
+namespace ranc::rt {
+
+using SlotId = int32_t;
+using BufferId = int32_t;
+
+// An element count: constant + factor * product of slots (an empty product is 1
+// only when `slots` is non-empty; with no slots the count is `constant`).
+// Covers n, n_a * n_b, n + m (use two terms), and fixed sizes.
+struct SizeTerm {
+  int64_t factor = 1;
+  std::vector<SlotId> slots;  // product of these slot values
+};
+struct SizeExpr {
+  int64_t constant = 0;
+  std::vector<SizeTerm> terms;  // sum of terms
+  static SizeExpr fixed(int64_t c) { return SizeExpr{c, {}}; }
+  static SizeExpr slot(SlotId s) { return SizeExpr{0, {SizeTerm{1, {s}}}}; }
+};
+
+struct BufferDecl {
+  std::string name;       // for messages ("k3_select.out.l_price")
+  int32_t elem_size = 4;  // bytes per element
+  SizeExpr count;         // elements, evaluated at allocation
+  int32_t node = -1;      // the program node that owns it, for OOM messages
+};
+
+// One 8-byte kernel argument.
+struct ArgBuffer {
+  BufferId buffer;
+};
+struct ArgSlot {
+  SlotId slot;
+};
+struct ArgConst {
+  int64_t value;
+};
+using KernelArg = std::variant<ArgBuffer, ArgSlot, ArgConst>;
+
+// Steps.
+struct Alloc {
+  BufferId buffer;
+  bool zero = false;  // memset to 0 after allocation
+};
+struct Free {
+  BufferId buffer;
+};
+struct SetSize {  // slot = evaluated expression (on the host)
+  SlotId slot;
+  SizeExpr value;
+};
+struct ReadSize {  // slot = the int64 at element `index` of `buffer` (device to host)
+  SlotId slot;
+  BufferId buffer;
+  int64_t index = 0;
+};
+struct Launch {
+  std::string kernel;       // extern "C" name in `source`
+  SizeExpr items;           // work items; grid = ceil(items / items_per_block)
+  int64_t items_per_block;  // items one block handles
+  int32_t block_threads;
+  int32_t dynamic_smem = 0;
+  bool skip_if_empty = true;  // no launch when items == 0
+  std::vector<KernelArg> args;
+  int32_t node = -1;  // the program node, for error messages
+};
+// Built-in device-wide primitives, compiled at build time with nvcc.
+// Stable sort of (key, value) pairs, ascending or descending: keys of elem size 4 or 8
+// of the given scalar type, values uint32 row ids.
+struct SortPairs {
+  BufferId keys_in, keys_out, values_in, values_out;
+  Type key_type;
+  bool descending = false;
+  SizeExpr count;
+  int32_t node = -1;
+};
+// Exclusive prefix sum over int64: out[i] = sum(in[0..i)), out[count] = total.
+struct ScanInt64 {
+  BufferId in, out;
+  SizeExpr count;
+  int32_t node = -1;
+};
+// dst[i] = src[index[i]] for i < count; elem_size 1, 4 or 8; index uint32.
+struct Gather {
+  BufferId src, index, dst;
+  int32_t elem_size;
+  SizeExpr count;
+  int32_t node = -1;
+};
+// Fill index buffer with 0..count-1 (uint32).
+struct Iota {
+  BufferId buffer;
+  SizeExpr count;
+};
+// Raise ExecutionError when the int32 at element 0 of `buffer` is non-zero
+// (kernels set error flags, e.g. integer division by zero).
+struct CheckFlag {
+  BufferId buffer;
+  std::string message;
+  int32_t node = -1;
+};
+using Step = std::variant<Alloc, Free, SetSize, ReadSize, Launch, SortPairs, ScanInt64, Gather,
+                          Iota, CheckFlag>;
+
+// String handling: at bind time the runtime merges the dictionaries of every string
+// column of every input into one order-preserving dictionary for the run and recodes
+// the inputs, so codes compare across relations. String literals and patterns in the
+// program are turned into codes here, after that merge, so the generated source does
+// not depend on the data (and stays cacheable). Outputs carry the run's dictionary.
+struct DictParam {
+  enum class Kind : uint8_t {
+    EqCode,      // slot = code of text, or -1 when absent
+    LowerBound,  // slot = first code whose string >= text
+    UpperBound,  // slot = first code whose string > text
+    PrefixEnd,   // slot = first code whose string does not start with text and is > it
+    LikeMask,    // buffer (uint8, one per code, at least 1 element) = matches LIKE pattern
+  };
+  Kind kind;
+  std::string text;
+  SlotId slot = -1;
+  BufferId mask = -1;
+};
+
+// A relation at the plan's boundary: one buffer per attribute and a size slot.
+struct PlanRelation {
+  std::string name;
+  Schema schema;
+  std::vector<BufferId> columns;
+  SlotId size;
+};
+
+struct Plan {
+  std::string source;  // one CUDA translation unit
+  std::vector<std::string> nvrtc_options;
+  std::vector<std::string> kernels;  // every extern "C" kernel name in source
+  int32_t num_slots = 0;
+  std::vector<BufferDecl> buffers;
+  std::vector<PlanRelation> inputs;  // buffers of inputs are bound, not allocated
+  std::vector<PlanRelation> outputs;
+  std::vector<DictParam> dict_params;  // evaluated after binding, before the steps
+  std::vector<Step> steps;
+  // Node id -> readable operator name ("n4 join"), for errors.
+  std::vector<std::string> node_names;
+};
+
+}  // namespace ranc::rt

@@ -1,0 +1,229 @@
+// The built-in device-wide primitives (see builtins.h), on CUB.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include "builtins.h"
+
+namespace ranc::rt::builtins {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(int64_t n) {
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  if (blocks > (1 << 20)) blocks = 1 << 20;  // grid-stride loops cover the rest
+  return static_cast<unsigned>(blocks < 1 ? 1 : blocks);
+}
+
+// Order-preserving maps of each key type to an unsigned integer, and back.
+template <SortKey K>
+struct KeyBits;
+template <>
+struct KeyBits<SortKey::U8> {
+  using Stored = uint8_t;
+  using Bits = uint8_t;
+  __device__ static Bits to(Stored x) { return x; }
+  __device__ static Stored from(Bits b) { return b; }
+};
+template <>
+struct KeyBits<SortKey::I32> {
+  using Stored = uint32_t;
+  using Bits = uint32_t;
+  __device__ static Bits to(Stored x) { return x ^ 0x80000000u; }
+  __device__ static Stored from(Bits b) { return b ^ 0x80000000u; }
+};
+template <>
+struct KeyBits<SortKey::I64> {
+  using Stored = uint64_t;
+  using Bits = uint64_t;
+  __device__ static Bits to(Stored x) { return x ^ 0x8000000000000000ull; }
+  __device__ static Stored from(Bits b) { return b ^ 0x8000000000000000ull; }
+};
+template <>
+struct KeyBits<SortKey::F32> {
+  using Stored = uint32_t;
+  using Bits = uint32_t;
+  __device__ static Bits to(Stored x) { return (x & 0x80000000u) ? ~x : (x | 0x80000000u); }
+  __device__ static Stored from(Bits b) { return (b & 0x80000000u) ? (b & 0x7fffffffu) : ~b; }
+};
+template <>
+struct KeyBits<SortKey::F64> {
+  using Stored = uint64_t;
+  using Bits = uint64_t;
+  __device__ static Bits to(Stored x) {
+    return (x & 0x8000000000000000ull) ? ~x : (x | 0x8000000000000000ull);
+  }
+  __device__ static Stored from(Bits b) {
+    return (b & 0x8000000000000000ull) ? (b & 0x7fffffffffffffffull) : ~b;
+  }
+};
+
+template <SortKey K>
+__global__ void encode_keys(const typename KeyBits<K>::Stored* in,
+                            typename KeyBits<K>::Bits* out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    out[i] = KeyBits<K>::to(in[i]);
+  }
+}
+
+template <SortKey K>
+__global__ void decode_keys(typename KeyBits<K>::Bits* keys, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    keys[i] = KeyBits<K>::from(keys[i]);
+  }
+}
+
+template <typename Bits>
+cudaError_t radix_sort(bool descending, void* temp, size_t& temp_bytes, const Bits* keys_in,
+                       Bits* keys_out, const uint32_t* values_in, uint32_t* values_out,
+                       int64_t n, cudaStream_t stream) {
+  if (descending) {
+    return cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, keys_in, keys_out,
+                                                     values_in, values_out, n, 0,
+                                                     int(sizeof(Bits) * 8), stream);
+  }
+  return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, values_in,
+                                         values_out, n, 0, int(sizeof(Bits) * 8), stream);
+}
+
+template <SortKey K>
+cudaError_t sort_typed(bool descending, const void* keys_in, void* keys_out,
+                       const uint32_t* values_in, uint32_t* values_out, int64_t n,
+                       void* key_scratch, void* temp, size_t temp_bytes, cudaStream_t stream) {
+  using B = KeyBits<K>;
+  auto* scratch = static_cast<typename B::Bits*>(key_scratch);
+  auto* out = static_cast<typename B::Bits*>(keys_out);
+  encode_keys<K><<<grid_for(n), kThreads, 0, stream>>>(
+      static_cast<const typename B::Stored*>(keys_in), scratch, n);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+  if (cudaError_t e = radix_sort<typename B::Bits>(descending, temp, temp_bytes, scratch, out,
+                                                   values_in, values_out, n, stream);
+      e != cudaSuccess) {
+    return e;
+  }
+  decode_keys<K><<<grid_for(n), kThreads, 0, stream>>>(out, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
+__global__ void gather_kernel(const T* src, const uint32_t* index, T* dst, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    dst[i] = src[index[i]];
+  }
+}
+
+__global__ void iota_kernel(uint32_t* out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    out[i] = static_cast<uint32_t>(i);
+  }
+}
+
+}  // namespace
+
+int sort_key_bytes(SortKey k) {
+  switch (k) {
+    case SortKey::U8:
+      return 1;
+    case SortKey::I32:
+    case SortKey::F32:
+      return 4;
+    case SortKey::I64:
+    case SortKey::F64:
+      return 8;
+  }
+  return 0;
+}
+
+size_t sort_pairs_temp_bytes(SortKey key, bool descending, int64_t n) {
+  size_t bytes = 0;
+  cudaError_t e = cudaSuccess;
+  switch (sort_key_bytes(key)) {
+    case 1:
+      e = radix_sort<uint8_t>(descending, nullptr, bytes, nullptr, nullptr, nullptr, nullptr, n,
+                              nullptr);
+      break;
+    case 4:
+      e = radix_sort<uint32_t>(descending, nullptr, bytes, nullptr, nullptr, nullptr, nullptr, n,
+                               nullptr);
+      break;
+    default:
+      e = radix_sort<uint64_t>(descending, nullptr, bytes, nullptr, nullptr, nullptr, nullptr, n,
+                               nullptr);
+      break;
+  }
+  return e == cudaSuccess ? bytes : 0;
+}
+
+cudaError_t sort_pairs(SortKey key, bool descending, const void* keys_in, void* keys_out,
+                       const uint32_t* values_in, uint32_t* values_out, int64_t n,
+                       void* key_scratch, void* temp, size_t temp_bytes, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  switch (key) {
+    case SortKey::U8:
+      return sort_typed<SortKey::U8>(descending, keys_in, keys_out, values_in, values_out, n,
+                                     key_scratch, temp, temp_bytes, stream);
+    case SortKey::I32:
+      return sort_typed<SortKey::I32>(descending, keys_in, keys_out, values_in, values_out, n,
+                                      key_scratch, temp, temp_bytes, stream);
+    case SortKey::I64:
+      return sort_typed<SortKey::I64>(descending, keys_in, keys_out, values_in, values_out, n,
+                                      key_scratch, temp, temp_bytes, stream);
+    case SortKey::F32:
+      return sort_typed<SortKey::F32>(descending, keys_in, keys_out, values_in, values_out, n,
+                                      key_scratch, temp, temp_bytes, stream);
+    case SortKey::F64:
+      return sort_typed<SortKey::F64>(descending, keys_in, keys_out, values_in, values_out, n,
+                                      key_scratch, temp, temp_bytes, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+size_t scan_int64_temp_bytes(int64_t n) {
+  size_t bytes = 0;
+  if (n <= 0) return 0;
+  const int64_t* in = nullptr;
+  int64_t* out = nullptr;
+  if (cub::DeviceScan::InclusiveSum(nullptr, bytes, in, out, n) != cudaSuccess) return 0;
+  return bytes;
+}
+
+cudaError_t scan_int64(const int64_t* in, int64_t* out, int64_t n, void* temp, size_t temp_bytes,
+                       cudaStream_t stream) {
+  if (cudaError_t e = cudaMemsetAsync(out, 0, sizeof(int64_t), stream); e != cudaSuccess) return e;
+  if (n <= 0) return cudaSuccess;
+  return cub::DeviceScan::InclusiveSum(temp, temp_bytes, in, out + 1, n, stream);
+}
+
+cudaError_t gather(const void* src, const uint32_t* index, void* dst, int elem_size, int64_t n,
+                   cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  switch (elem_size) {
+    case 1:
+      gather_kernel<<<grid_for(n), kThreads, 0, stream>>>(
+          static_cast<const uint8_t*>(src), index, static_cast<uint8_t*>(dst), n);
+      break;
+    case 4:
+      gather_kernel<<<grid_for(n), kThreads, 0, stream>>>(
+          static_cast<const uint32_t*>(src), index, static_cast<uint32_t*>(dst), n);
+      break;
+    case 8:
+      gather_kernel<<<grid_for(n), kThreads, 0, stream>>>(
+          static_cast<const uint64_t*>(src), index, static_cast<uint64_t*>(dst), n);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t iota(uint32_t* out, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  iota_kernel<<<grid_for(n), kThreads, 0, stream>>>(out, n);
+  return cudaGetLastError();
+}
+
+}  // namespace ranc::rt::builtins

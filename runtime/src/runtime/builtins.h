@@ -1,0 +1,40 @@
+// Device-wide primitives compiled by nvcc at build time (builtins.cu): the plan's
+// SortPairs, ScanInt64, Gather and Iota steps. Internal to the runtime.
+//
+// Sorting: keys are first turned into unsigned integers whose order is the key
+// type's total order (signed: flip the sign bit; floats: IEEE totalOrder, so -0.0
+// sorts before +0.0 and NaNs sort by sign and payload), sorted with
+// cub::DeviceRadixSort (stable), then turned back. This keeps the number of CUB
+// instantiations at three key widths x two directions.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ranc::rt::builtins {
+
+enum class SortKey : uint8_t { U8, I32, I64, F32, F64 };
+int sort_key_bytes(SortKey k);
+
+// Scratch needed by sort_pairs: key_scratch of n * sort_key_bytes(k) bytes and CUB
+// temporary storage of the returned size.
+size_t sort_pairs_temp_bytes(SortKey key, bool descending, int64_t n);
+// keys_in may equal keys_out; values_in must differ from values_out.
+cudaError_t sort_pairs(SortKey key, bool descending, const void* keys_in, void* keys_out,
+                       const uint32_t* values_in, uint32_t* values_out, int64_t n,
+                       void* key_scratch, void* temp, size_t temp_bytes, cudaStream_t stream);
+
+// out[0] = 0, out[i] = in[0] + ... + in[i-1] for i <= n.
+size_t scan_int64_temp_bytes(int64_t n);
+cudaError_t scan_int64(const int64_t* in, int64_t* out, int64_t n, void* temp, size_t temp_bytes,
+                       cudaStream_t stream);
+
+// dst[i] = src[index[i]], elem_size 1, 4 or 8.
+cudaError_t gather(const void* src, const uint32_t* index, void* dst, int elem_size, int64_t n,
+                   cudaStream_t stream);
+// out[i] = i.
+cudaError_t iota(uint32_t* out, int64_t n, cudaStream_t stream);
+
+}  // namespace ranc::rt::builtins

@@ -1,0 +1,553 @@
+// The plan executor.
+#include "ranc/runtime/executor.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <string_view>
+
+#include "builtins.h"
+#include "ranc/runtime/check.h"
+#include "ranc/runtime/device_relation.h"
+#include "ranc/runtime/dictionary_params.h"
+#include "ranc/runtime/errors.h"
+#include "ranc/runtime/plan_validate.h"
+
+namespace ranc::rt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) return false;
+  std::string_view s(v);
+  return s == "1" || s == "on" || s == "true" || s == "yes";
+}
+
+builtins::SortKey sort_key_for(Type t) {
+  switch (t) {
+    case Type::Bool:
+      return builtins::SortKey::U8;
+    case Type::I32:
+    case Type::Date:
+    case Type::String:
+      return builtins::SortKey::I32;
+    case Type::I64:
+      return builtins::SortKey::I64;
+    case Type::F32:
+      return builtins::SortKey::F32;
+    case Type::F64:
+      return builtins::SortKey::F64;
+  }
+  throw InternalError("sort_key_for: unknown type");
+}
+
+// Attributes (names and types) equal; the key is a planning property, not data.
+bool same_attributes(const Schema& a, const Schema& b) { return a.attributes == b.attributes; }
+
+std::string attrs_str(const Schema& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += fmt::format("{} {}", s[i].name, type_name(s[i].type));
+  }
+  return out + ")";
+}
+
+}  // namespace
+
+const HostRelation& RunResult::output(std::string_view name) const {
+  for (const auto& [n, rel] : outputs)
+    if (n == name) return rel;
+  throw UserError(Diagnostic{ErrorKind::UnknownRelation,
+                             fmt::format("the program has no output '{}'", name), SourceLoc{},
+                             ""});
+}
+
+CacheLookup compile_plan(const Plan& plan, int arch, KernelCache& cache) {
+  JitRequest req;
+  req.source = plan.source;
+  req.program_name = "ranc_program.cu";
+  req.options = plan.nvrtc_options;
+  req.arch = arch;
+  return cache.get_or_compile(req);
+}
+
+struct Executor::Impl {
+  ExecutorOptions opts;
+  bool initialized = false;
+  DeviceInfo info;
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<DevicePool> pool;
+  std::map<std::string, cudaLibrary_t> libraries;  // by cache key (hex)
+
+  ~Impl() {
+    pool.reset();
+    for (auto& [k, lib] : libraries) (void)cudaLibraryUnload(lib);
+    if (stream) (void)cudaStreamDestroy(stream);
+    (void)cudaGetLastError();
+  }
+
+  void init() {
+    if (initialized) return;
+    auto gpu = find_gpu(opts.device);
+    if (!gpu) {
+      std::string reason = no_gpu_reason();
+      if (reason.empty()) reason = fmt::format("GPU {} not found", opts.device);
+      throw NoGpuError(reason);
+    }
+    info = *gpu;
+    RANC_CUDA_CHECK(cudaSetDevice(opts.device));
+    RANC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    pool = std::make_unique<DevicePool>(opts.device, stream);
+    initialized = true;
+  }
+};
+
+namespace {
+
+// The state of one run: buffers, slots and kernels. Frees what it owns on exit.
+class Run {
+ public:
+  Run(const Plan& plan, DevicePool& pool, cudaStream_t stream, bool sync_each_step,
+      RunStats& stats)
+      : plan_(plan), pool_(pool), stream_(stream), sync_each_step_(sync_each_step), stats_(stats) {
+    ptr_.assign(plan.buffers.size(), nullptr);
+    count_.assign(plan.buffers.size(), 0);
+    owned_.assign(plan.buffers.size(), false);
+    slots_.assign(static_cast<size_t>(plan.num_slots), 0);
+  }
+  ~Run() {
+    for (size_t i = 0; i < ptr_.size(); ++i)
+      if (owned_[i] && ptr_[i]) pool_.free_noexcept(ptr_[i]);
+  }
+
+  void bind(const std::map<std::string, InputBinding>& inputs, cudaLibrary_t lib) {
+    for (const auto& name : plan_.kernels) {
+      cudaKernel_t k = nullptr;
+      cudaError_t err = cudaLibraryGetKernel(&k, lib, name.c_str());
+      if (err == cudaErrorSymbolNotFound) {
+        (void)cudaGetLastError();
+        throw InternalError(fmt::format(
+            "kernel '{}' is not in the compiled program (not extern \"C\"?)", name));
+      }
+      RANC_CUDA_CHECK(err);
+      kernels_[name] = k;
+    }
+    // Schemas first, so a mistake is reported before anything is uploaded.
+    std::vector<const InputBinding*> bound;
+    std::vector<std::shared_ptr<const Dictionary>> dicts;
+    for (const auto& r : plan_.inputs) {
+      auto it = inputs.find(r.name);
+      if (it == inputs.end()) {
+        throw UserError(Diagnostic{ErrorKind::UnknownRelation,
+                                   fmt::format("no input bound for relation '{}'", r.name),
+                                   SourceLoc{}, fmt::format("expected schema {}", attrs_str(r.schema))});
+      }
+      const InputBinding& b = it->second;
+      const Schema* schema = nullptr;
+      if (auto* h = std::get_if<const HostRelation*>(&b)) {
+        internal_check(*h != nullptr, "null HostRelation bound");
+        schema = &(*h)->schema();
+        for (size_t i = 0; i < (*h)->num_columns(); ++i)
+          if ((*h)->column(i).type() == Type::String) dicts.push_back((*h)->column(i).dictionary());
+      } else {
+        const auto& d = std::get<DeviceInput>(b);
+        schema = &d.schema;
+        if (d.columns.size() != d.schema.size()) {
+          throw UserError(Diagnostic{ErrorKind::SchemaMismatch,
+                                     fmt::format("device input '{}' has {} columns for {} attributes",
+                                                 r.name, d.columns.size(), d.schema.size()),
+                                     SourceLoc{}, ""});
+        }
+        bool has_strings = false;
+        for (const auto& a : d.schema.attributes) has_strings = has_strings || a.type == Type::String;
+        if (has_strings) dicts.push_back(d.dictionary);
+      }
+      if (!same_attributes(*schema, r.schema)) {
+        throw UserError(Diagnostic{
+            ErrorKind::SchemaMismatch,
+            fmt::format("input '{}' has schema {} but the program expects {}", r.name,
+                        attrs_str(*schema), attrs_str(r.schema)),
+            SourceLoc{}, ""});
+      }
+      bound.push_back(&b);
+    }
+    auto t0 = Clock::now();
+    dict_ = merge_dictionaries(dicts);
+    stats_.bind_seconds += seconds_since(t0);
+
+    t0 = Clock::now();
+    for (size_t ri = 0; ri < plan_.inputs.size(); ++ri) {
+      const PlanRelation& r = plan_.inputs[ri];
+      if (auto* h = std::get_if<const HostRelation*>(bound[ri])) {
+        bind_host(r, **h);
+      } else {
+        bind_device(r, std::get<DeviceInput>(*bound[ri]));
+      }
+    }
+    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    stats_.upload_seconds += seconds_since(t0);
+
+    t0 = Clock::now();
+    for (const auto& p : plan_.dict_params) {
+      if (p.kind == DictParam::Kind::LikeMask) {
+        std::vector<uint8_t> mask = like_mask(*dict_, p.text);
+        allocate(p.mask, static_cast<int64_t>(mask.size()), "LIKE '" + p.text + "' mask");
+        RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[p.mask], mask.data(), mask.size(),
+                                        cudaMemcpyHostToDevice, stream_));
+        // The host vector dies here: wait for the copy.
+        RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      } else {
+        slots_[static_cast<size_t>(p.slot)] = eval_dict_slot(p, *dict_);
+      }
+    }
+    stats_.bind_seconds += seconds_since(t0);
+  }
+
+  void execute() {
+    auto t0 = Clock::now();
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      step_index_ = i;
+      const Step& s = plan_.steps[i];
+      try {
+        std::visit([&](const auto& x) { exec(x); }, s);
+        if (sync_each_step_) RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      } catch (const CudaError& e) {
+        throw CudaError(e.code(), e.code_name(), e.expression(), e.file(), e.line(),
+                        fmt::format("{} in {}", cudaGetErrorString(cudaError_t(e.code())),
+                                    where(s)));
+      }
+    }
+    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    stats_.execute_seconds += seconds_since(t0);
+  }
+
+  std::vector<std::pair<std::string, HostRelation>> download_outputs() {
+    auto t0 = Clock::now();
+    std::vector<std::pair<std::string, HostRelation>> out;
+    for (const auto& r : plan_.outputs) {
+      int64_t rows = slots_[static_cast<size_t>(r.size)];
+      std::vector<const void*> cols;
+      for (BufferId b : r.columns) {
+        internal_check(rows <= count_[b], "output size exceeds its buffer");
+        cols.push_back(ptr_[b]);
+        stats_.bytes_downloaded += rows * plan_.buffers[b].elem_size;
+      }
+      out.emplace_back(r.name, download(r.schema, cols, rows, dict_, stream_));
+    }
+    stats_.download_seconds += seconds_since(t0);
+    return out;
+  }
+
+ private:
+  std::string where(const Step& s) const {
+    std::string w = fmt::format("step {} ({})", step_index_, step_name(s));
+    if (int32_t n = step_node(s); n >= 0) w += " of " + node_name(plan_, n);
+    return w;
+  }
+  std::string node_of(int32_t node) const {
+    std::string n = node_name(plan_, node);
+    return n.empty() ? "the program" : n;
+  }
+
+  int64_t eval(const SizeExpr& e, int32_t node) const {
+    int64_t total = e.constant;
+    for (const auto& t : e.terms) {
+      int64_t prod = t.factor;
+      for (SlotId s : t.slots) {
+        int64_t v = slots_[static_cast<size_t>(s)];
+        if (__builtin_mul_overflow(prod, v, &prod)) overflow(node);
+      }
+      if (__builtin_add_overflow(total, prod, &total)) overflow(node);
+    }
+    if (total < 0) {
+      throw ExecutionError(fmt::format("a size evaluated to {} (negative)", total), node_of(node));
+    }
+    return total;
+  }
+  [[noreturn]] void overflow(int32_t node) const {
+    throw ExecutionError("a size computation overflowed 64 bits", node_of(node));
+  }
+
+  void allocate(BufferId b, int64_t count, const std::string& what) {
+    const BufferDecl& d = plan_.buffers[static_cast<size_t>(b)];
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(count, int64_t{d.elem_size}, &bytes)) {
+      throw OutOfMemoryError(what, INT64_MAX, pool_.stats().bytes_in_use,
+                             pool_.stats().peak_bytes, "size overflows 64 bits");
+    }
+    ptr_[b] = pool_.allocate(bytes, what);
+    count_[b] = count;
+    owned_[b] = true;
+  }
+  std::string alloc_label(BufferId b) const {
+    const BufferDecl& d = plan_.buffers[static_cast<size_t>(b)];
+    return fmt::format("{} (buffer '{}')", node_of(d.node), d.name);
+  }
+  void need(BufferId b, int64_t elems) const {
+    if (elems > count_[b]) {
+      throw InternalError(fmt::format("{}: {} elements of buffer '{}' used, it has {}",
+                                      where(plan_.steps[step_index_]), elems,
+                                      plan_.buffers[b].name, count_[b]));
+    }
+  }
+
+  void bind_host(const PlanRelation& r, const HostRelation& rel) {
+    int64_t rows = static_cast<int64_t>(rel.num_rows());
+    slots_[static_cast<size_t>(r.size)] = rows;
+    for (size_t i = 0; i < r.columns.size(); ++i) {
+      BufferId b = r.columns[i];
+      const Column& c = rel.column(i);
+      allocate(b, rows, fmt::format("input '{}'.{}", r.name, r.schema[i].name));
+      stats_.bytes_uploaded += static_cast<int64_t>(c.bytes());
+      if (c.type() == Type::String && c.dictionary() && c.dictionary()->size() != dict_->size()) {
+        std::vector<int32_t> map = recode_map(*c.dictionary(), *dict_);
+        std::vector<int32_t> codes(c.data<int32_t>());
+        for (auto& x : codes) x = map[static_cast<size_t>(x)];
+        if (!codes.empty()) {
+          RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[b], codes.data(), codes.size() * 4,
+                                          cudaMemcpyHostToDevice, stream_));
+        }
+        RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `codes` dies here
+      } else {
+        upload_column(c, ptr_[b], stream_);
+      }
+    }
+  }
+
+  void bind_device(const PlanRelation& r, const DeviceInput& in) {
+    slots_[static_cast<size_t>(r.size)] = in.num_rows;
+    for (size_t i = 0; i < r.columns.size(); ++i) {
+      BufferId b = r.columns[i];
+      bool recode = r.schema[i].type == Type::String && in.dictionary &&
+                    in.dictionary->size() != dict_->size();
+      if (!recode) {
+        ptr_[b] = const_cast<void*>(in.columns[i]);
+        count_[b] = in.num_rows;
+        owned_[b] = false;
+        continue;
+      }
+      // new code = map[old code], as a gather on the device.
+      std::vector<int32_t> map = recode_map(*in.dictionary, *dict_);
+      DeviceBuffer dmap(pool_, static_cast<int64_t>(map.size()) * 4, "string recode map");
+      if (!map.empty()) {
+        RANC_CUDA_CHECK(cudaMemcpyAsync(dmap.get(), map.data(), map.size() * 4,
+                                        cudaMemcpyHostToDevice, stream_));
+      }
+      allocate(b, in.num_rows, fmt::format("input '{}'.{} (recoded)", r.name, r.schema[i].name));
+      RANC_CUDA_CHECK(builtins::gather(dmap.get(), static_cast<const uint32_t*>(in.columns[i]),
+                                       ptr_[b], 4, in.num_rows, stream_));
+      ++stats_.kernel_launches;
+      RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `map` dies here
+    }
+  }
+
+  void exec(const Alloc& a) {
+    const BufferDecl& d = plan_.buffers[static_cast<size_t>(a.buffer)];
+    int64_t n = eval(d.count, d.node);
+    allocate(a.buffer, n, alloc_label(a.buffer));
+    if (a.zero && n > 0) {
+      RANC_CUDA_CHECK(cudaMemsetAsync(ptr_[a.buffer], 0, static_cast<size_t>(n) * d.elem_size,
+                                      stream_));
+    }
+  }
+  void exec(const Free& f) {
+    if (owned_[f.buffer]) pool_.free(ptr_[f.buffer]);
+    ptr_[f.buffer] = nullptr;
+    count_[f.buffer] = 0;
+    owned_[f.buffer] = false;
+  }
+  void exec(const SetSize& s) { slots_[static_cast<size_t>(s.slot)] = eval(s.value, -1); }
+  void exec(const ReadSize& r) {
+    need(r.buffer, r.index + 1);
+    int64_t v = 0;
+    RANC_CUDA_CHECK(cudaMemcpyAsync(&v, static_cast<const int64_t*>(ptr_[r.buffer]) + r.index,
+                                    sizeof v, cudaMemcpyDeviceToHost, stream_));
+    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    slots_[static_cast<size_t>(r.slot)] = v;
+  }
+  void exec(const Launch& l) {
+    int64_t items = eval(l.items, l.node);
+    if (items == 0 && l.skip_if_empty) return;
+    int64_t grid = items / l.items_per_block + (items % l.items_per_block != 0);
+    if (grid < 1) grid = 1;
+    if (grid > INT32_MAX) {
+      throw ExecutionError(fmt::format("kernel {} needs {} blocks (more than 2^31-1)", l.kernel,
+                                       grid),
+                           node_of(l.node));
+    }
+    std::vector<int64_t> values(l.args.size());
+    std::vector<void*> args(l.args.size());
+    for (size_t i = 0; i < l.args.size(); ++i) {
+      values[i] = std::visit(
+          Overloaded{[&](const ArgBuffer& b) { return reinterpret_cast<int64_t>(ptr_[b.buffer]); },
+                     [&](const ArgSlot& s) { return slots_[static_cast<size_t>(s.slot)]; },
+                     [](const ArgConst& c) { return c.value; }},
+          l.args[i]);
+      args[i] = &values[i];
+    }
+    const void* func = reinterpret_cast<const void*>(kernels_.at(l.kernel));
+    if (l.dynamic_smem > 48 * 1024) {
+      RANC_CUDA_CHECK(
+          cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, l.dynamic_smem));
+    }
+    RANC_CUDA_CHECK(cudaLaunchKernel(func, dim3(static_cast<unsigned>(grid)),
+                                     dim3(static_cast<unsigned>(l.block_threads)), args.data(),
+                                     static_cast<size_t>(l.dynamic_smem), stream_));
+    ++stats_.kernel_launches;
+  }
+  void exec(const SortPairs& s) {
+    int64_t n = eval(s.count, s.node);
+    for (BufferId b : {s.keys_in, s.keys_out, s.values_in, s.values_out}) need(b, n);
+    if (n == 0) return;
+    if (n > int64_t{UINT32_MAX}) {
+      throw ExecutionError(fmt::format("sort of {} rows exceeds the 2^32 row ids", n),
+                           node_of(s.node));
+    }
+    builtins::SortKey key = sort_key_for(s.key_type);
+    std::string what = node_of(s.node) + " (sort scratch)";
+    DeviceBuffer key_scratch(pool_, n * builtins::sort_key_bytes(key), what);
+    size_t temp_bytes = builtins::sort_pairs_temp_bytes(key, s.descending, n);
+    DeviceBuffer temp(pool_, static_cast<int64_t>(temp_bytes), what);
+    const auto* values_in = static_cast<const uint32_t*>(ptr_[s.values_in]);
+    DeviceBuffer values_copy;
+    if (s.values_in == s.values_out) {
+      values_copy = DeviceBuffer(pool_, n * 4, what);
+      RANC_CUDA_CHECK(cudaMemcpyAsync(values_copy.get(), values_in, static_cast<size_t>(n) * 4,
+                                      cudaMemcpyDeviceToDevice, stream_));
+      values_in = static_cast<const uint32_t*>(values_copy.get());
+    }
+    RANC_CUDA_CHECK(builtins::sort_pairs(key, s.descending, ptr_[s.keys_in], ptr_[s.keys_out],
+                                         values_in, static_cast<uint32_t*>(ptr_[s.values_out]),
+                                         n, key_scratch.get(), temp.get(), temp_bytes, stream_));
+    stats_.kernel_launches += 3;
+  }
+  void exec(const ScanInt64& s) {
+    int64_t n = eval(s.count, s.node);
+    need(s.in, n);
+    need(s.out, n + 1);
+    size_t temp_bytes = builtins::scan_int64_temp_bytes(n);
+    DeviceBuffer temp(pool_, static_cast<int64_t>(temp_bytes), node_of(s.node) + " (scan scratch)");
+    RANC_CUDA_CHECK(builtins::scan_int64(static_cast<const int64_t*>(ptr_[s.in]),
+                                         static_cast<int64_t*>(ptr_[s.out]), n, temp.get(),
+                                         temp_bytes, stream_));
+    ++stats_.kernel_launches;
+  }
+  void exec(const Gather& g) {
+    int64_t n = eval(g.count, g.node);
+    need(g.index, n);
+    need(g.dst, n);
+    RANC_CUDA_CHECK(builtins::gather(ptr_[g.src], static_cast<const uint32_t*>(ptr_[g.index]),
+                                     ptr_[g.dst], g.elem_size, n, stream_));
+    if (n > 0) ++stats_.kernel_launches;
+  }
+  void exec(const Iota& i) {
+    int64_t n = eval(i.count, -1);
+    need(i.buffer, n);
+    RANC_CUDA_CHECK(builtins::iota(static_cast<uint32_t*>(ptr_[i.buffer]), n, stream_));
+    if (n > 0) ++stats_.kernel_launches;
+  }
+  void exec(const CheckFlag& c) {
+    need(c.buffer, 1);
+    int32_t flag = 0;
+    RANC_CUDA_CHECK(cudaMemcpyAsync(&flag, ptr_[c.buffer], sizeof flag, cudaMemcpyDeviceToHost,
+                                    stream_));
+    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (flag != 0) throw ExecutionError(c.message, node_of(c.node));
+  }
+
+  const Plan& plan_;
+  DevicePool& pool_;
+  cudaStream_t stream_;
+  bool sync_each_step_;
+  RunStats& stats_;
+  std::vector<void*> ptr_;
+  std::vector<int64_t> count_;
+  std::vector<bool> owned_;
+  std::vector<int64_t> slots_;
+  std::map<std::string, cudaKernel_t> kernels_;
+  std::shared_ptr<const Dictionary> dict_;
+  size_t step_index_ = 0;
+};
+
+}  // namespace
+
+Executor::Executor(ExecutorOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->opts = options;
+  if (env_on("RANC_SYNC_STEPS")) impl_->opts.sync_each_step = true;
+}
+
+Executor::~Executor() = default;
+
+const DeviceInfo& Executor::device() {
+  impl_->init();
+  return impl_->info;
+}
+
+MemoryStats Executor::memory_stats() const {
+  return impl_->pool ? impl_->pool->stats() : MemoryStats{};
+}
+
+RunResult Executor::run(const Plan& plan,
+                        const std::map<std::string, const HostRelation*>& inputs) {
+  std::map<std::string, InputBinding> bindings;
+  for (const auto& [name, rel] : inputs) bindings.emplace(name, InputBinding(rel));
+  return run_bound(plan, bindings);
+}
+
+RunResult Executor::run_bound(const Plan& plan,
+                              const std::map<std::string, InputBinding>& inputs) {
+  auto t_total = Clock::now();
+  Impl& ex = *impl_;
+  ex.init();
+  if (ex.opts.validate) validate_plan(plan);
+
+  RunResult result;
+  RunStats& st = result.stats;
+  KernelCache& cache = ex.opts.cache ? *ex.opts.cache : KernelCache::global();
+  CacheLookup compiled = compile_plan(plan, ex.opts.arch.value_or(ex.info.arch()), cache);
+  st.compile_source = compiled.source;
+  st.compile_seconds = compiled.seconds;
+
+  auto t0 = Clock::now();
+  std::string key = to_hex(compiled.key);
+  auto lib_it = ex.libraries.find(key);
+  if (lib_it == ex.libraries.end()) {
+    cudaLibrary_t lib = nullptr;
+    RANC_CUDA_CHECK(cudaLibraryLoadData(&lib, compiled.cubin->data(), nullptr, nullptr, 0,
+                                        nullptr, nullptr, 0));
+    lib_it = ex.libraries.emplace(key, lib).first;
+    st.load_seconds = seconds_since(t0);
+  }
+
+  DevicePool& pool = *ex.pool;
+  pool.reset_peak();
+  int64_t allocs_before = pool.stats().allocations;
+  {
+    Run run(plan, pool, ex.stream, ex.opts.sync_each_step, st);
+    run.bind(inputs, lib_it->second);
+    run.execute();
+    result.outputs = run.download_outputs();
+  }
+  RANC_CUDA_CHECK(cudaStreamSynchronize(ex.stream));
+  st.peak_device_bytes = pool.stats().peak_bytes;
+  st.device_allocations = pool.stats().allocations - allocs_before;
+  st.total_seconds = seconds_since(t_total);
+  return result;
+}
+
+}  // namespace ranc::rt

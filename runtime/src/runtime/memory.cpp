@@ -1,0 +1,99 @@
+// The stream-ordered device pool.
+#include "ranc/runtime/memory.h"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+
+#include "ranc/runtime/check.h"
+#include "ranc/runtime/errors.h"
+
+namespace ranc::rt {
+namespace {
+// Every allocation asks CUDA for at least this much, so zero-byte requests get a
+// real, distinct pointer.
+constexpr int64_t kMinAllocation = 256;
+}  // namespace
+
+DevicePool::DevicePool(int device, cudaStream_t stream) : device_(device), stream_(stream) {
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  RANC_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
+  uint64_t threshold = UINT64_MAX;
+  RANC_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
+}
+
+DevicePool::~DevicePool() {
+  for (auto& [p, size] : sizes_) (void)cudaFreeAsync(const_cast<void*>(p), stream_);
+  (void)cudaStreamSynchronize(stream_);
+  if (pool_) (void)cudaMemPoolDestroy(pool_);
+  (void)cudaGetLastError();
+}
+
+void* DevicePool::allocate(int64_t bytes, std::string_view what) {
+  if (bytes < 0) {
+    throw OutOfMemoryError(std::string(what), bytes, stats_.bytes_in_use, stats_.peak_bytes,
+                           "negative size (size computation overflowed?)");
+  }
+  int64_t ask = bytes < kMinAllocation ? kMinAllocation : bytes;
+  void* p = nullptr;
+  cudaError_t err = cudaMallocFromPoolAsync(&p, static_cast<size_t>(ask), pool_, stream_);
+  if (err == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    // Frees enqueued on the stream may not have completed; wait and retry once.
+    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    err = cudaMallocFromPoolAsync(&p, static_cast<size_t>(ask), pool_, stream_);
+  }
+  if (err == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    size_t free_bytes = 0, total_bytes = 0;
+    std::string detail;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+      detail = fmt::format("device has {} free of {}", format_bytes(static_cast<int64_t>(free_bytes)),
+                           format_bytes(static_cast<int64_t>(total_bytes)));
+    }
+    (void)cudaGetLastError();
+    throw OutOfMemoryError(std::string(what), bytes, stats_.bytes_in_use, stats_.peak_bytes,
+                           detail);
+  }
+  RANC_CUDA_CHECK(err);
+  sizes_[p] = bytes;
+  stats_.bytes_in_use += bytes;
+  if (stats_.bytes_in_use > stats_.peak_bytes) stats_.peak_bytes = stats_.bytes_in_use;
+  ++stats_.allocations;
+  return p;
+}
+
+void DevicePool::free(void* p) {
+  if (!p) return;
+  auto it = sizes_.find(p);
+  internal_check(it != sizes_.end(), "DevicePool::free of a pointer it did not allocate");
+  stats_.bytes_in_use -= it->second;
+  sizes_.erase(it);
+  RANC_CUDA_CHECK(cudaFreeAsync(p, stream_));
+}
+
+void DevicePool::free_noexcept(void* p) noexcept {
+  if (!p) return;
+  auto it = sizes_.find(p);
+  if (it == sizes_.end()) return;
+  stats_.bytes_in_use -= it->second;
+  sizes_.erase(it);
+  if (cudaFreeAsync(p, stream_) != cudaSuccess) (void)cudaGetLastError();
+}
+
+int64_t DevicePool::size_of(const void* p) const {
+  auto it = sizes_.find(p);
+  return it == sizes_.end() ? 0 : it->second;
+}
+
+void DevicePool::trim() {
+  RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  RANC_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
+}
+
+}  // namespace ranc::rt

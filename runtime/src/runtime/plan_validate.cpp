@@ -1,0 +1,239 @@
+// Plan validation.
+#include "ranc/runtime/plan_validate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "ranc/data/error.h"
+
+namespace ranc::rt {
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+enum class BufState : uint8_t { Unallocated, Live, Freed };
+
+class Validator {
+ public:
+  explicit Validator(const Plan& plan) : plan_(plan) {
+    bufs_.assign(plan.buffers.size(), BufState::Unallocated);
+    slots_.assign(static_cast<size_t>(std::max(plan.num_slots, 0)), false);
+    kernels_.insert(plan.kernels.begin(), plan.kernels.end());
+  }
+
+  void run() {
+    where_ = "plan";
+    if (plan_.num_slots < 0) fail("negative num_slots");
+    for (size_t i = 0; i < plan_.buffers.size(); ++i) {
+      const auto& b = plan_.buffers[i];
+      if (b.elem_size <= 0) fail(fmt::format("buffer {} ({}) has elem_size {}", i, b.name, b.elem_size));
+    }
+    for (const auto& r : plan_.inputs) {
+      where_ = fmt::format("input '{}'", r.name);
+      check_relation(r);
+      for (BufferId b : r.columns) bufs_[static_cast<size_t>(b)] = BufState::Live;
+      slots_[static_cast<size_t>(r.size)] = true;
+    }
+    for (size_t i = 0; i < plan_.dict_params.size(); ++i) {
+      const auto& p = plan_.dict_params[i];
+      where_ = fmt::format("dict_params[{}] ('{}')", i, p.text);
+      if (p.kind == DictParam::Kind::LikeMask) {
+        check_buffer_id(p.mask);
+        expect_elem(p.mask, 1);
+        if (bufs_[static_cast<size_t>(p.mask)] == BufState::Live)
+          fail("LikeMask buffer is also an input buffer");
+        bufs_[static_cast<size_t>(p.mask)] = BufState::Live;  // allocated by the runtime
+      } else {
+        check_slot_id(p.slot);
+        slots_[static_cast<size_t>(p.slot)] = true;
+      }
+    }
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      const Step& s = plan_.steps[i];
+      where_ = fmt::format("step {} ({})", i, step_name(s));
+      if (int32_t n = step_node(s); n >= 0) where_ += fmt::format(" of {}", node_name(plan_, n));
+      std::visit([&](const auto& x) { check(x); }, s);
+    }
+    for (const auto& r : plan_.outputs) {
+      where_ = fmt::format("output '{}'", r.name);
+      check_relation(r);
+      for (BufferId b : r.columns) live(b);
+      set(r.size);
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& msg) const {
+    throw InternalError(fmt::format("invalid plan: {}: {}", where_, msg));
+  }
+  std::string buf_label(BufferId b) const {
+    return fmt::format("buffer {} ({})", b, plan_.buffers[static_cast<size_t>(b)].name);
+  }
+  void check_buffer_id(BufferId b) const {
+    if (b < 0 || static_cast<size_t>(b) >= plan_.buffers.size())
+      fail(fmt::format("buffer id {} out of range (plan has {})", b, plan_.buffers.size()));
+  }
+  void check_slot_id(SlotId s) const {
+    if (s < 0 || s >= plan_.num_slots)
+      fail(fmt::format("slot id {} out of range (plan has {})", s, plan_.num_slots));
+  }
+  void live(BufferId b) const {
+    check_buffer_id(b);
+    switch (bufs_[static_cast<size_t>(b)]) {
+      case BufState::Live:
+        return;
+      case BufState::Unallocated:
+        fail(buf_label(b) + " used before Alloc");
+      case BufState::Freed:
+        fail(buf_label(b) + " used after Free");
+    }
+  }
+  void set(SlotId s) const {
+    check_slot_id(s);
+    if (!slots_[static_cast<size_t>(s)]) fail(fmt::format("slot {} read before it is set", s));
+  }
+  void expr(const SizeExpr& e) const {
+    for (const auto& t : e.terms)
+      for (SlotId s : t.slots) set(s);
+  }
+  void expect_elem(BufferId b, int32_t size) const {
+    int32_t have = plan_.buffers[static_cast<size_t>(b)].elem_size;
+    if (have != size)
+      fail(fmt::format("{} has elem_size {}, expected {}", buf_label(b), have, size));
+  }
+  void check_relation(const PlanRelation& r) const {
+    if (r.columns.size() != r.schema.size())
+      fail(fmt::format("{} columns for {} attributes", r.columns.size(), r.schema.size()));
+    check_slot_id(r.size);
+    for (size_t i = 0; i < r.columns.size(); ++i) {
+      check_buffer_id(r.columns[i]);
+      expect_elem(r.columns[i], type_size(r.schema[i].type));
+    }
+  }
+
+  void check(const Alloc& a) {
+    check_buffer_id(a.buffer);
+    if (bufs_[static_cast<size_t>(a.buffer)] == BufState::Live)
+      fail(buf_label(a.buffer) + " allocated while live");
+    expr(plan_.buffers[static_cast<size_t>(a.buffer)].count);
+    bufs_[static_cast<size_t>(a.buffer)] = BufState::Live;
+  }
+  void check(const Free& f) {
+    live(f.buffer);
+    bufs_[static_cast<size_t>(f.buffer)] = BufState::Freed;
+  }
+  void check(const SetSize& s) {
+    expr(s.value);
+    check_slot_id(s.slot);
+    slots_[static_cast<size_t>(s.slot)] = true;
+  }
+  void check(const ReadSize& r) {
+    live(r.buffer);
+    expect_elem(r.buffer, 8);
+    if (r.index < 0) fail("negative index");
+    check_slot_id(r.slot);
+    slots_[static_cast<size_t>(r.slot)] = true;
+  }
+  void check(const Launch& l) {
+    if (!kernels_.count(l.kernel)) fail(fmt::format("kernel '{}' is not in plan.kernels", l.kernel));
+    expr(l.items);
+    if (l.items_per_block <= 0) fail("items_per_block must be positive");
+    if (l.block_threads <= 0 || l.block_threads > 1024) fail("block_threads must be in 1..1024");
+    if (l.dynamic_smem < 0) fail("negative dynamic_smem");
+    for (const auto& arg : l.args) {
+      std::visit(Overloaded{[&](const ArgBuffer& b) { live(b.buffer); },
+                            [&](const ArgSlot& s) { set(s.slot); }, [](const ArgConst&) {}},
+                 arg);
+    }
+  }
+  void check(const SortPairs& s) {
+    for (BufferId b : {s.keys_in, s.keys_out, s.values_in, s.values_out}) live(b);
+    expect_elem(s.keys_in, type_size(s.key_type));
+    expect_elem(s.keys_out, type_size(s.key_type));
+    expect_elem(s.values_in, 4);
+    expect_elem(s.values_out, 4);
+    expr(s.count);
+  }
+  void check(const ScanInt64& s) {
+    live(s.in);
+    live(s.out);
+    expect_elem(s.in, 8);
+    expect_elem(s.out, 8);
+    if (s.in == s.out) fail("ScanInt64 in and out are the same buffer");
+    expr(s.count);
+  }
+  void check(const Gather& g) {
+    if (g.elem_size != 1 && g.elem_size != 4 && g.elem_size != 8)
+      fail(fmt::format("Gather elem_size {} (1, 4 or 8)", g.elem_size));
+    live(g.src);
+    live(g.index);
+    live(g.dst);
+    expect_elem(g.src, g.elem_size);
+    expect_elem(g.dst, g.elem_size);
+    expect_elem(g.index, 4);
+    if (g.src == g.dst) fail("Gather src and dst are the same buffer");
+    expr(g.count);
+  }
+  void check(const Iota& i) {
+    live(i.buffer);
+    expect_elem(i.buffer, 4);
+    expr(i.count);
+  }
+  void check(const CheckFlag& c) {
+    live(c.buffer);
+    if (plan_.buffers[static_cast<size_t>(c.buffer)].elem_size < 4)
+      fail(buf_label(c.buffer) + " is too narrow for an int32 flag");
+  }
+
+  const Plan& plan_;
+  std::vector<BufState> bufs_;
+  std::vector<bool> slots_;
+  std::set<std::string> kernels_;
+  std::string where_;
+};
+
+}  // namespace
+
+void validate_plan(const Plan& plan) { Validator(plan).run(); }
+
+std::string node_name(const Plan& plan, int32_t node) {
+  if (node < 0) return "";
+  if (static_cast<size_t>(node) < plan.node_names.size() && !plan.node_names[node].empty())
+    return plan.node_names[static_cast<size_t>(node)];
+  return fmt::format("node {}", node);
+}
+
+std::string step_name(const Step& step) {
+  return std::visit(Overloaded{[](const Alloc&) { return std::string("Alloc"); },
+                               [](const Free&) { return std::string("Free"); },
+                               [](const SetSize&) { return std::string("SetSize"); },
+                               [](const ReadSize&) { return std::string("ReadSize"); },
+                               [](const Launch& l) { return "Launch " + l.kernel; },
+                               [](const SortPairs&) { return std::string("SortPairs"); },
+                               [](const ScanInt64&) { return std::string("ScanInt64"); },
+                               [](const Gather&) { return std::string("Gather"); },
+                               [](const Iota&) { return std::string("Iota"); },
+                               [](const CheckFlag&) { return std::string("CheckFlag"); }},
+                    step);
+}
+
+int32_t step_node(const Step& step) {
+  return std::visit(
+      [](const auto& s) -> int32_t {
+        if constexpr (requires { s.node; }) {
+          return s.node;
+        } else {
+          return -1;
+        }
+      },
+      step);
+}
+
+}  // namespace ranc::rt
