@@ -1,0 +1,89 @@
+// Loader benchmark: reads a TPC-H lineitem file (.tbl or .csv with a header, as
+// tpchgen-cli writes them; see gen_data.sh) several times per thread count and
+// prints the best throughput in MB/s of input text.
+//
+//   io_bench FILE [--threads 1,2,...] [--repeat N] [--write]
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ranc/data/error.h"
+#include "ranc/io/csv.h"
+#include "ranc/io/tpch.h"
+
+// CPU seconds of the whole process (all threads): on a busy machine wall time
+// says little, MB per CPU second says what one free core would do.
+static double cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s FILE [--threads 1,2] [--repeat N] [--write]\n", argv[0]);
+    return 2;
+  }
+  std::string path = argv[1];
+  std::vector<unsigned> threads = {1, std::max(1u, std::thread::hardware_concurrency())};
+  int repeat = 3;
+  bool write = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) {
+      threads.clear();
+      std::stringstream ss(argv[++i]);
+      for (std::string t; std::getline(ss, t, ',');) threads.push_back(std::stoul(t));
+    } else if (a == "--repeat" && i + 1 < argc) {
+      repeat = std::stoi(argv[++i]);
+    } else if (a == "--write") {
+      write = true;
+    }
+  }
+  try {
+    auto fmt = ranc::format_from_path(path).value_or(ranc::TextFormat::Csv);
+    const double mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+    std::printf("file %s: %.1f MB, format %s, hardware threads %u\n", path.c_str(), mb,
+                fmt == ranc::TextFormat::Tbl ? "tbl" : "csv", std::thread::hardware_concurrency());
+    ranc::HostRelation last;
+    for (unsigned t : threads) {
+      double best = 1e30, best_cpu = 1e30;
+      for (int r = 0; r < repeat; ++r) {
+        double c0 = cpu_seconds();
+        ranc::CsvOptions opt = ranc::options_for(fmt);
+        opt.num_threads = t;
+        auto t0 = std::chrono::steady_clock::now();
+        last = ranc::read_csv(path, ranc::tpch::schema("lineitem"), opt);
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        best = std::min(best, s);
+        best_cpu = std::min(best_cpu, cpu_seconds() - c0);
+      }
+      std::printf(
+          "read  threads %2u: wall %7.2f s %7.1f MB/s | cpu %7.2f s %7.1f MB/cpu-s | %zu rows, "
+          "best of %d\n",
+          t, best, mb / best, best_cpu, mb / best_cpu, last.num_rows(), repeat);
+    }
+    if (write) {
+      auto out = std::filesystem::temp_directory_path() / "ranc_io_bench_out";
+      double c0 = cpu_seconds();
+      auto t0 = std::chrono::steady_clock::now();
+      ranc::write_csv(last, out.string(), ranc::options_for(fmt));
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      double omb = static_cast<double>(std::filesystem::file_size(out)) / 1e6;
+      double cpu = cpu_seconds() - c0;
+      std::printf("write:            wall %7.2f s %7.1f MB/s | cpu %7.2f s %7.1f MB/cpu-s\n", s,
+                  omb / s, cpu, omb / cpu);
+      std::filesystem::remove(out);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,949 @@
+// The CSV / .tbl reader and writer. The reader maps the file, splits the body
+// into chunks at record boundaries, parses the chunks on worker threads into typed
+// per-chunk columns (strings as chunk-local codes of an interning table whose keys
+// point into the mapped text), then merges the chunk dictionaries into one sorted
+// dictionary and concatenates. Errors carry the byte position of the bad field;
+// its line and column are computed only when an error is reported.
+#include "ranc/io/csv.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "ranc/data/error.h"
+
+namespace ranc {
+
+std::optional<TextFormat> format_from_path(std::string_view path) {
+  auto ends_with = [&](std::string_view ext) {
+    if (path.size() < ext.size()) return false;
+    for (size_t i = 0; i < ext.size(); ++i) {
+      char c = path[path.size() - ext.size() + i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (c != ext[i]) return false;
+    }
+    return true;
+  };
+  if (ends_with(".tbl")) return TextFormat::Tbl;
+  if (ends_with(".csv")) return TextFormat::Csv;
+  return std::nullopt;
+}
+
+namespace {
+
+[[noreturn]] void data_error(std::string msg, SourceLoc loc = {}) {
+  throw UserError(Diagnostic{ErrorKind::Data, std::move(msg), std::move(loc), {}});
+}
+
+// A file's bytes: memory-mapped where possible, else read into a buffer.
+class FileBytes {
+ public:
+  explicit FileBytes(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) data_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)), {path});
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      int e = errno;
+      ::close(fd);
+      data_error(fmt::format("cannot read '{}': {}", path, std::strerror(e)), {path});
+    }
+    if (S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      data_error(fmt::format("cannot read '{}': it is a directory", path), {path});
+    }
+    if (S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        map_ = p;
+        size_ = static_cast<size_t>(st.st_size);
+        ::madvise(p, size_, MADV_SEQUENTIAL);
+        ::madvise(p, size_, MADV_WILLNEED);
+        ::close(fd);
+        return;
+      }
+    }
+    // Pipes, empty files, or mmap failure: read everything.
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        int e = errno;
+        ::close(fd);
+        data_error(fmt::format("cannot read '{}': {}", path, std::strerror(e)), {path});
+      }
+      if (n == 0) break;
+      owned_.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+  }
+  ~FileBytes() {
+    if (map_) ::munmap(map_, size_);
+  }
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+  std::string_view view() const {
+    return map_ ? std::string_view(static_cast<const char*>(map_), size_)
+                : std::string_view(owned_);
+  }
+
+ private:
+  void* map_ = nullptr;
+  size_t size_ = 0;
+  std::string owned_;
+};
+
+uint64_t hash_bytes(const char* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t w = 0;
+  std::memcpy(&w, p, n);
+  h = (h ^ w) * 0x94d049bb133111ebull;
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 32;
+  return h;
+}
+
+// Assigns dense local codes to distinct strings; keys are views into text that
+// outlives the table (the input buffer or the chunk's unescaped strings).
+class StringInterner {
+ public:
+  StringInterner() : slots_(64), mask_(63) {}
+  int32_t intern(std::string_view s) {
+    uint64_t h = hash_bytes(s.data(), s.size());
+    size_t i = h & mask_;
+    for (;;) {
+      Slot& slot = slots_[i];
+      if (slot.code < 0) {
+        slot.hash = h;
+        slot.code = static_cast<int32_t>(strings.size());
+        strings.push_back(s);
+        if (strings.size() * 2 > slots_.size()) grow();
+        return static_cast<int32_t>(strings.size() - 1);
+      }
+      if (slot.hash == h && strings[static_cast<size_t>(slot.code)] == s) return slot.code;
+      i = (i + 1) & mask_;
+    }
+  }
+  std::vector<std::string_view> strings;
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    int32_t code = -1;
+  };
+  void grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (s.code < 0) continue;
+      size_t i = s.hash & mask_;
+      while (slots_[i].code >= 0) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t mask_;
+};
+
+// What a chunk produced: typed columns (string columns hold local codes).
+struct ChunkResult {
+  std::vector<Column::Storage> columns;
+  std::vector<StringInterner> interners;  // per attribute; used by string columns
+  std::deque<std::string> owned;          // unescaped quoted strings (stable addresses)
+  size_t rows = 0;
+  const char* end = nullptr;  // where parsing stopped (== chunk end when all is well)
+  bool failed = false;
+  const char* error_pos = nullptr;
+  std::string error;
+};
+
+Column::Storage storage_for(Type t) {
+  switch (t) {
+    case Type::Bool:
+      return std::vector<uint8_t>{};
+    case Type::I64:
+      return std::vector<int64_t>{};
+    case Type::F32:
+      return std::vector<float>{};
+    case Type::F64:
+      return std::vector<double>{};
+    default:
+      return std::vector<int32_t>{};
+  }
+}
+
+std::string_view trim_spaces(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::string shown(std::string_view s) {
+  if (s.size() > 40) return std::string(s.substr(0, 37)) + "...";
+  return std::string(s);
+}
+
+class Parser {
+ public:
+  Parser(std::string_view text, const Schema& schema, const CsvOptions& opt)
+      : begin_(text.data()), end_(text.data() + text.size()), schema_(schema), opt_(opt) {}
+
+  // Parses the records in [b, e); b is at a record start.
+  void parse_chunk(const char* b, const char* e, ChunkResult& out,
+                   std::atomic<uint64_t>* progress) const;
+
+  // The fields of the header record starting at p; returns the position after it.
+  const char* parse_header(const char* p, std::vector<std::string>& names,
+                           std::vector<const char*>& starts) const;
+
+  const char* begin() const { return begin_; }
+  const char* end() const { return end_; }
+
+ private:
+  struct Field {
+    std::string_view text;
+    bool quoted_escape = false;  // text must be unescaped ("" -> ")
+    const char* start;
+  };
+  // Scans one field at p. Returns the position of its terminator (delimiter,
+  // '\n', '\r' before '\n', or end). Sets err on malformed quoting.
+  const char* scan_field(const char* p, Field& f, const char*& err_pos, const char*& err) const;
+  bool at_line_end(const char* p) const {
+    return p == end_ || *p == '\n' || (*p == '\r' && (p + 1 == end_ || p[1] == '\n'));
+  }
+  const char* begin_;
+  const char* end_;
+  const Schema& schema_;
+  const CsvOptions& opt_;
+};
+
+const char* Parser::scan_field(const char* p, Field& f, const char*& err_pos,
+                               const char*& err) const {
+  f.start = p;
+  f.quoted_escape = false;
+  const char delim = opt_.delimiter;
+  if (opt_.quoting && p < end_ && *p == '"') {
+    const char* q = p + 1;
+    for (;;) {
+      const void* hit = std::memchr(q, '"', static_cast<size_t>(end_ - q));
+      if (!hit) {
+        err_pos = p;
+        err = "unterminated quoted field";
+        return end_;
+      }
+      const char* h = static_cast<const char*>(hit);
+      if (h + 1 < end_ && h[1] == '"') {
+        f.quoted_escape = true;
+        q = h + 2;
+        continue;
+      }
+      f.text = std::string_view(p + 1, static_cast<size_t>(h - p - 1));
+      const char* after = h + 1;
+      if (after < end_ && *after != delim && !at_line_end(after)) {
+        err_pos = after;
+        err =
+            "unexpected character after a closing quote (a quote inside a quoted field is "
+            "written \"\")";
+      }
+      return after;
+    }
+  }
+  const char* q = p;
+  while (q < end_ && *q != delim && *q != '\n') ++q;
+  const char* stop = q;
+  if (q > p && (q == end_ || *q == '\n') && q[-1] == '\r') --q;
+  f.text = std::string_view(p, static_cast<size_t>(q - p));
+  return (stop < end_ && *stop == '\n' && q < stop) ? q : stop;
+}
+
+const char* Parser::parse_header(const char* p, std::vector<std::string>& names,
+                                 std::vector<const char*>& starts) const {
+  for (;;) {
+    Field f{};
+    const char* err_pos = nullptr;
+    const char* err = nullptr;
+    p = scan_field(p, f, err_pos, err);
+    if (err) throw std::pair<const char*, std::string>(err_pos, err);
+    std::string name(f.text);
+    if (f.quoted_escape) {
+      std::string u;
+      for (size_t i = 0; i < name.size(); ++i) {
+        u += name[i];
+        if (name[i] == '"') ++i;
+      }
+      name = std::move(u);
+    }
+    names.push_back(trim_spaces(name) == name ? name : std::string(trim_spaces(name)));
+    starts.push_back(f.start);
+    if (p < end_ && *p == opt_.delimiter) {
+      ++p;
+      if (opt_.trailing_delimiter && at_line_end(p) && names.size() == schema_.size()) break;
+      continue;
+    }
+    break;
+  }
+  if (p < end_ && *p == '\r') ++p;
+  if (p < end_ && *p == '\n') ++p;
+  return p;
+}
+
+void Parser::parse_chunk(const char* b, const char* e, ChunkResult& out,
+                         std::atomic<uint64_t>* progress) const {
+  const size_t ncols = schema_.size();
+  out.columns.clear();
+  out.interners.assign(ncols, StringInterner{});
+  for (size_t c = 0; c < ncols; ++c) out.columns.push_back(storage_for(schema_[c].type));
+  // Reserve from the row count estimated from the first 64 KiB, with 10% slack.
+  const char* sample_end = b + std::min<ptrdiff_t>(e - b, 1 << 16);
+  size_t sample_lines = static_cast<size_t>(std::count(b, sample_end, '\n'));
+  size_t guess = static_cast<size_t>(e - b) / (16 + 8 * ncols) + 16;
+  if (sample_lines > 0)
+    guess =
+        static_cast<size_t>(static_cast<double>(e - b) * 1.1 * static_cast<double>(sample_lines) /
+                            static_cast<double>(sample_end - b)) +
+        16;
+  for (auto& col : out.columns) std::visit([guess](auto& v) { v.reserve(guess); }, col);
+
+  const char delim = opt_.delimiter;
+  std::string scratch;
+  const char* p = b;
+  const char* last_report = b;
+  auto fail = [&](const char* pos, std::string msg) {
+    out.failed = true;
+    out.error_pos = pos;
+    out.error = std::move(msg);
+    out.end = pos;
+  };
+
+  while (p < e) {
+    if (progress && p - last_report > (4 << 20)) {
+      progress->fetch_add(static_cast<uint64_t>(p - last_report), std::memory_order_relaxed);
+      last_report = p;
+    }
+    if (*p == '\n' || (*p == '\r' && p + 1 < end_ && p[1] == '\n')) {
+      // Blank lines are fine only at the end of the input.
+      const char* q = p;
+      while (q < end_ && (*q == '\n' || *q == '\r' || *q == ' ' || *q == '\t')) ++q;
+      if (q == end_) {
+        p = e;
+        break;
+      }
+      return fail(p, fmt::format("empty line; expected {} fields", ncols));
+    }
+    for (size_t c = 0; c < ncols; ++c) {
+      Field f{};
+      const char* err_pos = nullptr;
+      const char* err = nullptr;
+      p = scan_field(p, f, err_pos, err);
+      if (err) return fail(err_pos, err);
+      const Attribute& attr = schema_[c];
+      std::string_view text = f.text;
+      if (f.quoted_escape) {
+        scratch.clear();
+        for (size_t i = 0; i < text.size(); ++i) {
+          scratch += text[i];
+          if (text[i] == '"') ++i;
+        }
+        text = scratch;
+      }
+      auto bad = [&](std::string_view why) {
+        std::string_view t = trim_spaces(text);
+        if (t.empty())
+          return fail(f.start, fmt::format("empty field is not a valid {} for attribute {}",
+                                           type_name(attr.type), attr.name));
+        return fail(f.start, fmt::format("'{}' {} for attribute {}", shown(t), why, attr.name));
+      };
+      auto& col = out.columns[c];
+      switch (attr.type) {
+        case Type::Bool: {
+          std::string_view t = trim_spaces(text);
+          auto eq = [&](std::string_view w) {
+            if (t.size() != w.size()) return false;
+            for (size_t i = 0; i < t.size(); ++i)
+              if ((t[i] | 0x20) != w[i]) return false;
+            return true;
+          };
+          uint8_t v;
+          if (t == "1" || eq("true") || eq("t"))
+            v = 1;
+          else if (t == "0" || eq("false") || eq("f"))
+            v = 0;
+          else
+            return bad("is not a valid bool (true/false/t/f/1/0)");
+          std::get<std::vector<uint8_t>>(col).push_back(v);
+          break;
+        }
+        case Type::I32:
+        case Type::I64: {
+          std::string_view t = trim_spaces(text);
+          if (!t.empty() && t[0] == '+' && t.size() > 1 && t[1] != '-') t.remove_prefix(1);
+          int64_t v = 0;
+          auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+          if (r.ec == std::errc::result_out_of_range ||
+              (r.ec == std::errc() && r.ptr == t.data() + t.size() && attr.type == Type::I32 &&
+               (v < INT32_MIN || v > INT32_MAX)))
+            return bad(fmt::format("is out of range for {}", type_name(attr.type)));
+          if (t.empty() || r.ec != std::errc() || r.ptr != t.data() + t.size())
+            return bad(fmt::format("is not a valid {}", type_name(attr.type)));
+          if (attr.type == Type::I32)
+            std::get<std::vector<int32_t>>(col).push_back(static_cast<int32_t>(v));
+          else
+            std::get<std::vector<int64_t>>(col).push_back(v);
+          break;
+        }
+        case Type::F32:
+        case Type::F64: {
+          std::string_view t = trim_spaces(text);
+          if (!t.empty() && t[0] == '+' && t.size() > 1 && t[1] != '-') t.remove_prefix(1);
+          if (attr.type == Type::F64) {
+            double v = 0;
+            auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+            if (t.empty() || r.ptr != t.data() + t.size() ||
+                (r.ec != std::errc() && r.ec != std::errc::result_out_of_range))
+              return bad("is not a valid f64");
+            if (r.ec == std::errc::result_out_of_range) return bad("is out of range for f64");
+            std::get<std::vector<double>>(col).push_back(v);
+          } else {
+            float v = 0;
+            auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+            if (t.empty() || r.ptr != t.data() + t.size() ||
+                (r.ec != std::errc() && r.ec != std::errc::result_out_of_range))
+              return bad("is not a valid f32");
+            if (r.ec == std::errc::result_out_of_range) return bad("is out of range for f32");
+            std::get<std::vector<float>>(col).push_back(v);
+          }
+          break;
+        }
+        case Type::Date: {
+          std::string_view t = trim_spaces(text);
+          auto d = parse_date(t);
+          if (!d) return bad("is not a valid date (YYYY-MM-DD)");
+          std::get<std::vector<int32_t>>(col).push_back(*d);
+          break;
+        }
+        case Type::String: {
+          std::string_view s = text;
+          if (f.quoted_escape) s = out.owned.emplace_back(scratch);
+          std::get<std::vector<int32_t>>(col).push_back(out.interners[c].intern(s));
+          break;
+        }
+      }
+      if (c + 1 < ncols) {
+        if (p < end_ && *p == delim) {
+          ++p;
+        } else {
+          return fail(p, fmt::format("line has {} field{} but {} are expected (attribute {} is "
+                                     "missing)",
+                                     c + 1, c == 0 ? "" : "s", ncols, schema_[c + 1].name));
+        }
+      }
+    }
+    if (opt_.trailing_delimiter && p < end_ && *p == delim && at_line_end(p + 1)) ++p;
+    if (p < end_ && *p == '\r' && (p + 1 == end_ || p[1] == '\n')) ++p;
+    if (p < end_ && *p != '\n') {
+      // Count the fields of this line for the message (ignoring quoting).
+      size_t extra = 0;
+      const char* q = p;
+      while (q < end_ && *q != '\n') {
+        if (*q == delim) ++extra;
+        ++q;
+      }
+      return fail(p, fmt::format("line has more than {} fields (about {}); expected {}", ncols,
+                                 ncols + std::max<size_t>(extra, 1), ncols));
+    }
+    if (p < end_) ++p;
+    ++out.rows;
+  }
+  if (progress) progress->fetch_add(static_cast<uint64_t>(p - last_report));
+  out.end = p;
+}
+
+// Runs fn(i) for i in [0, n) on up to `threads` threads. When `report` is set,
+// the calling thread calls it periodically until all tasks are done.
+template <typename Fn>
+void parallel_for(size_t n, unsigned threads, Fn fn, const std::function<void()>& report = {}) {
+  if (n == 0) return;
+  if ((threads <= 1 || n == 1) && !report) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::mutex m;
+  std::condition_variable cv;
+  size_t running = std::min<size_t>(std::max(threads, 1u), n);
+  size_t done_workers = 0;
+  std::exception_ptr first_exc;
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < running; ++t) {
+    pool.emplace_back([&] {
+      try {
+        for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(m);
+        if (!first_exc) first_exc = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(m);
+      ++done_workers;
+      cv.notify_all();
+    });
+  }
+  {
+    std::unique_lock<std::mutex> lock(m);
+    while (done_workers < running) {
+      cv.wait_for(lock, std::chrono::milliseconds(100));
+      if (report) {
+        lock.unlock();
+        report();
+        lock.lock();
+      }
+    }
+  }
+  for (auto& t : pool) t.join();
+  if (first_exc) std::rethrow_exception(first_exc);
+}
+
+SourceLoc locate(std::string_view text, const char* pos, std::string_view name) {
+  size_t off = static_cast<size_t>(pos - text.data());
+  uint32_t line = 1 + static_cast<uint32_t>(std::count(text.begin(), text.begin() + off, '\n'));
+  size_t nl = text.rfind('\n', off == 0 ? 0 : off - 1);
+  size_t line_start = (nl == std::string_view::npos || nl >= off) ? 0 : nl + 1;
+  return SourceLoc{std::string(name), line, static_cast<uint32_t>(off - line_start + 1)};
+}
+
+// Sorting distinct strings: an MSD sort on 16-byte windows. Each entry's key is
+// the window at the current depth as two big-endian words (zero-padded) and how
+// many bytes of the string remain (17 = more than the window); comparing keys
+// compares the strings' bytes in that window as memcmp does, shorter first. Runs
+// that tie on a full window are sorted again on the next window. Most strings are
+// never touched after their keys are built, which keeps the cache happy.
+struct SortEntry {
+  uint64_t hi, lo;
+  int32_t code;
+  uint16_t chunk;
+  uint8_t rem;
+};
+
+inline uint64_t load_be(const char* p, size_t n) {
+  unsigned char b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::memcpy(b, p, std::min<size_t>(n, 8));
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | b[i];
+  return v;
+}
+
+inline void set_key(SortEntry& e, std::string_view s, size_t depth) {
+  size_t off = depth * 16;
+  size_t n = s.size() > off ? s.size() - off : 0;
+  const char* p = s.data() + std::min(off, s.size());
+  e.hi = n ? load_be(p, n) : 0;
+  e.lo = n > 8 ? load_be(p + 8, n - 8) : 0;
+  e.rem = static_cast<uint8_t>(std::min<size_t>(n, 17));
+}
+
+template <typename StringOf>
+void msd_sort(SortEntry* b, SortEntry* e, size_t depth, const StringOf& str) {
+  if (e - b < 2) return;
+  if (depth > 0)
+    for (SortEntry* x = b; x != e; ++x) set_key(*x, str(*x), depth);
+  std::sort(b, e, [](const SortEntry& x, const SortEntry& y) {
+    if (x.hi != y.hi) return x.hi < y.hi;
+    if (x.lo != y.lo) return x.lo < y.lo;
+    return x.rem < y.rem;
+  });
+  for (SortEntry* r = b; r != e;) {
+    SortEntry* q = r + 1;
+    while (q != e && q->hi == r->hi && q->lo == r->lo && q->rem == r->rem) ++q;
+    if (r->rem == 17 && q - r > 1) msd_sort(r, q, depth + 1, str);
+    r = q;
+  }
+}
+
+// Merges the chunk-local dictionaries of string column c into one sorted
+// dictionary; remap[k][local] is the global code of chunk k's local code.
+std::shared_ptr<const Dictionary> merge_strings(std::vector<ChunkResult>& chunks, size_t c,
+                                                std::vector<std::vector<int32_t>>& remap) {
+  const size_t k = chunks.size();
+  auto str = [&](const SortEntry& x) {
+    return chunks[x.chunk].interners[c].strings[static_cast<size_t>(x.code)];
+  };
+  size_t total = 0;
+  for (const auto& ch : chunks) total += ch.interners[c].strings.size();
+  std::vector<SortEntry> entries;
+  entries.reserve(total);
+  remap.assign(k, {});
+  for (size_t i = 0; i < k; ++i) {
+    const auto& v = chunks[i].interners[c].strings;
+    remap[i].resize(v.size());
+    for (size_t j = 0; j < v.size(); ++j) {
+      SortEntry x{0, 0, static_cast<int32_t>(j), static_cast<uint16_t>(i), 0};
+      set_key(x, v[j], 0);
+      entries.push_back(x);
+    }
+  }
+  msd_sort(entries.data(), entries.data() + entries.size(), 0, str);
+  std::vector<std::string> merged;
+  merged.reserve(total);
+  std::string_view last;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::string_view s = str(entries[i]);
+    if (i == 0 || s != last) merged.emplace_back(s);
+    last = s;
+    remap[entries[i].chunk][static_cast<size_t>(entries[i].code)] =
+        static_cast<int32_t>(merged.size() - 1);
+  }
+  return Dictionary::from_strings(std::move(merged));
+}
+
+unsigned thread_count(const CsvOptions& o) {
+  unsigned t = o.num_threads ? o.num_threads : std::thread::hardware_concurrency();
+  return std::max(1u, t);
+}
+
+HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOptions& opt,
+                        std::string_view name) {
+  if (schema.size() == 0)
+    data_error("cannot read a relation without attributes", {std::string(name)});
+  Parser parser(text, schema, opt);
+  const char* p = text.data();
+  const char* end = p + text.size();
+  const uint64_t total = text.size();
+  if (text.size() >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;  // UTF-8 BOM
+  auto error_at = [&](const char* pos, std::string msg) {
+    throw UserError(Diagnostic{ErrorKind::Data, std::move(msg), locate(text, pos, name), {}});
+  };
+
+  if (opt.header) {
+    if (p == end)
+      data_error("empty input; expected a header line naming the attributes", {std::string(name)});
+    std::vector<std::string> names;
+    std::vector<const char*> starts;
+    try {
+      p = parser.parse_header(p, names, starts);
+    } catch (const std::pair<const char*, std::string>& e) {
+      error_at(e.first, "in the header: " + e.second);
+    }
+    std::string expected;
+    for (size_t i = 0; i < schema.size(); ++i) expected += (i ? ", " : "") + schema[i].name;
+    for (size_t i = 0; i < std::min(names.size(), schema.size()); ++i)
+      if (names[i] != schema[i].name)
+        error_at(starts[i], fmt::format("header column {} is '{}' but attribute {} of the schema "
+                                        "is '{}' (expected header: {})",
+                                        i + 1, shown(names[i]), i + 1, schema[i].name, expected));
+    if (names.size() != schema.size())
+      error_at(
+          starts[std::min(names.size(), schema.size()) - (names.size() > schema.size() ? 0 : 1)],
+          fmt::format("header has {} columns but the schema has {} attributes (expected "
+                      "header: {})",
+                      names.size(), schema.size(), expected));
+  }
+
+  // Split the body into chunks at record boundaries.
+  const unsigned threads = thread_count(opt);
+  const size_t body = static_cast<size_t>(end - p);
+  size_t nchunks = body < (1u << 20) ? 1 : std::min<size_t>({threads * 4, body >> 18, 4096});
+  std::vector<const char*> bounds{p};
+  if (nchunks > 1) {
+    std::vector<int> parity(nchunks, 0);
+    bool quotes = opt.quoting && std::memchr(p, '"', body) != nullptr;
+    if (quotes) {
+      std::vector<size_t> counts(nchunks, 0);
+      parallel_for(nchunks, threads, [&](size_t i) {
+        counts[i] = static_cast<size_t>(
+            std::count(p + body * i / nchunks, p + body * (i + 1) / nchunks, '"'));
+      });
+      size_t acc = 0;
+      for (size_t i = 0; i < nchunks; ++i) {
+        parity[i] = static_cast<int>(acc & 1);
+        acc += counts[i];
+      }
+    }
+    for (size_t i = 1; i < nchunks; ++i) {
+      const char* q = std::max(p + body * i / nchunks, bounds.back());
+      int par = parity[i];
+      while (q < end) {
+        if (quotes && *q == '"')
+          par ^= 1;
+        else if (*q == '\n' && par == 0) {
+          ++q;
+          break;
+        }
+        ++q;
+      }
+      if (q > bounds.back() && q < end) bounds.push_back(q);
+    }
+  }
+  bounds.push_back(end);
+  nchunks = bounds.size() - 1;
+
+  std::vector<ChunkResult> chunks(nchunks);
+  std::atomic<uint64_t> done{static_cast<uint64_t>(p - text.data())};
+  std::function<void()> report;
+  if (opt.progress) report = [&] { opt.progress(std::min(done.load(), total), total); };
+  parallel_for(
+      nchunks, threads,
+      [&](size_t i) {
+        parser.parse_chunk(bounds[i], bounds[i + 1], chunks[i], opt.progress ? &done : nullptr);
+      },
+      report);
+
+  // Validate in file order; a chunk that ran past its end means the split point
+  // was not a record boundary (malformed quoting): re-parse serially from there.
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (chunks[i].failed) error_at(chunks[i].error_pos, std::move(chunks[i].error));
+    if (chunks[i].end != bounds[i + 1]) {
+      chunks.resize(i + 1);
+      chunks[i] = ChunkResult{};
+      parser.parse_chunk(bounds[i], end, chunks[i], nullptr);
+      if (chunks[i].failed) error_at(chunks[i].error_pos, std::move(chunks[i].error));
+      break;
+    }
+  }
+
+  // Concatenate, merging string dictionaries.
+  HostRelation rel(schema);
+  std::vector<size_t> offset(chunks.size() + 1, 0);
+  for (size_t i = 0; i < chunks.size(); ++i) offset[i + 1] = offset[i] + chunks[i].rows;
+  const size_t rows = offset.back();
+  const size_t ncols = schema.size();
+  std::vector<std::vector<std::vector<int32_t>>> remaps(ncols);
+  std::vector<std::shared_ptr<const Dictionary>> dicts(ncols);
+  std::vector<size_t> string_cols;
+  for (size_t c = 0; c < ncols; ++c)
+    if (schema[c].type == Type::String) string_cols.push_back(c);
+  parallel_for(string_cols.size(), threads, [&](size_t i) {
+    size_t c = string_cols[i];
+    dicts[c] = merge_strings(chunks, c, remaps[c]);
+  });
+  std::vector<Column::Storage> out(ncols);
+  const bool single = chunks.size() == 1;
+  for (size_t c = 0; c < ncols; ++c) {
+    if (single && schema[c].type != Type::String) {
+      out[c] = std::move(chunks[0].columns[c]);
+      continue;
+    }
+    out[c] = storage_for(schema[c].type);
+    std::visit([rows](auto& v) { v.resize(rows); }, out[c]);
+  }
+  parallel_for(chunks.size(), threads, [&](size_t i) {
+    if (single) {
+      for (size_t c : string_cols) {
+        auto& codes = std::get<std::vector<int32_t>>(chunks[0].columns[c]);
+        auto& dst = std::get<std::vector<int32_t>>(out[c]);
+        const auto& map = remaps[c][0];
+        for (size_t r = 0; r < codes.size(); ++r) dst[r] = map[static_cast<size_t>(codes[r])];
+      }
+      return;
+    }
+    for (size_t c = 0; c < ncols; ++c) {
+      if (schema[c].type == Type::String) {
+        auto& src = std::get<std::vector<int32_t>>(chunks[i].columns[c]);
+        auto& dst = std::get<std::vector<int32_t>>(out[c]);
+        const auto& map = remaps[c][i];
+        for (size_t r = 0; r < src.size(); ++r)
+          dst[offset[i] + r] = map[static_cast<size_t>(src[r])];
+      } else {
+        std::visit(
+            [&](auto& dst) {
+              using V = std::decay_t<decltype(dst)>;
+              auto& src = std::get<V>(chunks[i].columns[c]);
+              std::copy(src.begin(), src.end(), dst.begin() + static_cast<ptrdiff_t>(offset[i]));
+            },
+            out[c]);
+      }
+      Column::Storage().swap(chunks[i].columns[c]);
+    }
+  });
+  for (size_t c = 0; c < ncols; ++c) {
+    if (schema[c].type == Type::String)
+      rel.column(c).set_codes(std::move(std::get<std::vector<int32_t>>(out[c])), dicts[c]);
+    else
+      rel.column(c).storage() = std::move(out[c]);
+  }
+  if (opt.progress) opt.progress(total, total);
+  return rel;
+}
+
+// Buffered writer of one relation.
+class Writer {
+ public:
+  Writer(const HostRelation& rel, std::ostream& out, const CsvOptions& opt)
+      : rel_(rel), out_(out), opt_(opt) {}
+
+  void run() {
+    const size_t ncols = rel_.num_columns();
+    const Schema& schema = rel_.schema();
+    if (opt_.header) {
+      for (size_t c = 0; c < ncols; ++c) {
+        if (c) buf_ += opt_.delimiter;
+        put_string(schema[c].name, ncols, c, SIZE_MAX);
+      }
+      end_line();
+    }
+    std::vector<const Dictionary*> dicts(ncols, nullptr);
+    for (size_t c = 0; c < ncols; ++c)
+      if (schema[c].type == Type::String) dicts[c] = rel_.column(c).dictionary().get();
+    const size_t rows = rel_.num_rows();
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t c = 0; c < ncols; ++c) {
+        if (c) buf_ += opt_.delimiter;
+        const Column& col = rel_.column(c);
+        switch (col.type()) {
+          case Type::Bool:
+            buf_ += col.data<uint8_t>()[r] ? "true" : "false";
+            break;
+          case Type::I32:
+            put_number(col.data<int32_t>()[r]);
+            break;
+          case Type::I64:
+            put_number(col.data<int64_t>()[r]);
+            break;
+          case Type::F32:
+            put_number(col.data<float>()[r]);
+            break;
+          case Type::F64:
+            put_number(col.data<double>()[r]);
+            break;
+          case Type::Date:
+            buf_ += format_date(col.data<int32_t>()[r]);
+            break;
+          case Type::String:
+            put_string(dicts[c]->at(col.data<int32_t>()[r]), ncols, c, r);
+            break;
+        }
+      }
+      end_line();
+    }
+    flush();
+    if (!out_) data_error("writing failed (disk full or stream closed?)");
+  }
+
+ private:
+  template <typename T>
+  void put_number(T v) {
+    char tmp[64];
+    auto res = std::to_chars(tmp, tmp + sizeof tmp, v);
+    buf_.append(tmp, res.ptr);
+  }
+  void put_string(std::string_view s, size_t ncols, size_t c, size_t row) {
+    const char d = opt_.delimiter;
+    bool special = false;
+    for (char ch : s)
+      if (ch == d || ch == '\n' || ch == '\r' || ch == '"') {
+        special = true;
+        break;
+      }
+    bool lone_empty = s.empty() && ncols == 1 && !opt_.trailing_delimiter;
+    if (opt_.quoting) {
+      if (!special && !lone_empty && !(s.size() && s[0] == '"')) {
+        buf_ += s;
+        return;
+      }
+      buf_ += '"';
+      for (char ch : s) {
+        if (ch == '"') buf_ += '"';
+        buf_ += ch;
+      }
+      buf_ += '"';
+      return;
+    }
+    for (char ch : s)
+      if (ch == d || ch == '\n' || ch == '\r' || lone_empty)
+        data_error(fmt::format(
+            "{} of attribute {} ('{}') cannot be written without quoting: it "
+            "holds the delimiter or a line break",
+            row == SIZE_MAX ? std::string("the name") : fmt::format("row {} value", row + 1),
+            rel_.schema()[c].name, shown(s)));
+    if (lone_empty)
+      data_error(
+          fmt::format("an empty string in the only attribute {} cannot be written "
+                      "without quoting",
+                      rel_.schema()[c].name));
+    buf_ += s;
+  }
+  void end_line() {
+    if (opt_.trailing_delimiter) buf_ += opt_.delimiter;
+    buf_ += '\n';
+    if (buf_.size() > (1 << 20)) flush();
+  }
+  void flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+  const HostRelation& rel_;
+  std::ostream& out_;
+  const CsvOptions& opt_;
+  std::string buf_;
+};
+
+}  // namespace
+
+HostRelation parse_csv(std::string_view text, const Schema& schema, const CsvOptions& options,
+                       std::string_view name) {
+  return parse_text(text, schema, options, name);
+}
+
+HostRelation read_csv(const std::string& path, const Schema& schema, const CsvOptions& options) {
+  FileBytes bytes(path);
+  return parse_text(bytes.view(), schema, options, path);
+}
+
+HostRelation read_csv(std::istream& in, const Schema& schema, const CsvOptions& options,
+                      std::string_view name) {
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) data_error("cannot read the input stream", {std::string(name)});
+  return parse_text(text, schema, options, name);
+}
+
+HostRelation read_relation_file(const std::string& path, const Schema& schema,
+                                ProgressFn progress) {
+  CsvOptions opt = options_for(format_from_path(path).value_or(TextFormat::Csv));
+  opt.progress = std::move(progress);
+  return read_csv(path, schema, opt);
+}
+
+void write_csv(const HostRelation& rel, std::ostream& out, const CsvOptions& options) {
+  Writer(rel, out, options).run();
+}
+
+void write_csv(const HostRelation& rel, const std::string& path, const CsvOptions& options) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    data_error(fmt::format("cannot open '{}' for writing: {}", path, std::strerror(errno)), {path});
+  Writer(rel, out, options).run();
+  out.close();
+  if (!out) data_error(fmt::format("writing '{}' failed", path), {path});
+}
+
+std::string to_csv_string(const HostRelation& rel, const CsvOptions& options) {
+  std::ostringstream s;
+  write_csv(rel, s, options);
+  return s.str();
+}
+
+}  // namespace ranc
