@@ -1,0 +1,41 @@
+// Code generation: a checked program becomes an execution plan (rt::Plan), one CUDA
+// translation unit plus steps over buffers and size slots (runtime/include/ranc/runtime/plan.h).
+//
+//   ranc::Program checked = ranc::check(program);
+//   ranc::rt::Plan plan = ranc::codegen::generate_plan(checked);
+//
+// The pipeline (generate_plan): plan_sort_orders (physical planning: sort orders, join
+// algorithm) -> per-operator lowering (ra_ops/<op>/lowering.cpp) -> insert_frees.
+#pragma once
+
+#include <string>
+
+#include "ranc/ir/program.h"
+#include "ranc/runtime/plan.h"
+
+namespace ranc::codegen {
+
+enum class JoinAlgorithm : uint8_t {
+  Auto,       // sort-merge unless a hash join is available and both inputs are unsorted
+  SortMerge,  // sort the right input by the keys, binary-search it from each left row
+  Hash,  // partitioned hash join (hash_join.cuh); not wired into codegen yet: plans as SortMerge
+};
+
+struct CodegenOptions {
+  JoinAlgorithm join = JoinAlgorithm::Auto;
+  // Target architecture for the tuning table (TuningTable<Arch>); 900 = sm_90.
+  int arch = 900;
+  // Comments in the source that quote the program (sanitised); off gives source that
+  // depends only on the program's structure.
+  bool comments = true;
+};
+
+// The plan of a checked program (ranc::check's output). Throws InternalError for an
+// unchecked program.
+rt::Plan generate_plan(const Program& checked, const CodegenOptions& options = {});
+// Just the CUDA source of generate_plan (for `ranc emit`).
+std::string emit_cuda(const Program& checked, const CodegenOptions& options = {});
+// A readable dump of a plan's buffers, slots and steps (for `ranc explain`).
+std::string describe_plan(const rt::Plan& plan);
+
+}  // namespace ranc::codegen

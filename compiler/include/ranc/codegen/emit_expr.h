@@ -1,0 +1,30 @@
+// C++ code for resolved IR expressions, following the evaluation rules of
+// ranc/ir/program.h (and the open decisions taken by the reference in
+// ra_ops/expr/eval.cpp): wrapping integer arithmetic, division by zero through the
+// error flag, saturating float->int casts, IEEE comparisons, short-circuit and/or/case,
+// string predicates through dictionary parameters.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "ranc/codegen/lowering.h"
+
+namespace ranc::codegen {
+
+struct ExprHooks {
+  // The slot of a dictionary parameter (EqCode, LowerBound, UpperBound, PrefixEnd).
+  std::function<rt::SlotId(rt::DictParam::Kind, const std::string&)> dict_slot;
+  // The uint8 mask buffer of a LIKE pattern.
+  std::function<rt::BufferId(const std::string&)> like_mask;
+  // The int32 error flag buffer.
+  std::function<rt::BufferId()> error_flag;
+};
+
+std::string emit_expression(const ExprPtr& e, KernelParams& params, const AttrAccess& attr,
+                            const ExprHooks& hooks);
+
+// A C++ literal of a numeric, bool or date value (exact; non-finite floats by bits).
+std::string cpp_literal(const Value& v);
+
+}  // namespace ranc::codegen

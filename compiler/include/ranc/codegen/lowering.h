@@ -1,0 +1,288 @@
+// The interface between code generation and the per-operator lowerings in
+// ra_ops/<op>/lowering.cpp (STYLE.md habit 3: one operator, one place).
+//
+// A lowering turns one node into CUDA source (functor structs and extern "C" kernels,
+// appended to the translation unit) and plan steps, reading its inputs' device
+// relations and recording its own. It talks to the code generator only through the
+// abstract LoweringContext (implemented in compiler/src/codegen/), so ra_ops does not
+// link against the compiler.
+//
+// Generated-code conventions: kernel parameters are 8-byte values only (device
+// pointers and long long); a buffer parameter is named b<id>, a slot parameter s<id>;
+// user identifiers never appear in code, only in sanitised comments. Functor structs
+// (`struct n4_join_fn`) hold the parameters as members and expose the hooks the
+// templates take (pred, emit, cmp, ...), so that a later fusion pass can compose them.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ranc/codegen/codegen.h"
+#include "ranc/ir/program.h"
+#include "ranc/passes/plan_sort_orders.h"
+#include "ranc/runtime/plan.h"
+
+namespace ranc::codegen {
+
+// A relation on the device: one buffer per attribute and a size slot.
+struct DeviceRelation {
+  std::vector<rt::BufferId> columns;
+  std::vector<Type> types;
+  rt::SlotId size = -1;
+};
+
+// C++ type of a value of `t` in expressions, and of its storage in columns.
+inline std::string_view value_ctype(Type t) {
+  switch (t) {
+    case Type::Bool:
+      return "bool";
+    case Type::I64:
+      return "long long";
+    case Type::F32:
+      return "float";
+    case Type::F64:
+      return "double";
+    default:
+      return "int";  // i32, date, string codes
+  }
+}
+inline std::string_view storage_ctype(Type t) {
+  return t == Type::Bool ? "unsigned char" : value_ctype(t);
+}
+
+// The parameters of one kernel, collected while its body is generated, and the
+// launch arguments that go with them (in the same order).
+class KernelParams {
+ public:
+  // The parameter for a buffer viewed as `ctype*` (deduplicated by buffer id).
+  std::string buffer(rt::BufferId b, std::string_view ctype, bool is_const = true) {
+    std::string name = fmt::format("b{}", b);
+    add(fmt::format("{}{}*", is_const ? "const " : "", ctype), name, rt::ArgBuffer{b});
+    return name;
+  }
+  std::string slot(rt::SlotId s) {
+    std::string name = fmt::format("s{}", s);
+    add("long long", name, rt::ArgSlot{s});
+    return name;
+  }
+  // "const int* b3, long long s1"
+  std::string signature() const {
+    std::string s;
+    for (const auto& p : params_)
+      s += fmt::format("{}{} {}", s.empty() ? "" : ", ", p.type, p.name);
+    return s;
+  }
+  // "  const int* b3;\n  long long s1;\n"
+  std::string fields() const {
+    std::string s;
+    for (const auto& p : params_) s += fmt::format("  {} {};\n", p.type, p.name);
+    return s;
+  }
+  // "b3, s1"
+  std::string names() const {
+    std::string s;
+    for (const auto& p : params_) s += fmt::format("{}{}", s.empty() ? "" : ", ", p.name);
+    return s;
+  }
+  const std::vector<rt::KernelArg>& args() const { return args_; }
+  bool uses_error_flag = false;  // set by expression code that may divide by zero
+
+ private:
+  struct Param {
+    std::string type, name;
+  };
+  void add(std::string type, const std::string& name, rt::KernelArg arg) {
+    for (const auto& p : params_)
+      if (p.name == name) return;
+    params_.push_back({std::move(type), name});
+    args_.push_back(arg);
+  }
+  std::vector<Param> params_;
+  std::vector<rt::KernelArg> args_;
+};
+
+// C++ text of attribute `index` of the row being evaluated (a value of its type).
+using AttrAccess = std::function<std::string(int32_t index)>;
+
+// Launch geometry in "items": grid = max(1, ceil(items / items_per_block)).
+struct LaunchShape {
+  rt::SizeExpr items;
+  int64_t items_per_block = 1;
+  int32_t block_threads = 256;
+  bool skip_if_empty = true;
+};
+
+class LoweringContext {
+ public:
+  virtual ~LoweringContext() = default;
+
+  virtual const Program& program() const = 0;
+  virtual const passes::PhysicalNode& physical(NodeId id) const = 0;
+  virtual const CodegenOptions& options() const = 0;
+  virtual const DeviceRelation& relation(NodeId id) const = 0;
+  virtual void set_relation(NodeId id, DeviceRelation rel) = 0;
+  // Plan inputs and outputs.
+  virtual void add_input(const Node& n, const DeviceRelation& rel) = 0;
+  virtual void add_output(const Node& n, const DeviceRelation& rel) = 0;
+
+  // Plan building.
+  virtual rt::SlotId new_slot() = 0;
+  // Declares a buffer (not allocated).
+  virtual rt::BufferId declare(std::string name, int32_t elem_size, rt::SizeExpr count,
+                               NodeId node) = 0;
+  // Declares and allocates a buffer.
+  virtual rt::BufferId allocate(std::string name, int32_t elem_size, rt::SizeExpr count,
+                                NodeId node, bool zero = false) = 0;
+  virtual void step(rt::Step s) = 0;
+
+  // Source.
+  virtual void emit(std::string_view code) = 0;
+  // A sanitised one-line comment quoting user text ("// n3 select: a < 5").
+  virtual void comment(std::string_view text) = 0;
+  // A fresh kernel name "n<id>_<what>", registered in plan.kernels.
+  virtual std::string kernel_name(NodeId id, std::string_view what) = 0;
+  // Emits `extern "C" __global__ void name(params) { body }` and a Launch step (plus a
+  // CheckFlag when the body may set the error flag).
+  virtual void kernel(NodeId id, const std::string& name, KernelParams& params,
+                      std::string_view body, const LaunchShape& shape) = 0;
+  // The tuning-table policy type for a family ("Select", "Merge", ...) and its values.
+  virtual std::string policy(std::string_view family) const = 0;
+  virtual int32_t policy_threads(std::string_view family) const = 0;
+  virtual int32_t policy_items(std::string_view family) const = 0;
+
+  // C++ text of a resolved expression (predicates use IEEE comparisons).
+  virtual std::string expr(const ExprPtr& e, KernelParams& params, const AttrAccess& attr) = 0;
+
+  // Common steps.
+  // A slot holding max(1, ceil((a + b) / tile_items)) for slots a and b (b may be -1).
+  virtual rt::SlotId num_tiles(NodeId id, rt::SlotId a, rt::SlotId b, int64_t tile_items) = 0;
+  // A slot holding the int64 at element `index_slot` of `buffer` (read back).
+  virtual rt::SlotId read_element(NodeId id, rt::BufferId buffer, rt::SlotId index_slot) = 0;
+  // `rel` sorted stably by `keys` (LSD: one SortPairs per key column, then a Gather per column).
+  virtual DeviceRelation sort(NodeId id, const DeviceRelation& rel, const passes::Order& keys) = 0;
+  // C++ statement text copying every column of `src` row `from` to `dst` row `to`.
+  std::string copy_row(KernelParams& params, const DeviceRelation& src, std::string_view from,
+                       const DeviceRelation& dst, std::string_view to, size_t dst_first = 0) {
+    std::string s;
+    for (size_t c = 0; c < src.columns.size(); ++c) {
+      auto ct = storage_ctype(src.types[c]);
+      s += fmt::format("    {}[{}] = {}[{}];\n",
+                       params.buffer(dst.columns[dst_first + c], ct, false), to,
+                       params.buffer(src.columns[c], ct), from);
+    }
+    return s;
+  }
+  // Emits `struct name { <params as members> members };` and returns the statement
+  // that builds it in a kernel body from the kernel's parameters. Call it after every
+  // parameter of the kernel has been registered.
+  std::string functor(const std::string& name, const KernelParams& params,
+                      std::string_view members) {
+    emit(fmt::format("struct {} {{\n{}{}}};\n", name, params.fields(), members));
+    return fmt::format("  const {} f{{{}}};\n", name, params.names());
+  }
+  // A select (SelectAgent, one pass with decoupled look-back) over `n` rows of node
+  // `id`: `pred` is a bool expression of row i, `emit_stmts` copy row i to output row o.
+  // `params` must already hold what pred, emit_stmts and extra_members (more struct
+  // members) use. Returns the slot of the
+  // number of rows kept.
+  rt::SlotId select_kernel(NodeId id, std::string_view what, rt::SlotId n, KernelParams& params,
+                           std::string_view pred, std::string_view emit_stmts,
+                           std::string_view extra_members = {}) {
+    const int64_t tile = static_cast<int64_t>(policy_threads("Select")) * policy_items("Select");
+    rt::SlotId tiles = num_tiles(id, n, -1, tile);
+    rt::BufferId state = allocate(fmt::format("n{}.tile_state", id), 8,
+                                  rt::SizeExpr{64, {rt::SizeTerm{2, {tiles}}}}, id);
+    rt::BufferId count = allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
+    {
+      KernelParams ip;
+      std::string body = fmt::format("  ranc::tpl::init_tile_state({}, {});\n",
+                                     ip.buffer(state, "void", false), ip.slot(tiles));
+      kernel(id, kernel_name(id, std::string(what) + "_init"), ip, body,
+             LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
+    }
+    std::string ts = params.buffer(state, "void", false),
+                cnt = params.buffer(count, "long long", false);
+    std::string ns = params.slot(n);
+    std::string name = kernel_name(id, what);
+    std::string make = functor(
+        name + "_fn", params,
+        fmt::format(
+            "  __device__ __forceinline__ bool pred(long long i) const {{ return {}; }}\n"
+            "  __device__ __forceinline__ void emit(long long i, long long o) const {{\n{}  }}\n{}",
+            pred, emit_stmts, extra_members));
+    std::string body = fmt::format(
+        "{}  using Agent = ranc::tpl::SelectAgent<{}>;\n"
+        "  __shared__ typename Agent::TempStorage temp;\n"
+        "  Agent::run(temp, {}, [&](long long i) {{ return f.pred(i); }}, [&](long long i, long "
+        "long o) {{ f.emit(i, o); }}, {}, {});\n",
+        make, policy("Select"), ns, ts, cnt);
+    kernel(id, name, params, body,
+           LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads("Select"), false});
+    rt::SlotId out = new_slot();
+    step(rt::ReadSize{out, count, 0});
+    return out;
+  }
+  // Launch shape of a MapAgent<P::Map> kernel over `items`.
+  LaunchShape map_launch(rt::SizeExpr items) {
+    return LaunchShape{std::move(items),
+                       static_cast<int64_t>(policy_threads("Map")) * policy_items("Map"),
+                       policy_threads("Map"), true};
+  }
+  // Output columns for `schema`, allocated with `count` rows.
+  DeviceRelation allocate_relation(const Node& n, rt::SizeExpr count, rt::SlotId size) {
+    DeviceRelation r;
+    r.size = size;
+    for (size_t c = 0; c < n.schema.size(); ++c) {
+      Type t = n.schema[c].type;
+      r.types.push_back(t);
+      r.columns.push_back(allocate(fmt::format("n{}.c{}", n.id, c), type_size(t), count, n.id));
+    }
+    return r;
+  }
+  // A value-typed load of column `c` of `rel` at row `row` (bool storage becomes bool).
+  static std::string load(KernelParams& params, const DeviceRelation& rel, size_t c,
+                          std::string_view row) {
+    std::string p = params.buffer(rel.columns[c], storage_ctype(rel.types[c]));
+    if (rel.types[c] == Type::Bool) return fmt::format("({}[{}] != 0)", p, row);
+    return fmt::format("{}[{}]", p, row);
+  }
+  // Three-way total-order comparison code of column pairs (a: rows `ra` of `A`, b:
+  // rows `rb` of `B`) as a sequence of early returns inside a function body.
+  static std::string compare_body(KernelParams& params, const DeviceRelation& A,
+                                  std::string_view ra, const std::vector<int32_t>& acols,
+                                  const DeviceRelation& B, std::string_view rb,
+                                  const std::vector<int32_t>& bcols,
+                                  const std::vector<bool>& descending) {
+    std::string s;
+    for (size_t k = 0; k < acols.size(); ++k) {
+      auto ct = storage_ctype(A.types[static_cast<size_t>(acols[k])]);
+      std::string a =
+          fmt::format("{}[{}]", params.buffer(A.columns[static_cast<size_t>(acols[k])], ct), ra);
+      std::string b =
+          fmt::format("{}[{}]", params.buffer(B.columns[static_cast<size_t>(bcols[k])], ct), rb);
+      s += fmt::format("    {{ int c = ranc::tpl::cmp3({}, {}); if (c != 0) return {}c; }}\n", a, b,
+                       descending[k] ? "-" : "");
+    }
+    s += "    return 0;\n";
+    return s;
+  }
+};
+
+// One lowering per operator (ra_ops/<op>/lowering.cpp).
+void lower_input(LoweringContext& ctx, const Node& n);
+void lower_output(LoweringContext& ctx, const Node& n);
+void lower_select(LoweringContext& ctx, const Node& n);
+void lower_project(LoweringContext& ctx, const Node& n);
+void lower_product(LoweringContext& ctx, const Node& n);
+void lower_set_op(LoweringContext& ctx, const Node& n);
+void lower_join(LoweringContext& ctx, const Node& n);
+void lower_reduce(LoweringContext& ctx, const Node& n);
+void lower_sort(LoweringContext& ctx, const Node& n);
+void lower_limit(LoweringContext& ctx, const Node& n);
+void lower_distinct(LoweringContext& ctx, const Node& n);
+
+}  // namespace ranc::codegen

@@ -1,0 +1,57 @@
+// Physical planning: sort orders and algorithm choice.
+//
+// plan_sort_orders tracks the physical order that the generated code gives every
+// relation and inserts a (keys-only) Sort node in front of an operator that needs
+// its input grouped or ordered when the input is not already so:
+//   join (sort-merge):       the right input ordered by the join keys (any order of the
+//                            keys, any directions: the comparator follows the order);
+//   reduce:                  the input grouped by the group keys;
+//   distinct:                the input grouped by the whole tuple;
+//   union/intersect/diff.:   both inputs ordered the same way by the whole tuple and
+//                            duplicate-free (a Distinct is inserted when needed).
+// A user Sort whose input already has the requested order becomes a no-op.
+#pragma once
+
+#include <vector>
+
+#include "ranc/codegen/codegen.h"
+#include "ranc/ir/program.h"
+
+namespace ranc::passes {
+
+// One entry of a physical order: the attribute index and its direction.
+struct OrderKey {
+  int32_t index = 0;
+  bool descending = false;
+  bool operator==(const OrderKey&) const = default;
+};
+using Order = std::vector<OrderKey>;
+
+struct PhysicalNode {
+  Order order;          // rows are sorted lexicographically by these keys (empty: unknown)
+  bool unique = false;  // no two rows are identical
+  // Sort: the keys to sort by (user keys, then for a user sort the remaining
+  // attributes ascending); empty when the sort is a no-op.
+  Order sort_keys;
+  bool inserted = false;  // added by this pass (not in the user's program)
+  // Join, reduce, distinct, set ops: the key sequence the operator compares by (an
+  // ordering of its keys that the input's order starts with). For a join these are
+  // positions into left_key_index/right_key_index.
+  Order compare_keys;
+  codegen::JoinAlgorithm join = codegen::JoinAlgorithm::SortMerge;
+};
+
+struct PhysicalPlan {
+  Program program;                  // checked, with inserted Sort/Distinct nodes
+  std::vector<PhysicalNode> nodes;  // per node of `program`
+};
+
+// Does `order` start with exactly the attributes of `set` (in any sequence)?
+bool groups_by(const Order& order, const std::vector<int32_t>& set);
+
+PhysicalPlan plan_sort_orders(const Program& checked, const codegen::CodegenOptions& options);
+
+// The plan as text: one line per node with its physical order and sort keys.
+std::string print_physical_plan(const PhysicalPlan& plan);
+
+}  // namespace ranc::passes

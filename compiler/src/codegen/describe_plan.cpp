@@ -1,0 +1,92 @@
+// describe_plan: the plan as text for `ranc explain` and for plan tests.
+#include <fmt/format.h>
+
+#include "ranc/codegen/codegen.h"
+
+namespace ranc::codegen {
+namespace {
+
+std::string size_text(const rt::SizeExpr& e) {
+  std::string s;
+  for (const auto& t : e.terms) {
+    std::string prod;
+    for (rt::SlotId id : t.slots) prod += fmt::format("{}s{}", prod.empty() ? "" : "*", id);
+    if (t.factor != 1) prod = fmt::format("{}*{}", t.factor, prod);
+    s += fmt::format("{}{}", s.empty() ? "" : " + ", prod);
+  }
+  if (e.constant != 0 || s.empty()) s += fmt::format("{}{}", s.empty() ? "" : " + ", e.constant);
+  return s;
+}
+
+std::string buf(const rt::Plan& p, rt::BufferId b) {
+  return fmt::format("b{}", b);
+}
+
+std::string step_text(const rt::Plan& p, const rt::Step& s) {
+  if (auto* a = std::get_if<rt::Alloc>(&s))
+    return fmt::format("alloc {} [{} x {}B]{} ({})", buf(p, a->buffer),
+                       size_text(p.buffers[a->buffer].count), p.buffers[a->buffer].elem_size,
+                       a->zero ? " zeroed" : "", p.buffers[a->buffer].name);
+  if (auto* f = std::get_if<rt::Free>(&s)) return fmt::format("free {}", buf(p, f->buffer));
+  if (auto* z = std::get_if<rt::SetSize>(&s))
+    return fmt::format("s{} = {}", z->slot, size_text(z->value));
+  if (auto* r = std::get_if<rt::ReadSize>(&s))
+    return fmt::format("s{} = read {}[{}]", r->slot, buf(p, r->buffer), r->index);
+  if (auto* l = std::get_if<rt::Launch>(&s)) {
+    std::string args;
+    for (const auto& a : l->args) {
+      if (!args.empty()) args += ", ";
+      if (auto* b = std::get_if<rt::ArgBuffer>(&a))
+        args += buf(p, b->buffer);
+      else if (auto* sl = std::get_if<rt::ArgSlot>(&a))
+        args += fmt::format("s{}", sl->slot);
+      else
+        args += fmt::format("{}", std::get<rt::ArgConst>(a).value);
+    }
+    return fmt::format("launch {}({}) items {} / {} per block, {} threads", l->kernel, args,
+                       size_text(l->items), l->items_per_block, l->block_threads);
+  }
+  if (auto* o = std::get_if<rt::SortPairs>(&s))
+    return fmt::format("sort_pairs {} -> {}, {} -> {} [{}{}] count {}", buf(p, o->keys_in),
+                       buf(p, o->keys_out), buf(p, o->values_in), buf(p, o->values_out),
+                       type_name(o->key_type), o->descending ? " desc" : "", size_text(o->count));
+  if (auto* c = std::get_if<rt::ScanInt64>(&s))
+    return fmt::format("scan {} -> {} count {}", buf(p, c->in), buf(p, c->out),
+                       size_text(c->count));
+  if (auto* g = std::get_if<rt::Gather>(&s))
+    return fmt::format("gather {} = {}[{}] count {}", buf(p, g->dst), buf(p, g->src),
+                       buf(p, g->index), size_text(g->count));
+  if (auto* i = std::get_if<rt::Iota>(&s))
+    return fmt::format("iota {} count {}", buf(p, i->buffer), size_text(i->count));
+  if (auto* k = std::get_if<rt::CheckFlag>(&s))
+    return fmt::format("check {} ({})", buf(p, k->buffer), k->message);
+  return "?";
+}
+
+}  // namespace
+
+std::string describe_plan(const rt::Plan& p) {
+  std::string out;
+  for (const auto& r : p.inputs) {
+    std::string cols;
+    for (auto b : r.columns) cols += fmt::format("{}b{}", cols.empty() ? "" : ", ", b);
+    out += fmt::format("input {} size s{} columns [{}]\n", r.name, r.size, cols);
+  }
+  for (const auto& d : p.dict_params) {
+    static constexpr const char* kinds[] = {"eq_code", "lower_bound", "upper_bound", "prefix_end",
+                                            "like_mask"};
+    if (d.kind == rt::DictParam::Kind::LikeMask)
+      out += fmt::format("dict b{} = {}('{}')\n", d.mask, kinds[static_cast<int>(d.kind)], d.text);
+    else
+      out += fmt::format("dict s{} = {}('{}')\n", d.slot, kinds[static_cast<int>(d.kind)], d.text);
+  }
+  for (const auto& s : p.steps) out += step_text(p, s) + "\n";
+  for (const auto& r : p.outputs) {
+    std::string cols;
+    for (auto b : r.columns) cols += fmt::format("{}b{}", cols.empty() ? "" : ", ", b);
+    out += fmt::format("output {} size s{} columns [{}]\n", r.name, r.size, cols);
+  }
+  return out;
+}
+
+}  // namespace ranc::codegen

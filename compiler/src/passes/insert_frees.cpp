@@ -1,0 +1,56 @@
+// insert_frees: frees each intermediate buffer right after the step that uses it last,
+// so peak device memory follows the live intermediates only.
+#include "ranc/passes/insert_frees.h"
+
+#include <set>
+
+namespace ranc::passes {
+
+std::vector<rt::BufferId> step_buffers(const rt::Step& s) {
+  std::vector<rt::BufferId> out;
+  if (auto* a = std::get_if<rt::Alloc>(&s))
+    out = {a->buffer};
+  else if (auto* f = std::get_if<rt::Free>(&s))
+    out = {f->buffer};
+  else if (auto* r = std::get_if<rt::ReadSize>(&s))
+    out = {r->buffer};
+  else if (auto* l = std::get_if<rt::Launch>(&s)) {
+    for (const auto& arg : l->args)
+      if (auto* b = std::get_if<rt::ArgBuffer>(&arg)) out.push_back(b->buffer);
+  } else if (auto* p = std::get_if<rt::SortPairs>(&s))
+    out = {p->keys_in, p->keys_out, p->values_in, p->values_out};
+  else if (auto* c = std::get_if<rt::ScanInt64>(&s))
+    out = {c->in, c->out};
+  else if (auto* g = std::get_if<rt::Gather>(&s))
+    out = {g->src, g->index, g->dst};
+  else if (auto* i = std::get_if<rt::Iota>(&s))
+    out = {i->buffer};
+  else if (auto* k = std::get_if<rt::CheckFlag>(&s))
+    out = {k->buffer};
+  return out;
+}
+
+void insert_frees(rt::Plan& plan) {
+  std::set<rt::BufferId> keep;
+  for (const auto& r : plan.inputs) keep.insert(r.columns.begin(), r.columns.end());
+  for (const auto& r : plan.outputs) keep.insert(r.columns.begin(), r.columns.end());
+  std::vector<int64_t> last(plan.buffers.size(), -1);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (std::holds_alternative<rt::Free>(plan.steps[i])) continue;
+    for (rt::BufferId b : step_buffers(plan.steps[i]))
+      last[static_cast<size_t>(b)] = static_cast<int64_t>(i);
+  }
+  std::vector<std::vector<rt::BufferId>> frees_after(plan.steps.size());
+  for (size_t b = 0; b < last.size(); ++b)
+    if (last[b] >= 0 && !keep.count(static_cast<rt::BufferId>(b)))
+      frees_after[static_cast<size_t>(last[b])].push_back(static_cast<rt::BufferId>(b));
+  std::vector<rt::Step> steps;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (std::holds_alternative<rt::Free>(plan.steps[i])) continue;  // recomputed here
+    steps.push_back(std::move(plan.steps[i]));
+    for (rt::BufferId b : frees_after[i]) steps.push_back(rt::Free{b});
+  }
+  plan.steps = std::move(steps);
+}
+
+}  // namespace ranc::passes

@@ -1,0 +1,287 @@
+// Physical planning (DESIGN.md section 4, step 3): tracks the physical order the
+// generated code gives each relation and inserts sorts (and, for set operations,
+// distincts) only where an operator needs an order or uniqueness its input lacks.
+#include "ranc/passes/plan_sort_orders.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace ranc::passes {
+
+bool groups_by(const Order& order, const std::vector<int32_t>& set) {
+  std::set<int32_t> want(set.begin(), set.end());
+  if (order.size() < want.size()) return false;
+  std::set<int32_t> have;
+  for (size_t i = 0; i < want.size(); ++i) have.insert(order[i].index);
+  return have == want;
+}
+
+namespace {
+
+Order prefix(const Order& o, size_t n) {
+  return Order(o.begin(), o.begin() + std::min(n, o.size()));
+}
+
+std::vector<int32_t> distinct_in_order(const std::vector<int32_t>& v) {
+  std::vector<int32_t> out;
+  for (int32_t x : v)
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  return out;
+}
+
+Order ascending(const std::vector<int32_t>& idx) {
+  Order o;
+  for (int32_t i : idx) o.push_back({i, false});
+  return o;
+}
+
+std::vector<int32_t> all_attrs(const Schema& s) {
+  std::vector<int32_t> v;
+  for (size_t i = 0; i < s.size(); ++i) v.push_back(static_cast<int32_t>(i));
+  return v;
+}
+
+class Planner {
+ public:
+  Planner(const Program& in, const codegen::CodegenOptions& options) : in_(in), options_(options) {}
+
+  PhysicalPlan run() {
+    std::vector<NodeId> map(in_.size(), -1);
+    for (const Node& old : in_.nodes()) {
+      Node n = old;
+      for (NodeId& i : n.inputs) i = map.at(static_cast<size_t>(i));
+      map[static_cast<size_t>(old.id)] = plan_node(std::move(n));
+    }
+    out_.program.set_checked();
+    return std::move(out_);
+  }
+
+ private:
+  const PhysicalNode& phys(NodeId id) const { return out_.nodes.at(static_cast<size_t>(id)); }
+  const Node& node(NodeId id) const { return out_.program.node(id); }
+
+  NodeId add(Node n, PhysicalNode p) {
+    n.order.clear();
+    for (const auto& k : p.order) {
+      SortKey s;
+      s.index = k.index;
+      s.descending = k.descending;
+      s.attr = n.schema[static_cast<size_t>(k.index)].name;
+      n.order.push_back(std::move(s));
+    }
+    NodeId id = out_.program.add(std::move(n));
+    out_.nodes.push_back(std::move(p));
+    return id;
+  }
+
+  // A keys-only sort of `input` (shared between consumers that need the same one).
+  NodeId insert_sort(NodeId input, const Order& keys) {
+    auto key = std::make_pair(input, keys_text(keys));
+    if (auto it = sorts_.find(key); it != sorts_.end()) return it->second;
+    const Node& src = node(input);
+    Node n;
+    n.kind = OpKind::Sort;
+    n.loc = src.loc;
+    n.inputs = {input};
+    n.schema = src.schema;
+    for (const auto& k : keys) {
+      SortKey s;
+      s.attr = src.schema[static_cast<size_t>(k.index)].name;
+      s.descending = k.descending;
+      s.index = k.index;
+      n.sort_keys.push_back(std::move(s));
+    }
+    PhysicalNode p;
+    p.order = keys;
+    p.unique = phys(input).unique;
+    p.sort_keys = keys;
+    p.inserted = true;
+    NodeId id = add(std::move(n), std::move(p));
+    sorts_[key] = id;
+    return id;
+  }
+
+  NodeId insert_distinct(NodeId input) {
+    const Node& src = node(input);
+    Node n;
+    n.kind = OpKind::Distinct;
+    n.loc = src.loc;
+    n.inputs = {input};
+    n.schema = src.schema;
+    PhysicalNode p;
+    p.order = phys(input).order;
+    p.unique = true;
+    p.compare_keys = prefix(p.order, src.schema.size());
+    p.inserted = true;
+    return add(std::move(n), std::move(p));
+  }
+
+  static std::string keys_text(const Order& keys) {
+    std::string s;
+    for (const auto& k : keys) s += fmt::format("{}{},", k.index, k.descending ? "d" : "a");
+    return s;
+  }
+
+  // The input `input` grouped by `set`: the input itself or a sort of it. Returns the
+  // node and the key sequence its order starts with.
+  std::pair<NodeId, Order> grouped(NodeId input, const std::vector<int32_t>& set) {
+    auto keys = distinct_in_order(set);
+    if (groups_by(phys(input).order, keys)) return {input, prefix(phys(input).order, keys.size())};
+    Order o = ascending(keys);
+    return {insert_sort(input, o), o};
+  }
+
+  NodeId plan_node(Node n) {
+    PhysicalNode p;
+    auto in = [&](size_t k) { return n.inputs.at(k); };
+    switch (n.kind) {
+      case OpKind::Input:
+        break;
+      case OpKind::Select:
+      case OpKind::Limit:
+      case OpKind::Output:
+        p.order = phys(in(0)).order;
+        p.unique = phys(in(0)).unique;
+        break;
+      case OpKind::Project: {
+        const auto& po = phys(in(0));
+        for (const auto& k : po.order) {
+          int32_t found = -1;
+          for (size_t j = 0; j < n.exprs.size(); ++j) {
+            const ExprPtr& e = n.exprs[j].expr.ptr();
+            if (e && e->kind == ExprKind::Attr && e->attr_index == k.index) {
+              found = static_cast<int32_t>(j);
+              break;
+            }
+          }
+          if (found < 0) break;
+          p.order.push_back({found, k.descending});
+        }
+        // Uniqueness survives when every input attribute is kept.
+        std::set<int32_t> kept;
+        for (const auto& ne : n.exprs)
+          if (ne.expr->kind == ExprKind::Attr) kept.insert(ne.expr->attr_index);
+        p.unique = po.unique && kept.size() == node(in(0)).schema.size();
+        break;
+      }
+      case OpKind::Product:
+        p.order = phys(in(0)).order;
+        p.unique = phys(in(0)).unique && phys(in(1)).unique;
+        break;
+      case OpKind::Join: {
+        p.join = codegen::JoinAlgorithm::SortMerge;  // hash_join.cuh is not available yet
+        auto [right, seq] = grouped(in(1), n.right_key_index);
+        n.inputs[1] = right;
+        for (const auto& e : seq)
+          for (size_t k = 0; k < n.right_key_index.size(); ++k)
+            if (n.right_key_index[k] == e.index)
+              p.compare_keys.push_back({static_cast<int32_t>(k), e.descending});
+        p.order = phys(in(0)).order;
+        p.unique = n.join_kind != JoinKind::Inner && phys(in(0)).unique;
+        break;
+      }
+      case OpKind::Reduce: {
+        auto [input, seq] = grouped(in(0), n.group_key_index);
+        n.inputs[0] = input;
+        p.compare_keys = seq;
+        for (const auto& e : seq) {
+          auto it = std::find(n.group_key_index.begin(), n.group_key_index.end(), e.index);
+          p.order.push_back({static_cast<int32_t>(it - n.group_key_index.begin()), e.descending});
+        }
+        p.unique = true;
+        break;
+      }
+      case OpKind::Distinct: {
+        auto [input, seq] = grouped(in(0), all_attrs(n.schema));
+        n.inputs[0] = input;
+        p.compare_keys = seq;
+        p.order = phys(input).order;
+        p.unique = true;
+        break;
+      }
+      case OpKind::Union:
+      case OpKind::Intersect:
+      case OpKind::Difference: {
+        auto all = all_attrs(n.schema);
+        Order target;
+        if (groups_by(phys(in(0)).order, all))
+          target = prefix(phys(in(0)).order, all.size());
+        else if (groups_by(phys(in(1)).order, all))
+          target = prefix(phys(in(1)).order, all.size());
+        else
+          target = ascending(all);
+        for (size_t k = 0; k < 2; ++k) {
+          NodeId x = in(k);
+          if (prefix(phys(x).order, all.size()) != target) x = insert_sort(x, target);
+          if (!phys(x).unique) x = insert_distinct(x);
+          n.inputs[k] = x;
+        }
+        p.compare_keys = target;
+        p.order = target;
+        p.unique = true;
+        break;
+      }
+      case OpKind::Sort: {
+        Order want;
+        std::set<int32_t> used;
+        for (const auto& k : n.sort_keys) {
+          if (used.insert(k.index).second) want.push_back({k.index, k.descending});
+        }
+        for (int32_t a : all_attrs(n.schema))
+          if (used.insert(a).second) want.push_back({a, false});
+        const auto& po = phys(in(0));
+        if (prefix(po.order, want.size()) != want) p.sort_keys = want;
+        p.order = want;
+        p.unique = po.unique;
+        break;
+      }
+    }
+    return add(std::move(n), std::move(p));
+  }
+
+  const Program& in_;
+  const codegen::CodegenOptions& options_;
+  PhysicalPlan out_;
+  std::map<std::pair<NodeId, std::string>, NodeId> sorts_;
+};
+
+std::string order_text(const Program& prog, const Node& n, const Order& o) {
+  std::string s;
+  for (const auto& k : o) {
+    if (!s.empty()) s += ", ";
+    s += n.schema[static_cast<size_t>(k.index)].name;
+    if (k.descending) s += " desc";
+  }
+  return s;
+}
+
+}  // namespace
+
+PhysicalPlan plan_sort_orders(const Program& checked, const codegen::CodegenOptions& options) {
+  internal_check(checked.checked(), "plan_sort_orders needs a checked program");
+  return Planner(checked, options).run();
+}
+
+std::string print_physical_plan(const PhysicalPlan& plan) {
+  std::string out;
+  for (const Node& n : plan.program.nodes()) {
+    const PhysicalNode& p = plan.nodes.at(static_cast<size_t>(n.id));
+    std::string ins;
+    for (NodeId i : n.inputs) ins += fmt::format("{}n{}", ins.empty() ? "" : ", ", i);
+    out += fmt::format("n{} {}({})", n.id, op_kind_name(n.kind), ins);
+    if (n.kind == OpKind::Sort)
+      out += p.sort_keys.empty()
+                 ? " no-op"
+                 : fmt::format(" by [{}]", order_text(plan.program, n, p.sort_keys));
+    if (p.inserted) out += " (inserted)";
+    if (!p.order.empty()) out += fmt::format(" order [{}]", order_text(plan.program, n, p.order));
+    if (p.unique) out += " unique";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace ranc::passes

@@ -1,0 +1,88 @@
+// Lowering of union / intersect / difference: both inputs are sorted the same way by the
+// whole tuple and duplicate-free (physical planning), so SetOpAgent (set_ops.cuh) merges
+// them along the merge path and compacts the kept rows in one pass. Output columns are
+// sized by the upper bound (union na + nb, otherwise na); the size is read back.
+#include "ranc/codegen/lowering.h"
+
+namespace ranc::codegen {
+
+void lower_set_op(LoweringContext& ctx, const Node& n) {
+  const DeviceRelation A = ctx.relation(n.inputs.at(0));
+  const DeviceRelation B = ctx.relation(n.inputs.at(1));
+  const auto& keys = ctx.physical(n.id).compare_keys;
+  std::vector<int32_t> cols;
+  std::vector<bool> desc;
+  for (const auto& k : keys) {
+    cols.push_back(k.index);
+    desc.push_back(k.descending);
+  }
+  const char* op = n.kind == OpKind::Union       ? "set_union"
+                   : n.kind == OpKind::Intersect ? "set_intersect"
+                                                 : "set_difference";
+  rt::SizeExpr bound = n.kind == OpKind::Union
+                           ? rt::SizeExpr{0, {rt::SizeTerm{1, {A.size}}, rt::SizeTerm{1, {B.size}}}}
+                           : rt::SizeExpr::slot(A.size);
+  DeviceRelation out = ctx.allocate_relation(n, bound, -1);
+
+  const int64_t tile =
+      static_cast<int64_t>(ctx.policy_threads("Merge")) * ctx.policy_items("Merge");
+  rt::SlotId tiles = ctx.num_tiles(n.id, A.size, B.size, tile);
+  rt::BufferId state = ctx.allocate(fmt::format("n{}.tile_state", n.id), 8,
+                                    rt::SizeExpr{64, {rt::SizeTerm{2, {tiles}}}}, n.id);
+  rt::BufferId parts = ctx.allocate(fmt::format("n{}.partitions", n.id), 8,
+                                    rt::SizeExpr{1, {rt::SizeTerm{1, {tiles}}}}, n.id);
+  rt::BufferId count =
+      ctx.allocate(fmt::format("n{}.count", n.id), 8, rt::SizeExpr::fixed(1), n.id);
+  const char* cmp_sig = "  __device__ __forceinline__ int cmp(long long i, long long j) const {\n";
+  {
+    KernelParams p;
+    std::string body = fmt::format("  ranc::tpl::init_tile_state({}, {});\n",
+                                   p.buffer(state, "void", false), p.slot(tiles));
+    ctx.kernel(n.id, ctx.kernel_name(n.id, "init"), p, body,
+               LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
+  }
+  {
+    KernelParams p;
+    std::string cmp = LoweringContext::compare_body(p, A, "i", cols, B, "j", cols, desc);
+    std::string na = p.slot(A.size), nb = p.slot(B.size), pa = p.buffer(parts, "long long", false);
+    std::string name = ctx.kernel_name(n.id, "partition");
+    std::string make = ctx.functor(name + "_fn", p, fmt::format("{}{}  }}\n", cmp_sig, cmp));
+    std::string body = fmt::format(
+        "{}  ranc::tpl::merge_path_partitions({}, {}, {}::tile_items, [&](long long i, long long "
+        "j) {{ return f.cmp(i, j); }}, {});\n",
+        make, na, nb, ctx.policy("Merge"), pa);
+    ctx.kernel(n.id, name, p, body,
+               LaunchShape{rt::SizeExpr{1, {rt::SizeTerm{1, {tiles}}}}, 256, 256, false});
+  }
+  {
+    KernelParams p;
+    std::string cmp = LoweringContext::compare_body(p, A, "i", cols, B, "j", cols, desc);
+    std::string copy_a = ctx.copy_row(p, A, "row", out, "o"),
+                copy_b = ctx.copy_row(p, B, "row", out, "o");
+    std::string na = p.slot(A.size), nb = p.slot(B.size), pa = p.buffer(parts, "long long");
+    std::string ts = p.buffer(state, "void", false), cnt = p.buffer(count, "long long", false);
+    std::string name = ctx.kernel_name(n.id, n.kind == OpKind::Union       ? "union"
+                                             : n.kind == OpKind::Intersect ? "intersect"
+                                                                           : "difference");
+    std::string make =
+        ctx.functor(name + "_fn", p,
+                    fmt::format("{}{}  }}\n  __device__ __forceinline__ void emit(bool from_b, "
+                                "long long row, long long o) const {{\n"
+                                "    if (!from_b) {{\n{}    }} else {{\n{}    }}\n  }}\n",
+                                cmp_sig, cmp, copy_a, copy_b));
+    std::string body = fmt::format(
+        "{}  using Agent = ranc::tpl::SetOpAgent<{}, ranc::tpl::SetOp::{}>;\n"
+        "  __shared__ typename Agent::TempStorage temp;\n"
+        "  Agent::run(temp, {}, {}, {}, [&](long long i, long long j) {{ return f.cmp(i, j); }},\n"
+        "             [&](bool from_b, long long row, long long o) {{ f.emit(from_b, row, o); }}, "
+        "{}, {});\n",
+        make, ctx.policy("Merge"), op, na, nb, pa, ts, cnt);
+    ctx.kernel(n.id, name, p, body,
+               LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Merge"), false});
+  }
+  out.size = ctx.new_slot();
+  ctx.step(rt::ReadSize{out.size, count, 0});
+  ctx.set_relation(n.id, out);
+}
+
+}  // namespace ranc::codegen

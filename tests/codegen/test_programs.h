@@ -1,0 +1,123 @@
+// Programs shared by the code generation tests: together they cover every operator,
+// every expression kind and the key types (i32, i64, f64, string, bool, multi-attribute).
+#pragma once
+
+#include <cmath>
+#include <limits>
+
+#include "ranc/dsl.h"
+
+namespace ranc::testing {
+
+// Every expression kind, in select predicates and project expressions.
+inline Program expressions_program() {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"a", Type::I32},
+                         {"b", Type::I64},
+                         {"c", Type::F64},
+                         {"d", Type::F32},
+                         {"e", Type::Date},
+                         {"s", Type::String},
+                         {"t", Type::Bool}});
+  auto p1 = r.select(((col("a") + 1 > 3 && col("b") * 2 <= 100) || !(col("c") / 2.0 < col("d"))) &&
+                     col("a") / col("a") >= 0 && col("b") % 7 != 1 && col("a") - 5 < col("b"));
+  b.output(p1, "sel_arith");
+  auto p2 =
+      r.select(between(col("c"), 1.0, 2.0) || in_list(col("a"), {1, 2, 3}) ||
+               cast(col("c"), Type::I32) > 1 || cast(col("t"), Type::I32) == 1 ||
+               year(col("e")) == 1994 || like(col("s"), "%ab_") || starts_with(col("s"), "pre"));
+  b.output(p2, "sel_misc");
+  auto p3 = r.select((col("s") == "x" || col("s") < "m" || Expr("m") <= col("s") ||
+                      col("s") != col("s") || col("s") > "q" || col("s") >= "z" ||
+                      between(col("s"), "b", "d") || in_list(col("s"), {"u", "v"})) &&
+                     col("e") + 1 < date_lit("1995-01-01") && col("t") == true && col("s") != "zz");
+  b.output(p3, "sel_strings");
+  auto p4 = r.project({"a",
+                       as(-col("a"), "neg_a"),
+                       as(-col("c"), "neg_c"),
+                       as(col("d") * 2.5f, "d2"),
+                       as(cast(col("c"), Type::I64), "c_i64"),
+                       as(cast(col("a"), Type::F64), "a_f64"),
+                       as(cast(col("b"), Type::I32), "b_i32"),
+                       as(cast(col("c"), Type::Bool), "c_bool"),
+                       as(cast(col("e"), Type::I32), "e_i32"),
+                       as(cast(col("a"), Type::Date), "a_date"),
+                       as(case_when({{col("a") > 1, col("b")}, {col("a") < -1, lit(Value::i64(7))}},
+                                    lit(Value::i64(0))),
+                          "case_b"),
+                       as(col("e") - col("e"), "days"),
+                       as(col("e") + 30, "e30"),
+                       as(year(col("e")), "y"),
+                       as(col("b") / 3 + col("b") % 3, "divmod"),
+                       as(cast(col("c"), Type::I64) % 2, "imod"),
+                       as(lit(Value::i32(std::numeric_limits<int32_t>::min())), "imin"),
+                       as(lit(Value::i64(std::numeric_limits<int64_t>::min())), "lmin"),
+                       as(lit(Value::f64(std::numeric_limits<double>::infinity())), "inf"),
+                       as(lit(Value::f64(std::nan(""))), "nan"),
+                       as(lit(Value::f32(-0.0f)), "negz"),
+                       as(col("s") < "k", "s_lt"),
+                       as(!col("t"), "not_t"),
+                       "s",
+                       "t"});
+  b.output(p4, "proj_all");
+  return b.check();
+}
+
+// Every operator and key type.
+inline Program operators_program() {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32},
+                         {"k64", Type::I64},
+                         {"kf", Type::F64},
+                         {"ks", Type::String},
+                         {"v", Type::I64},
+                         {"w", Type::F64},
+                         {"bo", Type::Bool},
+                         {"f", Type::F32}});
+  auto q = b.input("q", {{"qk", Type::I32},
+                         {"qk64", Type::I64},
+                         {"qkf", Type::F64},
+                         {"qks", Type::String},
+                         {"qv", Type::I32}});
+  b.output(r.join(q, {"k"}, {"qk"}), "j_i32");
+  b.output(r.join(q, {"k64"}, {"qk64"}), "j_i64");
+  b.output(r.join(q, {"kf"}, {"qkf"}), "j_f64");
+  b.output(r.join(q, {"ks"}, {"qks"}), "j_str");
+  b.output(r.join(q, {"k", "ks"}, {"qk", "qks"}), "j_multi");
+  b.output(r.join(q, {"k"}, {"qk"}, JoinKind::Inner, col("v") > col("qv")), "j_residual");
+  b.output(r.semi_join(q, {"k"}, {"qk"}), "semi");
+  b.output(r.anti_join(q, {"k64", "kf"}, {"qk64", "qkf"}), "anti");
+  b.output(r.semi_join(q, {"k"}, {"qk"}, col("w") < cast(col("qv"), Type::F64)), "semi_residual");
+  b.output(r.anti_join(q, {"ks"}, {"qks"}, col("v") / cast(col("qv"), Type::I64) > 1),
+           "anti_residual");
+  b.output(r.reduce({"k"}, {ranc::sum(col("v"), "sv"), ranc::sum(col("w"), "sw"), ranc::count("n"),
+                            ranc::min(col("kf"), "mn"), ranc::max(col("ks"), "mx"),
+                            ranc::avg(col("v"), "av"), ranc::sum(col("f"), "sf"),
+                            ranc::min(col("k64"), "mn64"), ranc::max(col("f"), "mxf")}),
+           "red_i32");
+  b.output(r.reduce({"ks", "k64"}, {ranc::sum(col("v") * 2, "s2"), ranc::avg(col("w"), "aw")}),
+           "red_multi");
+  b.output(r.reduce({}, {ranc::count("n"), ranc::sum(col("k"), "sk"), ranc::max(col("w"), "mw")}),
+           "red_all");
+  b.output(r.reduce({"kf", "bo"}, {ranc::count("n")}), "red_f64_bool");
+  b.output(r.sort({desc("k"), "kf"}), "sort_desc");
+  b.output(r.sort({"ks", desc("bo"), "f"}), "sort_str_bool_f32");
+  b.output(r.sort({"k64"}).limit(5, 3), "sort_limit");
+  b.output(r.limit(10), "limit");
+  b.output(r.distinct(), "distinct");
+  auto rk = r.project({"k", "v"});
+  auto qk = q.project({as(col("qk"), "k"), as(cast(col("qv"), Type::I64), "v")});
+  b.output(rk.union_with(qk), "union");
+  b.output(rk.intersect(qk), "intersect");
+  b.output(rk.difference(qk), "difference");
+  b.output(rk.distinct().union_with(qk.distinct()), "union_of_distinct");
+  b.output(r.project({"k", "w"}).product(q.project({"qk", "qks"})), "product");
+  b.output(r.select(col("k") > 0)
+               .project({"k", as(col("v") + 1, "v1")})
+               .sort({"k"})
+               .reduce({"k"}, {ranc::sum(col("v1"), "s")}),
+           "chain");
+  return b.check();
+}
+
+}  // namespace ranc::testing

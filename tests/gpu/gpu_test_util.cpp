@@ -1,0 +1,252 @@
+// Helpers of the GPU tests (see gpu_test_util.h).
+#include "gpu_test_util.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "ranc/ra_ops/ra_ops.h"
+#include "ranc/runtime/device.h"
+#include "ranc/runtime/executor.h"
+
+namespace ranc::gputest {
+
+const char* dist_name(Dist d) {
+  switch (d) {
+    case Dist::Unique:
+      return "unique";
+    case Dist::Duplicates:
+      return "duplicates";
+    case Dist::Zipf:
+      return "zipf";
+    case Dist::NoMatch:
+      return "nomatch";
+    case Dist::AllMatch:
+      return "allmatch";
+  }
+  return "?";
+}
+
+std::vector<int64_t> make_keys(Dist d, int64_t n, std::mt19937_64& rng, bool other_side,
+                               int64_t domain) {
+  std::vector<int64_t> k(static_cast<size_t>(n));
+  switch (d) {
+    case Dist::Unique:
+      std::iota(k.begin(), k.end(), int64_t{0});
+      std::shuffle(k.begin(), k.end(), rng);
+      break;
+    case Dist::Duplicates: {
+      std::uniform_int_distribution<int64_t> u(0, std::max<int64_t>(0, n / 8));
+      for (auto& x : k) x = u(rng);
+      break;
+    }
+    case Dist::Zipf: {
+      if (other_side) {  // skew on one side only (foreign keys); the other side is unique
+        std::iota(k.begin(), k.end(), int64_t{0});
+        std::shuffle(k.begin(), k.end(), rng);
+        break;
+      }
+      // Inverse CDF over a domain of D values with P(rank r) ~ 1 / r^1.2.
+      const int64_t D = std::max<int64_t>(1, std::min<int64_t>(n / 4 + 1, 1 << 20));
+      std::vector<double> cdf(static_cast<size_t>(D));
+      double s = 0;
+      for (int64_t r = 0; r < D; ++r)
+        cdf[static_cast<size_t>(r)] = s += 1.0 / std::pow(static_cast<double>(r + 1), 1.2);
+      std::uniform_real_distribution<double> u(0, s);
+      for (auto& x : k) x = std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin();
+      break;
+    }
+    case Dist::NoMatch: {
+      std::uniform_int_distribution<int64_t> u(0, std::max<int64_t>(1, n));
+      for (auto& x : k) x = 2 * u(rng) + (other_side ? 1 : 0);
+      break;
+    }
+    case Dist::AllMatch: {
+      if (other_side) {
+        std::iota(k.begin(), k.end(), int64_t{0});  // every key of the domain, once
+        std::shuffle(k.begin(), k.end(), rng);
+      } else {
+        std::uniform_int_distribution<int64_t> u(0, std::max<int64_t>(1, domain) - 1);
+        for (auto& x : k) x = u(rng);
+      }
+      break;
+    }
+  }
+  return k;
+}
+
+Column column_from_keys(Type type, const std::vector<int64_t>& keys) {
+  Column c(type);
+  c.reserve(keys.size());
+  switch (type) {
+    case Type::Bool:
+      for (auto k : keys) c.data<uint8_t>().push_back(static_cast<uint8_t>(k & 1));
+      break;
+    case Type::I32:
+    case Type::Date:
+      for (auto k : keys) c.data<int32_t>().push_back(static_cast<int32_t>(k));
+      break;
+    case Type::I64:
+      for (auto k : keys) c.data<int64_t>().push_back(k * 3 - 5);
+      break;
+    case Type::F32:
+      for (auto k : keys) c.data<float>().push_back(static_cast<float>(k) / 4.0f);
+      break;
+    case Type::F64:
+      for (auto k : keys) c.data<double>().push_back(static_cast<double>(k) / 4.0);
+      break;
+    case Type::String: {
+      std::vector<std::string> strs;
+      strs.reserve(keys.size());
+      for (auto k : keys) strs.push_back(fmt::format("k{:09}", k));
+      auto dict = Dictionary::from_strings(strs);
+      std::vector<int32_t> codes;
+      codes.reserve(keys.size());
+      for (const auto& s : strs) codes.push_back(*dict->find(s));
+      c.set_codes(std::move(codes), dict);
+      break;
+    }
+  }
+  return c;
+}
+
+Column random_column(Type type, int64_t n, std::mt19937_64& rng) {
+  Column c(type);
+  c.reserve(static_cast<size_t>(n));
+  std::uniform_int_distribution<int32_t> small(-1000, 1000);
+  switch (type) {
+    case Type::Bool:
+      for (int64_t i = 0; i < n; ++i) c.data<uint8_t>().push_back(static_cast<uint8_t>(rng() & 1));
+      break;
+    case Type::I32:
+      for (int64_t i = 0; i < n; ++i) c.data<int32_t>().push_back(small(rng));
+      break;
+    case Type::Date:
+      for (int64_t i = 0; i < n; ++i) c.data<int32_t>().push_back(8000 + small(rng) * 3);
+      break;
+    case Type::I64:
+      for (int64_t i = 0; i < n; ++i)
+        c.data<int64_t>().push_back(static_cast<int64_t>(rng() >> 1) - (int64_t{1} << 62));
+      break;
+    case Type::F32:
+      for (int64_t i = 0; i < n; ++i)
+        c.data<float>().push_back(static_cast<float>(small(rng)) / 8.0f);
+      break;
+    case Type::F64:
+      for (int64_t i = 0; i < n; ++i)
+        c.data<double>().push_back(static_cast<double>(small(rng)) / 16.0);
+      break;
+    case Type::String: {
+      static const char* words[] = {"apple", "banana", "cherry", "date",  "elder",
+                                    "fig",   "grape",  "kiwi",   "lemon", "mango"};
+      for (int64_t i = 0; i < n; ++i) c.append(Value::string(words[rng() % 10]));
+      break;
+    }
+  }
+  return c;
+}
+
+HostRelation make_relation(const Schema& schema, std::vector<Column> columns) {
+  HostRelation r(schema);
+  for (size_t i = 0; i < columns.size(); ++i) r.column(i) = std::move(columns[i]);
+  return r;
+}
+
+bool have_gpu() {
+  return rt::gpu_available();
+}
+
+namespace {
+
+rt::Executor& executor() {
+  static rt::Executor ex;
+  return ex;
+}
+
+bool close(const Value& a, const Value& b, double tol) {
+  if (a == b) return true;
+  if (!is_floating(a.type()) || a.type() != b.type()) return false;
+  double x = a.to_double(), y = b.to_double();
+  if (std::isnan(x) || std::isnan(y)) return false;
+  return std::fabs(x - y) <= tol * std::max({1.0, std::fabs(x), std::fabs(y)});
+}
+
+std::string row_text(const std::vector<Value>& r) {
+  std::string s;
+  for (const auto& v : r) s += (s.empty() ? "" : ", ") + v.str();
+  return "(" + s + ")";
+}
+
+std::string compare(const std::string& name, const HostRelation& gpu, const HostRelation& ref,
+                    bool ordered, double tol) {
+  if (gpu.num_rows() != ref.num_rows())
+    return fmt::format("output '{}': {} rows on the GPU, {} in the reference", name, gpu.num_rows(),
+                       ref.num_rows());
+  std::vector<std::vector<Value>> g, r;
+  if (ordered) {
+    for (size_t i = 0; i < gpu.num_rows(); ++i) {
+      g.push_back(gpu.row(i));
+      r.push_back(ref.row(i));
+    }
+  } else {
+    g = gpu.sorted_rows();
+    r = ref.sorted_rows();
+  }
+  for (size_t i = 0; i < g.size(); ++i) {
+    bool ok = g[i].size() == r[i].size();
+    for (size_t c = 0; ok && c < g[i].size(); ++c) ok = close(g[i][c], r[i][c], tol);
+    if (!ok)
+      return fmt::format("output '{}' ({}) row {}: GPU {} vs reference {}", name,
+                         ordered ? "ordered" : "as multiset", i, row_text(g[i]), row_text(r[i]));
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string run_and_compare(const Program& checked, const Inputs& inputs,
+                            const codegen::CodegenOptions& options) {
+  std::vector<HostRelation> ref;
+  std::string ref_error;
+  try {
+    ref = execute_reference(checked, inputs);
+  } catch (const UserError& e) {
+    ref_error = e.what();
+  }
+  rt::Plan plan = codegen::generate_plan(checked, options);
+  std::map<std::string, const HostRelation*> bind;
+  for (const auto& [n, r] : inputs) bind[n] = &r;
+  rt::RunResult res;
+  try {
+    res = executor().run(plan, bind);
+  } catch (const UserError& e) {
+    if (!ref_error.empty() && e.kind() == ErrorKind::Execution) return "";  // both fail
+    return fmt::format("GPU run failed: {} (reference: {})", e.what(),
+                       ref_error.empty() ? "ok" : ref_error);
+  } catch (const std::exception& e) {
+    return fmt::format("GPU run failed: {}\n{}", e.what(), codegen::describe_plan(plan));
+  }
+  if (!ref_error.empty())
+    return fmt::format("the reference failed ({}) but the GPU did not", ref_error);
+  int64_t rows = 1;
+  for (const auto& [n, r] : inputs)
+    rows = std::max<int64_t>(rows, static_cast<int64_t>(r.num_rows()));
+  const double tol = 1e-12 * static_cast<double>(rows) + 1e-9;
+  std::vector<NodeId> outs = checked.outputs();
+  if (res.outputs.size() != outs.size()) return "output count differs";
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const Node& on = checked.node(outs[k]);
+    bool ordered = !on.order.empty();
+    const HostRelation* gpu = nullptr;
+    for (const auto& [n, r] : res.outputs)
+      if (n == on.name) gpu = &r;
+    if (!gpu) return fmt::format("output '{}' missing from the GPU run", on.name);
+    std::string d = compare(on.name, *gpu, ref[k], ordered, tol);
+    if (!d.empty()) return d;
+  }
+  return "";
+}
+
+}  // namespace ranc::gputest

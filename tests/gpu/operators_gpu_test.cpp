@@ -1,0 +1,263 @@
+// Every operator on the GPU against the CPU reference, at awkward sizes (0, 1, 31, 32,
+// 33, one select tile, one tile + 1, many tiles, 2^24) and key distributions (unique,
+// duplicates, Zipf skew, no matches, all match), with i32, i64 and multi-attribute keys.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "gpu_test_util.h"
+#include "ranc/dsl.h"
+#include "test_programs.h"
+
+namespace ranc::gputest {
+namespace {
+
+constexpr int64_t kTile = 4096;  // TuningTable<900>::Select tile
+const int64_t kSizes[] = {0, 1, 31, 32, 33, kTile, kTile + 1, 100003};
+const Dist kDists[] = {Dist::Unique, Dist::Duplicates, Dist::Zipf, Dist::NoMatch, Dist::AllMatch};
+
+enum class KeyKind { I32, I64, Multi };
+const char* key_name(KeyKind k) {
+  return k == KeyKind::I32 ? "i32" : k == KeyKind::I64 ? "i64" : "multi";
+}
+
+struct Case {
+  int64_t n;
+  Dist dist;
+  KeyKind key;
+};
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  return fmt::format("n{}_{}_{}", info.param.n, dist_name(info.param.dist),
+                     key_name(info.param.key));
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (int64_t n : kSizes)
+    for (Dist d : kDists) out.push_back({n, d, KeyKind::I32});
+  for (int64_t n : {int64_t{33}, kTile + 1, int64_t{100003}})
+    for (Dist d : kDists) {
+      out.push_back({n, d, KeyKind::I64});
+      out.push_back({n, d, KeyKind::Multi});
+    }
+  return out;
+}
+
+// r(k [, k2], v i64, w f64, s string, x i32) and q(qk [, qk2], qv i32, qs string).
+struct Data {
+  Schema r, q;
+  Inputs inputs;
+  std::vector<std::string> rkeys, qkeys;
+};
+
+Data make_data(const Case& c, uint64_t seed, int64_t nq = -1) {
+  std::mt19937_64 rng(seed);
+  if (nq < 0) nq = c.dist == Dist::AllMatch ? std::max<int64_t>(1, c.n / 4) : c.n;
+  Data d;
+  Type kt = c.key == KeyKind::I32 ? Type::I32 : Type::I64;
+  d.r.attributes = {{"k", kt}};
+  d.q.attributes = {{"qk", kt}};
+  d.rkeys = {"k"};
+  d.qkeys = {"qk"};
+  auto rk = make_keys(c.dist, c.n, rng, false, nq);
+  auto qk = make_keys(c.dist, nq, rng, true, nq);
+  std::vector<Column> rc{column_from_keys(kt, rk)}, qc{column_from_keys(kt, qk)};
+  if (c.key == KeyKind::Multi) {
+    // Second key: a function of the first, so matches stay matches, plus noise in r.
+    auto second = [](const std::vector<int64_t>& k) {
+      std::vector<int64_t> s;
+      for (auto x : k) s.push_back(x % 3);
+      return s;
+    };
+    d.r.attributes.push_back({"k2", Type::I32});
+    d.q.attributes.push_back({"qk2", Type::I32});
+    d.rkeys.push_back("k2");
+    d.qkeys.push_back("qk2");
+    rc.push_back(column_from_keys(Type::I32, second(rk)));
+    qc.push_back(column_from_keys(Type::I32, second(qk)));
+  }
+  d.r.attributes.insert(
+      d.r.attributes.end(),
+      {{"v", Type::I64}, {"w", Type::F64}, {"s", Type::String}, {"x", Type::I32}});
+  rc.push_back(random_column(Type::I64, c.n, rng));
+  rc.push_back(random_column(Type::F64, c.n, rng));
+  rc.push_back(random_column(Type::String, c.n, rng));
+  rc.push_back(random_column(Type::I32, c.n, rng));
+  d.q.attributes.insert(d.q.attributes.end(), {{"qv", Type::I32}, {"qs", Type::String}});
+  qc.push_back(random_column(Type::I32, nq, rng));
+  qc.push_back(random_column(Type::String, nq, rng));
+  d.inputs.emplace_back("r", make_relation(d.r, std::move(rc)));
+  d.inputs.emplace_back("q", make_relation(d.q, std::move(qc)));
+  return d;
+}
+
+class GpuOperators : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override { RANC_REQUIRE_GPU(); }
+  void check(const Data& d, const std::function<void(ProgramBuilder&, Rel, Rel)>& build) {
+    ProgramBuilder b;
+    Rel r = b.input("r", d.r.attributes);
+    Rel q = b.input("q", d.q.attributes);
+    build(b, r, q);
+    Program p = b.check();
+    std::string diff = run_and_compare(p, d.inputs);
+    EXPECT_EQ(diff, "") << print_program(p);
+  }
+};
+
+TEST_P(GpuOperators, Select) {
+  auto d = make_data(GetParam(), 1);
+  check(d, [](ProgramBuilder& b, Rel r, Rel) {
+    b.output(r.select(col("x") > 0 && col("s") != "fig"), "sel");
+    b.output(r.select(col("x") > 100000), "none");
+    b.output(r.select(col("w") == col("w") || col("w") != col("w")), "all");
+    b.output(r.select(like(col("s"), "%an%") || starts_with(col("s"), "ch")), "strings");
+  });
+}
+
+TEST_P(GpuOperators, Project) {
+  auto d = make_data(GetParam(), 2);
+  check(d, [](ProgramBuilder& b, Rel r, Rel) {
+    b.output(r.project({"s", as(col("v") * 3 + 1, "v3"), as(col("w") / 2.0, "w2"),
+                        as(cast(col("x"), Type::F32), "xf"),
+                        as(case_when({{col("x") > 0, col("x")}}, -col("x")), "absx"),
+                        as(col("x") % 7, "m7")}),
+             "proj");
+  });
+}
+
+TEST_P(GpuOperators, Product) {
+  if (GetParam().n > kTile + 1) GTEST_SKIP() << "product of large inputs";
+  auto d = make_data(GetParam(), 3, std::min<int64_t>(GetParam().n, 33));
+  check(d, [](ProgramBuilder& b, Rel r, Rel q) {
+    b.output(r.project({"v", "x"}).product(q.project({"qv"})), "prod");
+  });
+}
+
+TEST_P(GpuOperators, Joins) {
+  auto d = make_data(GetParam(), 4);
+  check(d, [&](ProgramBuilder& b, Rel r, Rel q) {
+    b.output(r.join(q, d.rkeys, d.qkeys), "inner");
+    b.output(r.join(q, d.rkeys, d.qkeys, JoinKind::Inner, col("x") < col("qv")), "inner_residual");
+    b.output(r.semi_join(q, d.rkeys, d.qkeys), "semi");
+    b.output(r.anti_join(q, d.rkeys, d.qkeys), "anti");
+    b.output(r.semi_join(q, d.rkeys, d.qkeys, col("s") < col("qs")), "semi_residual");
+    b.output(r.anti_join(q, d.rkeys, d.qkeys, col("x") > col("qv")), "anti_residual");
+  });
+}
+
+TEST_P(GpuOperators, StringKeyJoin) {
+  auto c = GetParam();
+  if (c.key != KeyKind::I32) GTEST_SKIP();
+  std::mt19937_64 rng(5);
+  auto rk = make_keys(c.dist, c.n, rng, false, std::max<int64_t>(1, c.n / 4));
+  auto qk =
+      make_keys(c.dist, c.dist == Dist::AllMatch ? std::max<int64_t>(1, c.n / 4) : c.n, rng, true);
+  Schema rs{{{"ks", Type::String}, {"v", Type::I64}}, 0},
+      qs{{{"qks", Type::String}, {"qf", Type::F64}}, 0};
+  Inputs in;
+  in.emplace_back("r", make_relation(rs, {column_from_keys(Type::String, rk),
+                                          random_column(Type::I64, c.n, rng)}));
+  in.emplace_back("q", make_relation(qs, {column_from_keys(Type::String, qk),
+                                          column_from_keys(Type::F64, qk)}));
+  ProgramBuilder b2;
+  auto r2 = b2.input("r", rs.attributes);
+  auto q2 = b2.input("q", qs.attributes);
+  b2.output(r2.join(q2, {"ks"}, {"qks"}), "inner");
+  b2.output(r2.semi_join(q2, {"ks"}, {"qks"}), "semi");
+  b2.output(r2.project({"ks", as(cast(col("v"), Type::F64), "kf")}).join(q2, {"kf"}, {"qf"}),
+            "f64_key");
+  EXPECT_EQ(run_and_compare(b2.check(), in), "");
+}
+
+TEST_P(GpuOperators, Reduce) {
+  auto d = make_data(GetParam(), 6);
+  check(d, [&](ProgramBuilder& b, Rel r, Rel) {
+    b.output(
+        r.reduce(d.rkeys, {ranc::sum(col("v"), "sv"), ranc::sum(col("w"), "sw"), ranc::count("n"),
+                           ranc::min(col("s"), "mn"), ranc::max(col("x"), "mx"),
+                           ranc::avg(col("x"), "ax"), ranc::min(col("w"), "mnw")}),
+        "by_key");
+    b.output(r.reduce({}, {ranc::count("n"), ranc::sum(col("x"), "sx"), ranc::max(col("v"), "mv")}),
+             "all");
+    b.output(r.reduce({"s"}, {ranc::count("n"), ranc::sum(col("v"), "sv")}), "by_string");
+  });
+}
+
+TEST_P(GpuOperators, SortLimit) {
+  auto d = make_data(GetParam(), 7);
+  check(d, [&](ProgramBuilder& b, Rel r, Rel) {
+    b.output(r.sort({desc(d.rkeys[0]), "w"}), "sort_desc");
+    b.output(r.sort({"s", desc("x")}), "sort_string");
+    b.output(r.sort({"w"}).limit(10), "top10");
+    b.output(r.sort({d.rkeys[0]}).limit(GetParam().n / 2 + 1, 3), "page");
+  });
+}
+
+TEST_P(GpuOperators, DistinctAndSetOps) {
+  auto d = make_data(GetParam(), 8);
+  check(d, [&](ProgramBuilder& b, Rel r, Rel q) {
+    b.output(r.project({d.rkeys[0]}).distinct(), "distinct_keys");
+    b.output(r.distinct(), "distinct_rows");
+    std::vector<Projection> rp, qp;
+    for (size_t i = 0; i < d.rkeys.size(); ++i) {
+      rp.push_back(Projection(d.rkeys[i]));
+      qp.push_back(as(col(d.qkeys[i]), d.rkeys[i]));
+    }
+    auto a = r.project(rp), c = q.project(qp);
+    b.output(a.union_with(c), "union");
+    b.output(a.intersect(c), "intersect");
+    b.output(a.difference(c), "difference");
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, GpuOperators, ::testing::ValuesIn(cases()), case_name);
+
+// 2^24 rows through the main operators.
+TEST(GpuOperatorsLarge, TwoToThe24) {
+  RANC_REQUIRE_GPU();
+  const int64_t n = int64_t{1} << 24;
+  for (Dist dist : {Dist::Unique, Dist::Zipf}) {
+    Case c{n, dist, KeyKind::I32};
+    auto d = make_data(c, 9, n / 4);
+    ProgramBuilder b;
+    Rel r = b.input("r", d.r.attributes);
+    Rel q = b.input("q", d.q.attributes);
+    b.output(r.select(col("x") > 0).project({"k", "v"}), "select");
+    b.output(r.join(q, {"k"}, {"qk"}).project({"k", "qv"}), "join");
+    b.output(r.reduce({"k"}, {ranc::sum(col("v"), "sv"), ranc::count("n")}), "reduce");
+    b.output(r.project({"k", "x"}).sort({"x", desc("k")}).limit(1000), "sort");
+    b.output(r.project({"x"}).distinct(), "distinct");
+    EXPECT_EQ(run_and_compare(b.check(), d.inputs), "") << dist_name(dist);
+  }
+}
+
+// The programs of the NVRTC test, on random data.
+TEST(GpuOperatorsCoverage, ExpressionAndOperatorPrograms) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(11);
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{77}, int64_t{5000}}) {
+    Program e = testing::expressions_program();
+    Schema rs = e.node(e.inputs()[0]).schema;
+    std::vector<Column> cols;
+    for (const auto& a : rs.attributes) cols.push_back(random_column(a.type, n, rng));
+    Inputs in;
+    in.emplace_back("r", make_relation(rs, std::move(cols)));
+    EXPECT_EQ(run_and_compare(e, in), "") << "expressions, n = " << n;
+
+    Program o = testing::operators_program();
+    Inputs in2;
+    for (NodeId id : o.inputs()) {
+      const Node& nd = o.node(id);
+      std::vector<Column> c2;
+      auto keys = make_keys(Dist::Duplicates, n, rng);
+      for (size_t i = 0; i < nd.schema.size(); ++i)
+        c2.push_back(i < 4 ? column_from_keys(nd.schema[i].type, keys)
+                           : random_column(nd.schema[i].type, n, rng));
+      in2.emplace_back(nd.name, make_relation(nd.schema, std::move(c2)));
+    }
+    EXPECT_EQ(run_and_compare(o, in2), "") << "operators, n = " << n;
+  }
+}
+
+}  // namespace
+}  // namespace ranc::gputest
