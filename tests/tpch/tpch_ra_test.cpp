@@ -131,7 +131,9 @@ void expect_matches_sqlite(const TpchQuery& q, const HostRelation& expected,
 }
 
 std::string query_name(const ::testing::TestParamInfo<int>& info) {
-  return "Q" + std::to_string(info.param);
+  std::string name = "Q";
+  name += std::to_string(info.param);
+  return name;
 }
 
 std::vector<int> query_numbers() {
