@@ -14,7 +14,8 @@
 // - Integer narrowing casts (i64 -> i32, i64 -> date) keep the low 32 bits
 //   (two's complement wrap). A float cast to bool is true unless it is +-0.0 (NaN
 //   is true).
-// - like/starts_with work on bytes: '_' matches one byte.
+// - like matches '_' against one UTF-8 character (ranc::like_match); starts_with
+//   works on bytes.
 #include <fmt/format.h>
 
 #include <bit>
@@ -22,6 +23,7 @@
 #include <limits>
 
 #include "ranc/ra_ops/ra_ops.h"
+#include "ranc/data/like.h"
 
 namespace ranc::ops {
 namespace {
@@ -218,30 +220,6 @@ Value cast_value(const ExprNode& e, const Value& v, Type to) {
     }
   }
   bad(e, "unsupported cast");
-}
-
-// SQL LIKE on bytes: '%' matches any sequence, '_' exactly one byte, no escape.
-// Greedy with backtracking to the last '%' only: O(|s| * |p|), never exponential.
-bool like_match(std::string_view s, std::string_view p) {
-  size_t si = 0, pi = 0;
-  size_t star = std::string_view::npos, mark = 0;
-  while (si < s.size()) {
-    if (pi < p.size() && p[pi] == '%') {
-      star = pi++;
-      mark = si;
-    } else if (pi < p.size() && (p[pi] == '_' || p[pi] == s[si])) {
-      ++si;
-      ++pi;
-    } else if (star != std::string_view::npos) {
-      // Let the last '%' swallow one more byte and retry the rest from there.
-      pi = star + 1;
-      si = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (pi < p.size() && p[pi] == '%') ++pi;
-  return pi == p.size();
 }
 
 }  // namespace

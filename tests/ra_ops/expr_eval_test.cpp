@@ -322,7 +322,8 @@ TEST(ExprEval, LikePatterns) {
       {"%BRASS", "BRASS PLATED TIN", false},
       {"%green%", "forest green metallic", true},
       {"_b_", "abc", true},
-      {"__", "\xc3\xa9", true},  // '_' is one byte
+      {"__", "\xc3\xa9", false},  // '_' is one UTF-8 character, not one byte
+      {"_", "\xc3\xa9", true},
   };
   for (const auto& c : cases)
     EXPECT_EQ(ss(like(s, c.pattern), c.text), B(c.match))

@@ -20,8 +20,8 @@
 // integers/dates numerically, bool false < true, strings by bytes (dictionary codes
 // are order preserving), floats by IEEE-754 totalOrder (-NaN < -inf < ... < -0.0 <
 // +0.0 < ... < inf < NaN; two floats are the same key only when bit-identical).
-// Predicates (=, <, ... in expressions) use IEEE comparison instead: NaN compares
-// false, -0.0 = 0.0.
+// Predicates (=, <, ... in expressions) use IEEE comparison instead: -0.0 = 0.0 and
+// every comparison with NaN is false except <>, which is true.
 //
 // Types and promotion. Numeric types are i32 < i64 < f32 < f64. Arithmetic and
 // comparisons on two numeric operands convert both to the wider type, except that
@@ -33,10 +33,14 @@
 // between(x, lo, hi) is lo <= x and x <= hi. x in (v1, ...) is x = v1 or ...
 // case: conditions are bool; branch values promote to one type (numeric), or must
 // all be the same type. year(date) -> i32. like/starts_with take a string and a
-// constant pattern: like's '%' matches any sequence, '_' one character (no escape).
+// constant pattern: like's '%' matches any sequence, '_' one character (one UTF-8
+// code point; no escape); starts_with compares bytes.
+// Evaluation order: and/or short-circuit left to right, case evaluates only the
+// branch it takes, so `b <> 0 and a / b > 1` never divides by zero.
 // cast: between any numeric types, bool <-> numeric (nonzero is true), date <-> i32/
-// i64; float to integer truncates toward zero and saturates, NaN becomes 0. Strings
-// cannot be cast.
+// i64; float to integer truncates toward zero and saturates, NaN becomes 0; a
+// narrowing integer cast (i64 to i32) keeps the low 32 bits. A cast to the same type
+// is a no-op (strings too); strings cannot be cast to another type.
 //
 // Arithmetic. Integer + - * wrap around (two's complement) on overflow. Integer /
 // truncates toward zero, % has the sign of the dividend; i/0 and i%0 are run-time

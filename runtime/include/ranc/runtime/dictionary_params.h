@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ranc/data/host_relation.h"
+#include "ranc/data/like.h"
 #include "ranc/runtime/plan.h"
 
 namespace ranc::rt {
@@ -19,9 +20,7 @@ std::shared_ptr<const Dictionary> merge_dictionaries(
 // map[old code] = code of the same string in `to` (every string of `from` must be in `to`).
 std::vector<int32_t> recode_map(const Dictionary& from, const Dictionary& to);
 
-// SQL LIKE without escapes: '%' matches any sequence (also empty), '_' exactly one
-// character (one UTF-8 code point); everything else matches itself, bytewise.
-bool like_match(std::string_view text, std::string_view pattern);
+// LIKE matching itself is ranc::like_match (ranc/data/like.h).
 
 // The slot value of an EqCode, LowerBound, UpperBound or PrefixEnd parameter:
 //   EqCode      code of text, or -1 when absent
