@@ -1,0 +1,453 @@
+// The ranc command line: argument parsing, the four subcommands, and turning every
+// error kind into a message on stderr and an exit code (see cli.h).
+#include "cli.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "ranc/codegen/codegen.h"
+#include "ranc/frontend/ra_parser.h"
+#include "ranc/io/csv.h"
+#include "ranc/ra_ops/ra_ops.h"
+#include "ranc/runtime/device.h"
+#include "ranc/runtime/errors.h"
+#include "ranc/runtime/executor.h"
+
+namespace ranc::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kVersion = "ranc 0.1.0";
+
+constexpr const char* kMainHelp = R"(ranc: a relational algebra compiler for GPUs
+
+usage: ranc <command> [options] PROGRAM.ra
+commands:
+  check     parse and type-check a program
+  explain   show the checked graph and the physical plan (--dot for Graphviz)
+  emit      print the generated CUDA source (-o FILE to write it)
+  run       run a program on the GPU (default when one is present) or the CPU
+            reference (--cpu) and print or write its outputs
+Run 'ranc <command> --help' for a command's options.
+
+exit codes: 0 success, 1 errors in the program, 2 bad usage, 3 bad input data,
+            4 execution failed (no GPU, JIT/CUDA error, out of memory, run-time
+            error), 70 internal error in ranc
+)";
+
+constexpr const char* kCheckHelp = R"(usage: ranc check PROGRAM.ra
+
+Parses and type-checks PROGRAM.ra. Prints the outputs' schemas on success, or
+every error with file:line:column and the offending line.
+)";
+
+constexpr const char* kExplainHelp = R"(usage: ranc explain PROGRAM.ra [--dot] [--join=auto|merge|hash]
+
+Prints the checked graph (one line per operator with its schema and order) and the
+physical plan: kernels, built-in device steps, buffers and size slots.
+  --dot            print the checked graph as a Graphviz digraph instead
+  --join=ALGO      join algorithm for the physical plan (default auto)
+)";
+
+constexpr const char* kEmitHelp = R"(usage: ranc emit PROGRAM.ra [-o OUT.cu] [--join=auto|merge|hash]
+
+Prints the CUDA translation unit generated for PROGRAM.ra (or writes it to OUT.cu).
+)";
+
+constexpr const char* kRunHelp = R"(usage: ranc run PROGRAM.ra [options]
+
+Runs PROGRAM.ra and prints each output as an aligned table.
+  --input NAME=PATH   read input relation NAME from PATH (.csv with a header line,
+                      or TPC-H .tbl); overrides the program's `from "..."`
+  --data DIR          resolve relative input paths against DIR (default: the
+                      program file's folder)
+  --output NAME=PATH  write output NAME to PATH (.csv or .tbl) instead of printing it
+  --cpu               run on the CPU reference executor
+  --gpu               run on the GPU (an error when none is present)
+  --time              print load, compile, execution and transfer times (stderr)
+  --max-rows N        print at most N rows per output (default 50; 0 = all)
+  --join=ALGO         join algorithm: auto, merge or hash (GPU only)
+Without --cpu or --gpu, ranc uses the GPU when one is present and otherwise says so
+on stderr and runs on the CPU reference.
+)";
+
+struct Args {
+  std::string command;
+  std::string program;
+  std::map<std::string, std::string> inputs;   // --input
+  std::map<std::string, std::string> outputs;  // --output
+  std::string data_dir;
+  std::string out_file;  // emit -o
+  bool cpu = false, gpu = false, time = false, dot = false, help = false;
+  size_t max_rows = 50;
+  codegen::JoinAlgorithm join = codegen::JoinAlgorithm::Auto;
+};
+
+struct UsageError {
+  std::string message;
+};
+
+std::pair<std::string, std::string> split_assignment(const std::string& flag, const std::string& v) {
+  auto eq = v.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+    throw UsageError{fmt::format("{} expects NAME=PATH, got '{}'", flag, v)};
+  return {v.substr(0, eq), v.substr(eq + 1)};
+}
+
+Args parse_args(const std::vector<std::string>& argv) {
+  Args a;
+  if (argv.empty()) throw UsageError{"missing command"};
+  a.command = argv[0];
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& s = argv[i];
+    auto value = [&](const std::string& flag) -> std::string {
+      if (i + 1 >= argv.size()) throw UsageError{fmt::format("{} needs a value", flag)};
+      return argv[++i];
+    };
+    auto inline_value = [&](const std::string& flag) -> std::optional<std::string> {
+      if (s.rfind(flag + "=", 0) == 0) return s.substr(flag.size() + 1);
+      if (s == flag) return value(flag);
+      return std::nullopt;
+    };
+    if (s == "-h" || s == "--help") a.help = true;
+    else if (s == "--cpu") a.cpu = true;
+    else if (s == "--gpu") a.gpu = true;
+    else if (s == "--time") a.time = true;
+    else if (s == "--dot") a.dot = true;
+    else if (auto v = inline_value("--input")) a.inputs.insert(split_assignment("--input", *v));
+    else if (auto v = inline_value("--output")) a.outputs.insert(split_assignment("--output", *v));
+    else if (auto v = inline_value("--data")) a.data_dir = *v;
+    else if (s == "-o") a.out_file = value("-o");
+    else if (auto v = inline_value("--max-rows")) {
+      try {
+        size_t pos = 0;
+        long long n = std::stoll(*v, &pos);
+        if (pos != v->size() || n < 0) throw std::invalid_argument("");
+        a.max_rows = n == 0 ? SIZE_MAX : static_cast<size_t>(n);
+      } catch (const std::exception&) {
+        throw UsageError{fmt::format("--max-rows expects a non-negative integer, got '{}'", *v)};
+      }
+    } else if (auto v = inline_value("--join")) {
+      if (*v == "auto") a.join = codegen::JoinAlgorithm::Auto;
+      else if (*v == "merge") a.join = codegen::JoinAlgorithm::SortMerge;
+      else if (*v == "hash") a.join = codegen::JoinAlgorithm::Hash;
+      else throw UsageError{fmt::format("--join expects auto, merge or hash, got '{}'", *v)};
+    } else if (!s.empty() && s[0] == '-') {
+      throw UsageError{fmt::format("unknown option '{}'", s)};
+    } else if (a.program.empty()) {
+      a.program = s;
+    } else {
+      throw UsageError{fmt::format("unexpected argument '{}' (one program at a time)", s)};
+    }
+  }
+  if (a.cpu && a.gpu) throw UsageError{"--cpu and --gpu exclude each other"};
+  return a;
+}
+
+// A progress line on a terminal, nothing otherwise.
+class Progress {
+ public:
+  explicit Progress(std::ostream& err) : err_(err), tty_(isatty(STDERR_FILENO) == 1 && &err == &std::cerr) {}
+  void update(const std::string& what, uint64_t done, uint64_t total) {
+    if (!tty_ || total == 0) return;
+    int pct = static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
+    err_ << fmt::format("\r{} {:3d}%", what, pct) << std::flush;
+    shown_ = true;
+  }
+  void message(const std::string& what) {
+    if (!tty_) return;
+    err_ << "\r" << what << std::flush;
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) err_ << "\r\033[K" << std::flush;
+    shown_ = false;
+  }
+  ~Progress() { clear(); }
+
+ private:
+  std::ostream& err_;
+  bool tty_;
+  bool shown_ = false;
+};
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+struct Loaded {
+  ParsedProgram parsed;
+  Program checked;
+};
+
+Loaded load_program(const Args& a) {
+  if (a.program.empty()) throw UsageError{"missing PROGRAM.ra"};
+  ParsedProgram parsed = parse_ra_file(a.program);
+  Program checked = check(parsed.program);
+  return {std::move(parsed), std::move(checked)};
+}
+
+std::string dot_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (c == '\n') o += "\\n";
+    else o += c;
+  }
+  return o;
+}
+
+std::string to_dot(const Program& p) {
+  std::string s = "digraph ranc {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n";
+  for (const Node& n : p.nodes()) {
+    s += fmt::format("  n{} [label=\"n{} {}\\n{}\"];\n", n.id, n.id, dot_escape(describe_node(p, n)),
+                     dot_escape(n.schema.str()));
+    for (NodeId in : n.inputs) s += fmt::format("  n{} -> n{};\n", in, n.id);
+  }
+  return s + "}\n";
+}
+
+codegen::CodegenOptions codegen_options(const Args& a) {
+  codegen::CodegenOptions o;
+  o.join = a.join;
+  return o;
+}
+
+int cmd_check(const Args& a, std::ostream& out) {
+  Loaded l = load_program(a);
+  for (NodeId id : l.checked.outputs()) {
+    const Node& n = l.checked.node(id);
+    out << fmt::format("output {} {}\n", n.name, n.schema.str());
+  }
+  out << fmt::format("{}: ok ({} operators)\n", a.program, l.checked.size());
+  return kOk;
+}
+
+int cmd_explain(const Args& a, std::ostream& out) {
+  Loaded l = load_program(a);
+  if (a.dot) {
+    out << to_dot(l.checked);
+    return kOk;
+  }
+  out << "== checked graph ==\n" << print_program(l.checked);
+  rt::Plan plan = codegen::generate_plan(l.checked, codegen_options(a));
+  out << "\n== physical plan ==\n" << codegen::describe_plan(plan);
+  return kOk;
+}
+
+int cmd_emit(const Args& a, std::ostream& out) {
+  Loaded l = load_program(a);
+  std::string src = codegen::emit_cuda(l.checked, codegen_options(a));
+  if (a.out_file.empty()) {
+    out << src;
+  } else {
+    std::ofstream f(a.out_file, std::ios::binary);
+    if (!f || !(f << src) || !f.flush())
+      throw UserError(Diagnostic{ErrorKind::InvalidArgument,
+                                 fmt::format("cannot write '{}'", a.out_file), {}, {}});
+  }
+  return kOk;
+}
+
+// Resolves where input `spec` is read from: --input, else `from` relative to --data
+// or the program's folder.
+std::string input_path(const Args& a, const RaInputSpec& spec) {
+  if (auto it = a.inputs.find(spec.relation); it != a.inputs.end()) return it->second;
+  if (spec.path.empty()) return "";
+  fs::path p(spec.path);
+  if (p.is_absolute()) return p.string();
+  fs::path base = a.data_dir.empty() ? fs::path(a.program).parent_path() : fs::path(a.data_dir);
+  return (base / p).string();
+}
+
+CsvOptions input_options(const RaInputSpec& spec, const std::string& path, bool overridden) {
+  std::optional<TextFormat> f = format_from_path(path);
+  if (!overridden && !spec.format.empty()) f = spec.format == "tbl" ? TextFormat::Tbl : TextFormat::Csv;
+  CsvOptions o = options_for(f.value_or(TextFormat::Csv));
+  if (!overridden && spec.format == "csv") {
+    o.delimiter = spec.delimiter;
+    o.header = spec.header;
+  }
+  return o;
+}
+
+int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
+  Progress progress(err);
+  Loaded l = load_program(a);
+  for (const auto& [name, path] : a.inputs) {
+    bool found = false;
+    for (const auto& s : l.parsed.input_files) found |= s.relation == name;
+    if (!found) throw UsageError{fmt::format("--input {}: the program has no input named '{}'", name, name)};
+  }
+  std::vector<std::string> output_names;
+  for (NodeId id : l.checked.outputs()) output_names.push_back(l.checked.node(id).name);
+  for (const auto& [name, path] : a.outputs)
+    if (std::find(output_names.begin(), output_names.end(), name) == output_names.end())
+      throw UsageError{fmt::format("--output {}: the program has no output named '{}'", name, name)};
+
+  // Load the inputs the checked program uses.
+  auto t_load = Clock::now();
+  std::vector<std::pair<std::string, HostRelation>> inputs;
+  uint64_t bytes_loaded = 0;
+  for (NodeId id : l.checked.inputs()) {
+    const Node& n = l.checked.node(id);
+    const RaInputSpec* spec = nullptr;
+    for (const auto& s : l.parsed.input_files)
+      if (s.relation == n.name) spec = &s;
+    RaInputSpec none{n.name, "", "", ',', true, n.loc};
+    if (!spec) spec = &none;
+    std::string path = input_path(a, *spec);
+    if (path.empty())
+      throw UserError(Diagnostic{ErrorKind::InvalidArgument,
+                                 fmt::format("no data for input '{}'", n.name), spec->loc,
+                                 fmt::format("add `from \"file.csv\"` to its declaration or pass "
+                                             "--input {}=PATH",
+                                             n.name)});
+    CsvOptions o = input_options(*spec, path, a.inputs.count(n.name) > 0);
+    std::string label = fmt::format("loading {}", fs::path(path).filename().string());
+    o.progress = [&](uint64_t done, uint64_t total) { progress.update(label, done, total); };
+    std::error_code ec;
+    uint64_t sz = fs::file_size(path, ec);
+    if (!ec) bytes_loaded += sz;
+    inputs.emplace_back(n.name, read_csv(path, n.declared, o));
+    progress.clear();
+  }
+  double load_s = seconds_since(t_load);
+
+  bool use_gpu = a.gpu;
+  if (!a.cpu && !a.gpu) {
+    use_gpu = rt::gpu_available();
+    if (!use_gpu)
+      err << fmt::format("ranc: no GPU ({}); running on the CPU reference executor\n",
+                         rt::no_gpu_reason());
+  }
+  if (a.gpu && !rt::gpu_available())
+    throw rt::NoGpuError(fmt::format("--gpu: no GPU available: {}", rt::no_gpu_reason()));
+
+  std::vector<std::pair<std::string, HostRelation>> results;
+  std::string timing;
+  auto t_exec = Clock::now();
+  if (use_gpu) {
+    rt::Plan plan = codegen::generate_plan(l.checked, codegen_options(a));
+    double codegen_s = seconds_since(t_exec);
+    std::map<std::string, const HostRelation*> bind;
+    for (auto& [name, rel] : inputs) bind[name] = &rel;
+    progress.message("compiling and running on the GPU...");
+    rt::Executor ex;
+    rt::RunResult r = ex.run(plan, bind);
+    progress.clear();
+    results = std::move(r.outputs);
+    const auto& s = r.stats;
+    timing = fmt::format(
+        "time: load {:.3f} s ({:.1f} MB/s), codegen {:.3f} s, compile {:.3f} s ({}), upload {:.3f} s, "
+        "execute {:.3f} s, download {:.3f} s; device {}, peak device memory {:.1f} MiB\n",
+        load_s, load_s > 0 ? bytes_loaded / load_s / 1e6 : 0.0, codegen_s, s.compile_seconds,
+        s.compile_source == rt::CacheSource::Compiled ? "cold" : "cached",
+        s.upload_seconds, s.execute_seconds, s.download_seconds, ex.device().name,
+        s.peak_device_bytes / 1048576.0);
+  } else {
+    auto outs = execute_reference(l.checked, inputs);
+    for (size_t i = 0; i < outs.size(); ++i) results.emplace_back(output_names[i], std::move(outs[i]));
+    timing = fmt::format("time: load {:.3f} s ({:.1f} MB/s), execute (CPU reference) {:.3f} s\n", load_s,
+                         load_s > 0 ? bytes_loaded / load_s / 1e6 : 0.0, seconds_since(t_exec));
+  }
+
+  bool first = true;
+  for (auto& [name, rel] : results) {
+    if (auto it = a.outputs.find(name); it != a.outputs.end()) {
+      auto f = format_from_path(it->second).value_or(TextFormat::Csv);
+      write_csv(rel, it->second, options_for(f));
+      continue;
+    }
+    if (!first) out << "\n";
+    first = false;
+    if (results.size() > 1 || true) out << name << ":\n";
+    out << rel.to_table(a.max_rows);
+  }
+  if (a.time) err << timing;
+  return kOk;
+}
+
+int dispatch(const Args& a, std::ostream& out, std::ostream& err) {
+  if (a.command == "check") return a.help ? (out << kCheckHelp, kOk) : cmd_check(a, out);
+  if (a.command == "explain") return a.help ? (out << kExplainHelp, kOk) : cmd_explain(a, out);
+  if (a.command == "emit") return a.help ? (out << kEmitHelp, kOk) : cmd_emit(a, out);
+  if (a.command == "run") return a.help ? (out << kRunHelp, kOk) : cmd_run(a, out, err);
+  throw UsageError{fmt::format("unknown command '{}'", a.command)};
+}
+
+// The source text of the program, for rendering diagnostics with the line.
+std::string read_source(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  if (argv.empty() || argv[0] == "-h" || argv[0] == "--help" || argv[0] == "help") {
+    (argv.empty() ? err : out) << kMainHelp;
+    return argv.empty() ? kUsageError : kOk;
+  }
+  if (argv[0] == "--version") {
+    out << kVersion << "\n";
+    return kOk;
+  }
+  Args a;
+  try {
+    a = parse_args(argv);
+    return dispatch(a, out, err);
+  } catch (const UsageError& e) {
+    err << "ranc: " << e.message << "\n(run 'ranc --help' for usage)\n";
+    return kUsageError;
+  } catch (const rt::ExecutionError& e) {
+    err << "ranc: execution error: " << e.what() << "\n";
+    return kExecutionError;
+  } catch (const UserError& e) {
+    bool data = false, exec = false;
+    for (const auto& d : e.diagnostics()) {
+      data |= d.kind == ErrorKind::Data;
+      exec |= d.kind == ErrorKind::Execution;
+    }
+    // Diagnostics located in the program file are shown with the source line.
+    std::string src = a.program.empty() ? "" : read_source(a.program);
+    std::string shown;
+    for (const auto& d : e.diagnostics())
+      shown += d.loc.file == a.program ? render_diagnostic(d, src) : d.str() + "\n";
+    err << shown;
+    if (!shown.empty() && shown.back() != '\n') err << "\n";
+    return exec ? kExecutionError : (data ? kDataError : kProgramError);
+  } catch (const rt::NoGpuError& e) {
+    err << "ranc: " << e.what() << "\n";
+    return kExecutionError;
+  } catch (const rt::JitError& e) {
+    err << "ranc: JIT compilation failed: " << e.what() << "\n";
+    return kExecutionError;
+  } catch (const rt::OutOfMemoryError& e) {
+    err << "ranc: " << e.what() << "\n";
+    return kExecutionError;
+  } catch (const rt::CudaError& e) {
+    err << "ranc: CUDA error: " << e.what() << "\n";
+    return kExecutionError;
+  } catch (const InternalError& e) {
+    err << "ranc: " << e.what() << "\n";
+    return kInternalError;
+  } catch (const std::exception& e) {
+    err << "ranc: internal error (please report): " << e.what() << "\n";
+    return kInternalError;
+  }
+}
+
+}  // namespace ranc::cli

@@ -1,0 +1,186 @@
+// Tests of the ranc command line (compiler/src/cli): subcommands, exit codes, error
+// rendering, input and output files. GPU runs are covered by the GPU suites; here
+// `run` uses --cpu.
+#include "cli.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ranc::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ranc_cli_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+  int run(std::vector<std::string> args) {
+    std::ostringstream o, e;
+    int rc = run_cli(args, o, e);
+    out_ = o.str();
+    err_ = e.str();
+    return rc;
+  }
+
+  fs::path dir_;
+  std::string out_, err_;
+};
+
+constexpr const char* kSales = R"(-- sales per region
+input sales(region string, amount f64, day date) from "sales.csv";
+big = sales |> select amount > 10.0;
+per_region = big |> reduce by region total = sum(amount), n = count() |> sort region;
+output per_region;
+)";
+
+constexpr const char* kSalesCsv =
+    "region,amount,day\n"
+    "east,12.5,2024-01-01\n"
+    "west,3.0,2024-01-02\n"
+    "east,20.0,2024-01-03\n"
+    "west,11.0,2024-01-04\n";
+
+TEST_F(CliTest, HelpForEveryCommandExitsZero) {
+  EXPECT_EQ(run({"--help"}), kOk);
+  EXPECT_NE(out_.find("commands:"), std::string::npos);
+  for (const char* cmd : {"check", "explain", "emit", "run"}) {
+    EXPECT_EQ(run({cmd, "--help"}), kOk) << cmd;
+    EXPECT_NE(out_.find(std::string("usage: ranc ") + cmd), std::string::npos) << out_;
+  }
+}
+
+TEST_F(CliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(run({}), kUsageError);
+  EXPECT_EQ(run({"frobnicate", "x.ra"}), kUsageError);
+  EXPECT_NE(err_.find("unknown command 'frobnicate'"), std::string::npos);
+  EXPECT_EQ(run({"check", "--bogus", "x.ra"}), kUsageError);
+  EXPECT_NE(err_.find("unknown option '--bogus'"), std::string::npos);
+  EXPECT_EQ(run({"run", "--cpu", "--gpu", "x.ra"}), kUsageError);
+  EXPECT_EQ(run({"run", "--input", "nonsense", "x.ra"}), kUsageError);
+  EXPECT_NE(err_.find("NAME=PATH"), std::string::npos);
+}
+
+TEST_F(CliTest, CheckPrintsOutputSchemas) {
+  std::string prog = write("sales.ra", kSales);
+  ASSERT_EQ(run({"check", prog}), kOk) << err_;
+  EXPECT_NE(out_.find("output per_region (region string, total f64, n i64"), std::string::npos) << out_;
+}
+
+TEST_F(CliTest, CheckReportsErrorWithLineColumnAndCaret) {
+  std::string prog = write("bad.ra",
+                           "input r(a i32, b f64);\n"
+                           "x = r |> select c > 1;\n"
+                           "output x;\n");
+  ASSERT_EQ(run({"check", prog}), kProgramError);
+  EXPECT_NE(err_.find(prog + ":2:17: error: unknown attribute 'c'"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("x = r |> select c > 1;"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("^"), std::string::npos) << err_;
+}
+
+TEST_F(CliTest, CheckReportsSyntaxErrors) {
+  std::string prog = write("syntax.ra", "input r(a i32);\nx = r |> select a >;\noutput x;\n");
+  ASSERT_EQ(run({"check", prog}), kProgramError);
+  EXPECT_NE(err_.find(prog + ":2:"), std::string::npos) << err_;
+}
+
+TEST_F(CliTest, MissingProgramFileIsAnError) {
+  EXPECT_EQ(run({"check", (dir_ / "nope.ra").string()}), kProgramError);
+  EXPECT_NE(err_.find("nope.ra"), std::string::npos) << err_;
+}
+
+TEST_F(CliTest, RunOnCpuPrintsTable) {
+  std::string prog = write("sales.ra", kSales);
+  write("sales.csv", kSalesCsv);
+  ASSERT_EQ(run({"run", "--cpu", prog}), kOk) << err_;
+  // east: 12.5 + 20 = 32.5 (2 rows); west: 11 (1 row); 3.0 is filtered out.
+  EXPECT_NE(out_.find("per_region:"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("east     32.5  2"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("west       11  1"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("(2 rows)"), std::string::npos) << out_;
+}
+
+TEST_F(CliTest, RunWithInputOverrideAndOutputFile) {
+  std::string prog = write("sales.ra", kSales);
+  std::string other = write("other.tbl", "north|50.0|2024-02-01|\nnorth|1.0|2024-02-02|\n");
+  std::string out_csv = (dir_ / "result.csv").string();
+  ASSERT_EQ(run({"run", "--cpu", "--time", "--input", "sales=" + other, "--output",
+                 "per_region=" + out_csv, prog}),
+            kOk)
+      << err_;
+  std::ifstream f(out_csv);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_EQ(ss.str(), "region,total,n\nnorth,50,1\n");
+  EXPECT_NE(err_.find("time: load"), std::string::npos) << err_;
+}
+
+TEST_F(CliTest, BadDataRowIsDataErrorWithLocation) {
+  std::string prog = write("sales.ra", kSales);
+  write("sales.csv", "region,amount,day\neast,12.5,2024-01-01\nwest,abc,2024-01-02\n");
+  ASSERT_EQ(run({"run", "--cpu", prog}), kDataError);
+  EXPECT_NE(err_.find("sales.csv:3:6"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("amount"), std::string::npos) << err_;
+}
+
+TEST_F(CliTest, MissingDataFileIsDataError) {
+  std::string prog = write("sales.ra", kSales);
+  EXPECT_EQ(run({"run", "--cpu", prog}), kDataError);
+  EXPECT_NE(err_.find("sales.csv"), std::string::npos) << err_;
+}
+
+TEST_F(CliTest, UnknownInputOrOutputNameIsUsageError) {
+  std::string prog = write("sales.ra", kSales);
+  EXPECT_EQ(run({"run", "--cpu", "--input", "nosuch=x.csv", prog}), kUsageError);
+  EXPECT_NE(err_.find("no input named 'nosuch'"), std::string::npos) << err_;
+  EXPECT_EQ(run({"run", "--cpu", "--output", "nosuch=x.csv", prog}), kUsageError);
+}
+
+TEST_F(CliTest, DivisionByZeroIsExecutionError) {
+  std::string prog = write("div.ra",
+                           "input r(a i32, b i32) from \"r.csv\";\n"
+                           "x = r |> project a / b as q;\n"
+                           "output x;\n");
+  write("r.csv", "a,b\n1,0\n");
+  EXPECT_EQ(run({"run", "--cpu", prog}), kExecutionError);
+  EXPECT_NE(err_.find("division by zero"), std::string::npos) << err_;
+}
+
+TEST_F(CliTest, EmitPrintsOrWritesCuda) {
+  std::string prog = write("sales.ra", kSales);
+  ASSERT_EQ(run({"emit", prog}), kOk) << err_;
+  EXPECT_NE(out_.find("extern \"C\""), std::string::npos);
+  EXPECT_NE(out_.find("__global__"), std::string::npos);
+  std::string cu = (dir_ / "out.cu").string();
+  ASSERT_EQ(run({"emit", prog, "-o", cu}), kOk) << err_;
+  EXPECT_TRUE(fs::exists(cu));
+  EXPECT_GT(fs::file_size(cu), 100u);
+}
+
+TEST_F(CliTest, ExplainShowsGraphAndPlan) {
+  std::string prog = write("sales.ra", kSales);
+  ASSERT_EQ(run({"explain", prog}), kOk) << err_;
+  EXPECT_NE(out_.find("== checked graph =="), std::string::npos);
+  EXPECT_NE(out_.find("reduce"), std::string::npos);
+  EXPECT_NE(out_.find("== physical plan =="), std::string::npos);
+  ASSERT_EQ(run({"explain", "--dot", prog}), kOk) << err_;
+  EXPECT_EQ(out_.rfind("digraph ranc {", 0), 0u) << out_;
+}
+
+}  // namespace
+}  // namespace ranc::cli
