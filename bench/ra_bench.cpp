@@ -1,0 +1,222 @@
+// The ranc operator benchmark: in one run on one GPU, the device-to-device copy
+// bandwidth, each RA operator compiled by ranc, and the Thrust baseline for the same
+// operator, at 2^26 and 2^28 tuples of (i32 key, i32 value). Throughput counts bytes
+// read once plus bytes written. Usage: ra_bench [log2 sizes...] (default 26 28).
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "baseline_thrust.h"
+#include "ranc/codegen/codegen.h"
+#include "ranc/dsl.h"
+#include "ranc/runtime/executor.h"
+
+using namespace ranc;
+using ranc::bench::Measurement;
+
+namespace {
+
+#define CHECK_CUDA(expr)                                                                      \
+  do {                                                                                        \
+    cudaError_t e_ = (expr);                                                                  \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #expr, cudaGetErrorString(e_), __FILE__, \
+                   __LINE__);                                                                 \
+      std::exit(2);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+// A device-resident relation of i32 columns owned by the benchmark.
+struct DeviceRel {
+  Schema schema;
+  std::vector<int32_t*> cols;
+  int64_t rows = 0;
+  rt::DeviceInput binding() const {
+    rt::DeviceInput d;
+    d.schema = schema;
+    for (auto* c : cols) d.columns.push_back(c);
+    d.num_rows = rows;
+    return d;
+  }
+  void free() {
+    for (auto* c : cols) CHECK_CUDA(cudaFree(c));
+    cols.clear();
+  }
+};
+
+DeviceRel upload(Schema schema, const std::vector<std::vector<int32_t>>& cols) {
+  DeviceRel r{std::move(schema), {}, cols.empty() ? 0 : static_cast<int64_t>(cols[0].size())};
+  for (const auto& c : cols) {
+    void* raw = nullptr;
+    CHECK_CUDA(cudaMalloc(&raw, std::max<size_t>(1, c.size()) * 4));
+    auto* p = static_cast<int32_t*>(raw);
+    CHECK_CUDA(cudaMemcpy(p, c.data(), c.size() * 4, cudaMemcpyHostToDevice));
+    r.cols.push_back(p);
+  }
+  return r;
+}
+
+Schema kv(const char* k, const char* v, size_t key = 1) {
+  return Schema{{{k, Type::I32}, {v, Type::I32}}, key};
+}
+
+// Runs a program's plan several times with device-resident inputs; the median of the
+// executor's step time (compile and output download excluded).
+struct RancRun {
+  double seconds = 0;
+  std::vector<int64_t> output_rows;
+};
+RancRun run_ranc(rt::Executor& ex, const Program& checked,
+                 const std::map<std::string, rt::InputBinding>& inputs, int runs = 5) {
+  rt::Plan plan = codegen::generate_plan(checked);
+  std::vector<double> t;
+  RancRun r;
+  for (int i = 0; i < runs + 1; ++i) {
+    rt::RunResult res = ex.run_bound(plan, inputs);
+    if (i == 0) {
+      for (auto& [name, rel] : res.outputs) r.output_rows.push_back(static_cast<int64_t>(rel.num_rows()));
+      continue;  // warm-up: compile, cache, pool growth
+    }
+    t.push_back(res.stats.execute_seconds);
+  }
+  std::sort(t.begin(), t.end());
+  r.seconds = t[t.size() / 2];
+  return r;
+}
+
+void print_row(const Measurement& m, double copy_gbps, const char* who) {
+  std::printf("  %-14s %-7s %12zu %10.3f ms %9.1f GB/s %6.1f%% of copy\n", m.op.c_str(), who, m.tuples,
+              m.seconds * 1e3, m.gbps(), 100.0 * m.gbps() / copy_gbps);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> log_sizes;
+  for (int i = 1; i < argc; ++i) log_sizes.push_back(std::atoi(argv[i]));
+  if (log_sizes.empty()) log_sizes = {26, 28};
+  std::string dev = bench::device_name();
+  if (dev.empty()) {
+    std::printf("SKIPPED: no GPU available\n");
+    return 0;
+  }
+  std::printf("device: %s\n", dev.c_str());
+  rt::Executor ex;
+  for (int lg : log_sizes) {
+    const size_t n = size_t{1} << lg;
+    Measurement copy = bench::measure_copy(n * 8);
+    const double copy_gbps = copy.gbps();
+    std::printf("\nn = 2^%d tuples (i32 key, i32 value); copy of %zu MB: %.1f GB/s (read+write)\n", lg,
+                n * 8 >> 20, copy_gbps);
+    std::vector<Measurement> base = bench::run_thrust_baselines(n);
+    std::map<std::string, Measurement> base_by_op;
+    for (auto& m : base) base_by_op[m.op] = m;
+
+    std::mt19937_64 rng(42);
+    std::vector<int32_t> k(n), v(n);
+    for (size_t i = 0; i < n; ++i) {
+      k[i] = static_cast<int32_t>(rng() & 0x7fffffff);
+      v[i] = static_cast<int32_t>(rng());
+    }
+    DeviceRel r = upload(kv("k", "v", 0), {k, v});
+    auto report = [&](const std::string& op, double seconds, double bytes, size_t tuples) {
+      Measurement m{op, tuples, seconds, bytes};
+      print_row(m, copy_gbps, "ranc");
+      auto it = base_by_op.find(op);
+      if (it != base_by_op.end()) print_row(it->second, copy_gbps, "thrust");
+    };
+    try {
+      {  // select 50%
+        ProgramBuilder b;
+        b.output(b.input("r", kv("k", "v", 0).attributes).select(col("k") < (1 << 30)), "out");
+        RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
+        report("select 50%", rr.seconds, 8.0 * n + 8.0 * rr.output_rows[0], n);
+      }
+      {  // project (map)
+        ProgramBuilder b;
+        b.output(b.input("r", kv("k", "v", 0).attributes).project({"k", as(col("v") * 3 + 1, "v")}), "out");
+        RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
+        report("project (map)", rr.seconds, 16.0 * n, n);
+      }
+      {  // product: n/4 x 4 -> n tuples of 4 attributes
+        std::vector<int32_t> k4(n / 4), v4(n / 4);
+        std::copy(k.begin(), k.begin() + n / 4, k4.begin());
+        std::copy(v.begin(), v.begin() + n / 4, v4.begin());
+        DeviceRel a = upload(kv("a", "av", 0), {k4, v4});
+        DeviceRel s = upload(kv("s", "sv", 0), {{1, 2, 3, 4}, {5, 6, 7, 8}});
+        ProgramBuilder b;
+        b.output(b.input("a", kv("a", "av", 0).attributes).product(b.input("s", kv("s", "sv", 0).attributes)),
+                 "out");
+        RancRun rr = run_ranc(ex, b.check(), {{"a", a.binding()}, {"s", s.binding()}});
+        report("product", rr.seconds, 8.0 * (n / 4) + 32.0 + 16.0 * n, n);
+        a.free();
+        s.free();
+      }
+      {  // set operations on sorted unique inputs: a = 2i, b = 3i
+        std::vector<int32_t> a(n), b2(n);
+        for (size_t i = 0; i < n; ++i) {
+          a[i] = static_cast<int32_t>(2 * i);
+          b2[i] = static_cast<int32_t>(3 * i);
+        }
+        DeviceRel da = upload(kv("k", "v", 2), {a, a});
+        DeviceRel db = upload(kv("k", "v", 2), {b2, b2});
+        for (OpKind op : {OpKind::Union, OpKind::Intersect, OpKind::Difference}) {
+          ProgramBuilder b;
+          Rel x = b.input("a", kv("k", "v").attributes), y = b.input("b", kv("k", "v").attributes);
+          Rel o = op == OpKind::Union ? x.union_with(y) : op == OpKind::Intersect ? x.intersect(y) : x.difference(y);
+          b.output(o, "out");
+          RancRun rr = run_ranc(ex, b.check(), {{"a", da.binding()}, {"b", db.binding()}});
+          std::string name(op_kind_name(op));
+          report(name, rr.seconds, 16.0 * n + 8.0 * rr.output_rows[0], 2 * n);
+        }
+        da.free();
+        db.free();
+      }
+      {  // PK-FK join on sorted inputs, 100% match
+        size_t npk = n / 4;
+        std::vector<int32_t> pk(npk), pv(npk), fk(n), fv(n);
+        for (size_t i = 0; i < npk; ++i) pk[i] = static_cast<int32_t>(2 * i), pv[i] = static_cast<int32_t>(i + 7);
+        for (size_t i = 0; i < n; ++i) fk[i] = static_cast<int32_t>(2 * (i / 4)), fv[i] = static_cast<int32_t>(i);
+        DeviceRel dp = upload(kv("pk", "pv"), {pk, pv});
+        DeviceRel df = upload(kv("fk", "fv"), {fk, fv});
+        ProgramBuilder b;
+        Rel f = b.input("f", kv("fk", "fv").attributes), p = b.input("p", kv("pk", "pv").attributes);
+        b.output(f.join(p, {"fk"}, {"pk"}), "out");
+        RancRun rr = run_ranc(ex, b.check(), {{"f", df.binding()}, {"p", dp.binding()}});
+        report("join pk-fk", rr.seconds, 8.0 * n + 8.0 * npk + 12.0 * n, n);
+        dp.free();
+        df.free();
+      }
+      {  // segmented reduction over sorted keys, 16 tuples per group
+        std::vector<int32_t> g(n);
+        for (size_t i = 0; i < n; ++i) g[i] = static_cast<int32_t>(i / 16);
+        DeviceRel dg = upload(kv("g", "v"), {g, v});
+        ProgramBuilder b;
+        b.output(b.input("r", kv("g", "v").attributes).reduce({"g"}, {sum(col("v"), "s")}), "out");
+        RancRun rr = run_ranc(ex, b.check(), {{"r", dg.binding()}});
+        // The output sum is i64: 4 + 8 bytes per group.
+        report("reduce sorted", rr.seconds, 8.0 * n + 12.0 * rr.output_rows[0], n);
+        dg.free();
+      }
+      {  // sort pairs
+        ProgramBuilder b;
+        b.output(b.input("r", kv("k", "v", 0).attributes).sort({"k"}), "out");
+        RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
+        report("sort pairs", rr.seconds, 16.0 * n, n);
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ranc failed: %s\n", e.what());
+      r.free();
+      return 1;
+    }
+    r.free();
+  }
+  return 0;
+}
