@@ -82,7 +82,7 @@ struct Half {
 struct MapOp {
   __host__ __device__ thrust::tuple<int32_t, int32_t> operator()(
       const thrust::tuple<int32_t, int32_t>& t) const {
-    return thrust::make_tuple(thrust::get<0>(t), thrust::get<1>(t) * 3 + 1);
+    return thrust::make_tuple(thrust::get<0>(t) + 1, thrust::get<1>(t) * 3 + 1);
   }
 };
 
@@ -104,7 +104,7 @@ std::vector<Measurement> run_thrust_baselines(size_t n) {
     double s = time_median([&] { kept = thrust::copy_if(thrust::device, in, in + n, o, Half{1 << 30}) - o; });
     out.push_back({"select 50%", n, s, tb * n + tb * kept});
   }
-  {  // map: (k, v) -> (k, 3v + 1)
+  {  // map: (k, v) -> (k + 1, 3v + 1)
     double s = time_median([&] { thrust::transform(thrust::device, in, in + n, o, MapOp{}); });
     out.push_back({"project (map)", n, s, 2 * tb * n});
   }
