@@ -22,8 +22,8 @@
 #include <cmath>
 #include <limits>
 
-#include "ranc/ra_ops/ra_ops.h"
 #include "ranc/data/like.h"
+#include "ranc/ra_ops/ra_ops.h"
 
 namespace ranc::ops {
 namespace {

@@ -18,8 +18,8 @@ class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("ranc_cli_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("ranc_cli_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -79,7 +79,8 @@ TEST_F(CliTest, UsageErrorsExitTwo) {
 TEST_F(CliTest, CheckPrintsOutputSchemas) {
   std::string prog = write("sales.ra", kSales);
   ASSERT_EQ(run({"check", prog}), kOk) << err_;
-  EXPECT_NE(out_.find("output per_region (region string, total f64, n i64"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("output per_region (region string, total f64, n i64"), std::string::npos)
+      << out_;
 }
 
 TEST_F(CliTest, CheckReportsErrorWithLineColumnAndCaret) {

@@ -23,8 +23,7 @@ TEST(Device, NoGpuReasonNamesTheCause) {
   if (gpu_available()) GTEST_SKIP() << "a GPU is present";
   std::string r = no_gpu_reason();
   // This machine class has no driver: cudaErrorInsufficientDriver (35).
-  EXPECT_TRUE(r.find("driver") != std::string::npos || r.find("device") != std::string::npos)
-      << r;
+  EXPECT_TRUE(r.find("driver") != std::string::npos || r.find("device") != std::string::npos) << r;
   EXPECT_FALSE(find_gpu(3).has_value());
 }
 

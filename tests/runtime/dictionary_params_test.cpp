@@ -25,7 +25,7 @@ TEST(LikeMatch, Wildcards) {
   EXPECT_TRUE(like_match("aaa", "%a%a%a%"));
   EXPECT_FALSE(like_match("aa", "%a%a%a%"));
   EXPECT_TRUE(like_match("mississippi", "%iss%pi"));
-  EXPECT_TRUE(like_match("x\\y", "x\\y"));  // no escape character
+  EXPECT_TRUE(like_match("x\\y", "x\\y"));              // no escape character
   EXPECT_TRUE(like_match("\xC3\xA9t\xC3\xA9", "_t_"));  // "été": '_' is one code point
 }
 
@@ -62,7 +62,7 @@ TEST(DictParams, SlotKinds) {
 
 TEST(DictParams, LikeMask) {
   auto d = Dictionary::from_strings({"AIR", "REG AIR", "RAIL"});
-  EXPECT_EQ(like_mask(*d, "%AIR"), (std::vector<uint8_t>{1, 0, 1}));  // AIR, RAIL, REG AIR
+  EXPECT_EQ(like_mask(*d, "%AIR"), (std::vector<uint8_t>{1, 0, 1}));   // AIR, RAIL, REG AIR
   EXPECT_EQ(like_mask(Dictionary(), "%"), (std::vector<uint8_t>{0}));  // at least one byte
 }
 

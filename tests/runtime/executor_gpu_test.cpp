@@ -44,15 +44,34 @@ extern "C" __global__ void k5_div(const int* k, int* flag, long long n) {
 using Inputs = std::map<std::string, const HostRelation*>;
 
 enum Buf : BufferId {
-  kInK, kInV, kInS, kUS, kScaled, kKeysOut, kIdxIn, kIdxOut, kVSorted, kSSorted, kCounts,
-  kOffsets, kEq, kMask, kLike, kVDescKeys, kVDescIdx, kFlag, kNumBuffers
+  kInK,
+  kInV,
+  kInS,
+  kUS,
+  kScaled,
+  kKeysOut,
+  kIdxIn,
+  kIdxOut,
+  kVSorted,
+  kSSorted,
+  kCounts,
+  kOffsets,
+  kEq,
+  kMask,
+  kLike,
+  kVDescKeys,
+  kVDescIdx,
+  kFlag,
+  kNumBuffers
 };
 enum Slot : SlotId { kN, kNU, kPrefix, kCode, kNumSlots };
 
 Schema t_schema() {
   return Schema{{{"k", Type::I32}, {"v", Type::F64}, {"s", Type::String}}, 0};
 }
-Schema u_schema() { return Schema{{{"s", Type::String}}, 0}; }
+Schema u_schema() {
+  return Schema{{{"s", Type::String}}, 0};
+}
 
 Plan make_plan() {
   Plan p;
@@ -94,13 +113,17 @@ Plan make_plan() {
   p.steps = {
       Alloc{kScaled},
       launch("k1_scale", {ArgBuffer{kInV}, ArgBuffer{kScaled}, ArgSlot{kN}, ArgConst{3}}, 1),
-      Alloc{kKeysOut}, Alloc{kIdxIn}, Alloc{kIdxOut},
+      Alloc{kKeysOut},
+      Alloc{kIdxIn},
+      Alloc{kIdxOut},
       Iota{kIdxIn, n},
       SortPairs{kInK, kKeysOut, kIdxIn, kIdxOut, Type::I32, false, n, 2},
-      Alloc{kVSorted}, Alloc{kSSorted},
+      Alloc{kVSorted},
+      Alloc{kSSorted},
       Gather{kInV, kIdxOut, kVSorted, 8, n, 2},
       Gather{kInS, kIdxOut, kSSorted, 4, n, 2},
-      Alloc{kCounts}, Alloc{kOffsets},
+      Alloc{kCounts},
+      Alloc{kOffsets},
       launch("k2_count", {ArgBuffer{kKeysOut}, ArgBuffer{kCounts}, ArgSlot{kN}}, 3),
       ScanInt64{kCounts, kOffsets, n, 3},
       ReadSize{kPrefix, kOffsets, 0},  // index patched below: offsets[n] is the total
@@ -110,7 +133,8 @@ Plan make_plan() {
       Alloc{kLike},
       launch("k4_like", {ArgBuffer{kInS}, ArgBuffer{kMask}, ArgBuffer{kLike}, ArgSlot{kN}}, 5),
       Free{kMask},
-      Alloc{kVDescKeys}, Alloc{kVDescIdx},
+      Alloc{kVDescKeys},
+      Alloc{kVDescIdx},
       SortPairs{kInV, kVDescKeys, kIdxIn, kVDescIdx, Type::F64, true, n, 6},
       Alloc{kFlag, true},
       launch("k5_div", {ArgBuffer{kInK}, ArgBuffer{kFlag}, ArgSlot{kN}}, 7),
@@ -126,8 +150,8 @@ Plan make_plan() {
       PlanRelation{"vdesc", Schema{{{"v", Type::F64}}, 0}, {kVDescKeys}, kN},
       PlanRelation{"u_out", u_schema(), {kUS}, kNU},
   };
-  p.node_names = {"n0 input", "n1 project", "n2 sort",  "n3 count",
-                  "n4 select", "n5 like",   "n6 sort v", "n7 divide"};
+  p.node_names = {"n0 input",  "n1 project", "n2 sort",   "n3 count",
+                  "n4 select", "n5 like",    "n6 sort v", "n7 divide"};
   return p;
 }
 
@@ -153,7 +177,9 @@ HostRelation make_t(int64_t n) {
   return t;
 }
 
-bool total_less(double a, double b) { return total_compare_f64(a, b) < 0; }
+bool total_less(double a, double b) {
+  return total_compare_f64(a, b) < 0;
+}
 
 TEST(ExecutorCompile, PlanSourceCompilesWithoutGpu) {
   KernelCache cache(std::nullopt);

@@ -22,7 +22,8 @@ TEST(Sha256, IncrementalEqualsOneShot) {
   std::string s(1000, 'x');
   for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<char>('a' + i % 26);
   Sha256 h;
-  for (size_t i = 0; i < s.size(); i += 17) h.update(s.data() + i, std::min<size_t>(17, s.size() - i));
+  for (size_t i = 0; i < s.size(); i += 17)
+    h.update(s.data() + i, std::min<size_t>(17, s.size() - i));
   EXPECT_EQ(h.finish(), sha256(s.data(), s.size()));
 }
 

@@ -62,7 +62,8 @@ TEST(Jit, OptionsHaveStdArchAndIncludes) {
   EXPECT_EQ(opts[0], "-std=c++20");
   EXPECT_EQ(opts[1], "--gpu-architecture=sm_80");
   bool cccl = false;
-  for (const auto& o : opts) cccl = cccl || (o.starts_with("-I") && fs::exists(fs::path(o.substr(2)) / "cub"));
+  for (const auto& o : opts)
+    cccl = cccl || (o.starts_with("-I") && fs::exists(fs::path(o.substr(2)) / "cub"));
   EXPECT_TRUE(cccl) << "no -I with cub/ found";
   for (const auto& o : opts) EXPECT_NE(o, "--pch");
   req.options = {"-std=c++17"};
@@ -77,7 +78,9 @@ TEST(Jit, IncludeDirsFromEnvironment) {
   EXPECT_EQ(dirs[0], "/usr/local/cuda/include/cccl");
 }
 
-TEST(Jit, NvrtcVersion) { EXPECT_TRUE(nvrtc_version().starts_with("13.")) << nvrtc_version(); }
+TEST(Jit, NvrtcVersion) {
+  EXPECT_TRUE(nvrtc_version().starts_with("13.")) << nvrtc_version();
+}
 
 TEST(Jit, EmbeddedTemplateHeadersResolve) {
   const auto& headers = embedded_headers();

@@ -22,8 +22,14 @@ Plan scale_plan() {
   p.inputs = {PlanRelation{"in", in, {0}, 0}};
   p.outputs = {PlanRelation{"out", out, {1}, 0}};
   p.steps = {Alloc{1},
-             Launch{"k1_scale", SizeExpr::slot(0), 256, 256, 0, true,
-                    {ArgBuffer{0}, ArgBuffer{1}, ArgSlot{0}}, 1},
+             Launch{"k1_scale",
+                    SizeExpr::slot(0),
+                    256,
+                    256,
+                    0,
+                    true,
+                    {ArgBuffer{0}, ArgBuffer{1}, ArgSlot{0}},
+                    1},
              Free{0}};
   p.node_names = {"n0 input", "n1 project"};
   return p;
@@ -38,12 +44,15 @@ void expect_invalid(const Plan& p, const std::string& fragment) {
   }
 }
 
-TEST(PlanValidate, WellFormedPlanPasses) { EXPECT_NO_THROW(validate_plan(scale_plan())); }
+TEST(PlanValidate, WellFormedPlanPasses) {
+  EXPECT_NO_THROW(validate_plan(scale_plan()));
+}
 
 TEST(PlanValidate, UseBeforeAlloc) {
   Plan p = scale_plan();
   p.steps.erase(p.steps.begin());
-  expect_invalid(p, "step 0 (Launch k1_scale) of n1 project: buffer 1 (k1.out.y) used before Alloc");
+  expect_invalid(p,
+                 "step 0 (Launch k1_scale) of n1 project: buffer 1 (k1.out.y) used before Alloc");
 }
 
 TEST(PlanValidate, UseAfterFree) {

@@ -2,7 +2,8 @@
 // covering every hook variant with 32- and 64-bit keys.
 #pragma once
 
-#define RANC_NVRTC_SOURCES(X) X(SelectMapProduct) X(MergeSetOps) X(SortMergeJoin) X(ReduceUnique) X(HashJoin)
+#define RANC_NVRTC_SOURCES(X) \
+  X(SelectMapProduct) X(MergeSetOps) X(SortMergeJoin) X(ReduceUnique) X(HashJoin)
 
 namespace ranc_test_sources {
 
@@ -54,7 +55,6 @@ extern "C" __global__ void __launch_bounds__(256) n6_product(const int* a0, cons
   ProductAgent<ProductPolicy<256, 16>>::run(na, nb, Emit_n6{a0, b0, o0, o1});
 }
 )CUDA";
-
 
 inline constexpr const char* MergeSetOps = R"CUDA(
 #include <ranc/templates/set_ops.cuh>

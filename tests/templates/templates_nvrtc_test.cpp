@@ -1,8 +1,8 @@
 // Compiles sample translation units that instantiate every skeleton and hook variant of the CUDA
 // templates with NVRTC to sm_90 CUBIN, using only the embedded headers. Needs no GPU.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nvrtc.h>
-#include <fmt/format.h>
 
 #include <ranc/templates/embedded.h>
 
@@ -29,15 +29,16 @@ CompileResult compile(const std::string& name, const std::string& source) {
     contents.push_back(h.contents);
   }
   nvrtcProgram prog;
-  nvrtcResult rc = nvrtcCreateProgram(&prog, source.c_str(), name.c_str(), static_cast<int>(names.size()),
-                                      contents.data(), names.data());
+  nvrtcResult rc =
+      nvrtcCreateProgram(&prog, source.c_str(), name.c_str(), static_cast<int>(names.size()),
+                         contents.data(), names.data());
   if (rc != NVRTC_SUCCESS) {
     r.log = fmt::format("nvrtcCreateProgram: {}", nvrtcGetErrorString(rc));
     return r;
   }
   const std::string inc_cccl = fmt::format("-I{}/cccl", RANC_CUDA_INCLUDE_DIR);
   const std::string inc_cuda = fmt::format("-I{}", RANC_CUDA_INCLUDE_DIR);
-  std::vector<const char*> opts = {"-std=c++17", "-arch=sm_90", "-default-device",
+  std::vector<const char*> opts = {"-std=c++17",     "-arch=sm_90",    "-default-device",
                                    inc_cccl.c_str(), inc_cuda.c_str(), "-lineinfo"};
   rc = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
   size_t log_size = 0;
@@ -57,7 +58,8 @@ CompileResult compile(const std::string& name, const std::string& source) {
 void expect_compiles(const char* name, const char* source) {
   CompileResult r = compile(name, source);
   EXPECT_TRUE(r.ok) << "NVRTC failed for " << name << ":\n" << r.log;
-  if (r.ok && !r.log.empty() && r.log.size() > 1) std::printf("%s: warnings:\n%s\n", name, r.log.c_str());
+  if (r.ok && !r.log.empty() && r.log.size() > 1)
+    std::printf("%s: warnings:\n%s\n", name, r.log.c_str());
 }
 
 }  // namespace
@@ -66,17 +68,18 @@ TEST(TemplatesEmbedded, ListsEveryHeaderWithHash) {
   const auto& headers = ranc::templates::embedded_headers();
   std::vector<std::string> names;
   for (const auto& h : headers) names.emplace_back(h.name);
-  for (const char* want : {"ranc/templates/common.cuh", "ranc/templates/select.cuh",
-                           "ranc/templates/product.cuh", "ranc/templates/merge_path.cuh",
-                           "ranc/templates/set_ops.cuh", "ranc/templates/join.cuh",
-                           "ranc/templates/reduce.cuh", "ranc/templates/unique.cuh",
-                           "ranc/templates/hash_join.cuh"}) {
+  for (const char* want :
+       {"ranc/templates/common.cuh", "ranc/templates/select.cuh", "ranc/templates/product.cuh",
+        "ranc/templates/merge_path.cuh", "ranc/templates/set_ops.cuh", "ranc/templates/join.cuh",
+        "ranc/templates/reduce.cuh", "ranc/templates/unique.cuh", "ranc/templates/hash_join.cuh"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   }
   for (const auto& h : headers) EXPECT_GT(std::string(h.contents).size(), 100u) << h.name;
   EXPECT_EQ(ranc::templates::bundle_hash().size(), 64u);
 }
 
-#define RANC_NVRTC_CASE(NAME)                                  \
-  TEST(TemplatesNvrtc, NAME) { expect_compiles(#NAME ".cu", ranc_test_sources::NAME); }
+#define RANC_NVRTC_CASE(NAME)                              \
+  TEST(TemplatesNvrtc, NAME) {                             \
+    expect_compiles(#NAME ".cu", ranc_test_sources::NAME); \
+  }
 RANC_NVRTC_SOURCES(RANC_NVRTC_CASE)

@@ -67,7 +67,8 @@ struct SharedData {
 
   const HostRelation& sqlite_result(const TpchQuery& q) {
     auto it = sqlite_results.find(q.number);
-    if (it == sqlite_results.end()) it = sqlite_results.emplace(q.number, run_sqlite_query(*db, q)).first;
+    if (it == sqlite_results.end())
+      it = sqlite_results.emplace(q.number, run_sqlite_query(*db, q)).first;
     return it->second;
   }
 };
@@ -205,7 +206,8 @@ TEST_P(TpchRaGpu, MatchesSqlite) {
   try {
     r = executor->run(plan, inputs);
   } catch (const UserError& e) {
-    FAIL() << "Q" << q.number << ": the GPU run failed:\n" << render_diagnostics(e, rq.parsed.source);
+    FAIL() << "Q" << q.number << ": the GPU run failed:\n"
+           << render_diagnostics(e, rq.parsed.source);
   }
   ASSERT_EQ(r.outputs.size(), 1u);
   expect_matches_sqlite(q, d.sqlite_result(q), r.outputs[0].second, "GPU");

@@ -37,7 +37,9 @@ struct Projection {
   std::string name;
   Expr expr;
 };
-inline Projection as(Expr e, std::string name) { return Projection(std::move(e), std::move(name)); }
+inline Projection as(Expr e, std::string name) {
+  return Projection(std::move(e), std::move(name));
+}
 
 // A sort key: "a" (ascending), desc("b").
 struct SortSpec {
@@ -46,8 +48,12 @@ struct SortSpec {
   std::string attr;
   bool descending = false;
 };
-inline SortSpec asc(std::string a) { return SortSpec(std::move(a), false); }
-inline SortSpec desc(std::string a) { return SortSpec(std::move(a), true); }
+inline SortSpec asc(std::string a) {
+  return SortSpec(std::move(a), false);
+}
+inline SortSpec desc(std::string a) {
+  return SortSpec(std::move(a), true);
+}
 
 // A handle to a relation (a node) in a ProgramBuilder.
 class Rel {
@@ -61,12 +67,14 @@ class Rel {
   Rel project(std::vector<Projection> attrs,
               std::source_location loc = std::source_location::current()) const;
   Rel product(const Rel& right, std::source_location loc = std::source_location::current()) const;
-  Rel union_with(const Rel& right, std::source_location loc = std::source_location::current()) const;
+  Rel union_with(const Rel& right,
+                 std::source_location loc = std::source_location::current()) const;
   Rel intersect(const Rel& right, std::source_location loc = std::source_location::current()) const;
-  Rel difference(const Rel& right, std::source_location loc = std::source_location::current()) const;
+  Rel difference(const Rel& right,
+                 std::source_location loc = std::source_location::current()) const;
   // Equi-join on left_keys[i] = right_keys[i], with an optional residual predicate.
-  Rel join(const Rel& right, std::vector<std::string> left_keys, std::vector<std::string> right_keys,
-           JoinKind kind = JoinKind::Inner, Expr residual = {},
+  Rel join(const Rel& right, std::vector<std::string> left_keys,
+           std::vector<std::string> right_keys, JoinKind kind = JoinKind::Inner, Expr residual = {},
            std::source_location loc = std::source_location::current()) const;
   Rel semi_join(const Rel& right, std::vector<std::string> left_keys,
                 std::vector<std::string> right_keys, Expr residual = {},
@@ -76,7 +84,8 @@ class Rel {
                 std::source_location loc = std::source_location::current()) const;
   Rel reduce(std::vector<std::string> group_keys, std::vector<Aggregate> aggregates,
              std::source_location loc = std::source_location::current()) const;
-  Rel sort(std::vector<SortSpec> keys, std::source_location loc = std::source_location::current()) const;
+  Rel sort(std::vector<SortSpec> keys,
+           std::source_location loc = std::source_location::current()) const;
   Rel limit(int64_t n, int64_t offset = 0,
             std::source_location loc = std::source_location::current()) const;
   Rel distinct(std::source_location loc = std::source_location::current()) const;

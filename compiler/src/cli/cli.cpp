@@ -51,7 +51,8 @@ Parses and type-checks PROGRAM.ra. Prints the outputs' schemas on success, or
 every error with file:line:column and the offending line.
 )";
 
-constexpr const char* kExplainHelp = R"(usage: ranc explain PROGRAM.ra [--dot] [--join=auto|merge|hash]
+constexpr const char* kExplainHelp =
+    R"(usage: ranc explain PROGRAM.ra [--dot] [--join=auto|merge|hash]
 
 Prints the checked graph (one line per operator with its schema and order) and the
 physical plan: kernels, built-in device steps, buffers and size slots.
@@ -59,7 +60,8 @@ physical plan: kernels, built-in device steps, buffers and size slots.
   --join=ALGO      join algorithm for the physical plan (default auto)
 )";
 
-constexpr const char* kEmitHelp = R"(usage: ranc emit PROGRAM.ra [-o OUT.cu] [--join=auto|merge|hash]
+constexpr const char* kEmitHelp =
+    R"(usage: ranc emit PROGRAM.ra [-o OUT.cu] [--join=auto|merge|hash]
 
 Prints the CUDA translation unit generated for PROGRAM.ra (or writes it to OUT.cu).
 )";
@@ -97,7 +99,8 @@ struct UsageError {
   std::string message;
 };
 
-std::pair<std::string, std::string> split_assignment(const std::string& flag, const std::string& v) {
+std::pair<std::string, std::string> split_assignment(const std::string& flag,
+                                                     const std::string& v) {
   auto eq = v.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
     throw UsageError{fmt::format("{} expects NAME=PATH, got '{}'", flag, v)};
@@ -119,15 +122,24 @@ Args parse_args(const std::vector<std::string>& argv) {
       if (s == flag) return value(flag);
       return std::nullopt;
     };
-    if (s == "-h" || s == "--help") a.help = true;
-    else if (s == "--cpu") a.cpu = true;
-    else if (s == "--gpu") a.gpu = true;
-    else if (s == "--time") a.time = true;
-    else if (s == "--dot") a.dot = true;
-    else if (auto v = inline_value("--input")) a.inputs.insert(split_assignment("--input", *v));
-    else if (auto v = inline_value("--output")) a.outputs.insert(split_assignment("--output", *v));
-    else if (auto v = inline_value("--data")) a.data_dir = *v;
-    else if (s == "-o") a.out_file = value("-o");
+    if (s == "-h" || s == "--help")
+      a.help = true;
+    else if (s == "--cpu")
+      a.cpu = true;
+    else if (s == "--gpu")
+      a.gpu = true;
+    else if (s == "--time")
+      a.time = true;
+    else if (s == "--dot")
+      a.dot = true;
+    else if (auto v = inline_value("--input"))
+      a.inputs.insert(split_assignment("--input", *v));
+    else if (auto v = inline_value("--output"))
+      a.outputs.insert(split_assignment("--output", *v));
+    else if (auto v = inline_value("--data"))
+      a.data_dir = *v;
+    else if (s == "-o")
+      a.out_file = value("-o");
     else if (auto v = inline_value("--max-rows")) {
       try {
         size_t pos = 0;
@@ -138,10 +150,14 @@ Args parse_args(const std::vector<std::string>& argv) {
         throw UsageError{fmt::format("--max-rows expects a non-negative integer, got '{}'", *v)};
       }
     } else if (auto v = inline_value("--join")) {
-      if (*v == "auto") a.join = codegen::JoinAlgorithm::Auto;
-      else if (*v == "merge") a.join = codegen::JoinAlgorithm::SortMerge;
-      else if (*v == "hash") a.join = codegen::JoinAlgorithm::Hash;
-      else throw UsageError{fmt::format("--join expects auto, merge or hash, got '{}'", *v)};
+      if (*v == "auto")
+        a.join = codegen::JoinAlgorithm::Auto;
+      else if (*v == "merge")
+        a.join = codegen::JoinAlgorithm::SortMerge;
+      else if (*v == "hash")
+        a.join = codegen::JoinAlgorithm::Hash;
+      else
+        throw UsageError{fmt::format("--join expects auto, merge or hash, got '{}'", *v)};
     } else if (!s.empty() && s[0] == '-') {
       throw UsageError{fmt::format("unknown option '{}'", s)};
     } else if (a.program.empty()) {
@@ -157,7 +173,8 @@ Args parse_args(const std::vector<std::string>& argv) {
 // A progress line on a terminal, nothing otherwise.
 class Progress {
  public:
-  explicit Progress(std::ostream& err) : err_(err), tty_(isatty(STDERR_FILENO) == 1 && &err == &std::cerr) {}
+  explicit Progress(std::ostream& err)
+      : err_(err), tty_(isatty(STDERR_FILENO) == 1 && &err == &std::cerr) {}
   void update(const std::string& what, uint64_t done, uint64_t total) {
     if (!tty_ || total == 0) return;
     int pct = static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
@@ -201,8 +218,10 @@ std::string dot_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
     if (c == '"' || c == '\\') o += '\\';
-    if (c == '\n') o += "\\n";
-    else o += c;
+    if (c == '\n')
+      o += "\\n";
+    else
+      o += c;
   }
   return o;
 }
@@ -210,8 +229,8 @@ std::string dot_escape(const std::string& s) {
 std::string to_dot(const Program& p) {
   std::string s = "digraph ranc {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n";
   for (const Node& n : p.nodes()) {
-    s += fmt::format("  n{} [label=\"n{} {}\\n{}\"];\n", n.id, n.id, dot_escape(describe_node(p, n)),
-                     dot_escape(n.schema.str()));
+    s += fmt::format("  n{} [label=\"n{} {}\\n{}\"];\n", n.id, n.id,
+                     dot_escape(describe_node(p, n)), dot_escape(n.schema.str()));
     for (NodeId in : n.inputs) s += fmt::format("  n{} -> n{};\n", in, n.id);
   }
   return s + "}\n";
@@ -253,8 +272,8 @@ int cmd_emit(const Args& a, std::ostream& out) {
   } else {
     std::ofstream f(a.out_file, std::ios::binary);
     if (!f || !(f << src) || !f.flush())
-      throw UserError(Diagnostic{ErrorKind::InvalidArgument,
-                                 fmt::format("cannot write '{}'", a.out_file), {}, {}});
+      throw UserError(Diagnostic{
+          ErrorKind::InvalidArgument, fmt::format("cannot write '{}'", a.out_file), {}, {}});
   }
   return kOk;
 }
@@ -272,7 +291,8 @@ std::string input_path(const Args& a, const RaInputSpec& spec) {
 
 CsvOptions input_options(const RaInputSpec& spec, const std::string& path, bool overridden) {
   std::optional<TextFormat> f = format_from_path(path);
-  if (!overridden && !spec.format.empty()) f = spec.format == "tbl" ? TextFormat::Tbl : TextFormat::Csv;
+  if (!overridden && !spec.format.empty())
+    f = spec.format == "tbl" ? TextFormat::Tbl : TextFormat::Csv;
   CsvOptions o = options_for(f.value_or(TextFormat::Csv));
   if (!overridden && spec.format == "csv") {
     o.delimiter = spec.delimiter;
@@ -287,13 +307,15 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   for (const auto& [name, path] : a.inputs) {
     bool found = false;
     for (const auto& s : l.parsed.input_files) found |= s.relation == name;
-    if (!found) throw UsageError{fmt::format("--input {}: the program has no input named '{}'", name, name)};
+    if (!found)
+      throw UsageError{fmt::format("--input {}: the program has no input named '{}'", name, name)};
   }
   std::vector<std::string> output_names;
   for (NodeId id : l.checked.outputs()) output_names.push_back(l.checked.node(id).name);
   for (const auto& [name, path] : a.outputs)
     if (std::find(output_names.begin(), output_names.end(), name) == output_names.end())
-      throw UsageError{fmt::format("--output {}: the program has no output named '{}'", name, name)};
+      throw UsageError{
+          fmt::format("--output {}: the program has no output named '{}'", name, name)};
 
   // Load the inputs the checked program uses.
   auto t_load = Clock::now();
@@ -349,17 +371,19 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
     results = std::move(r.outputs);
     const auto& s = r.stats;
     timing = fmt::format(
-        "time: load {:.3f} s ({:.1f} MB/s), codegen {:.3f} s, compile {:.3f} s ({}), upload {:.3f} s, "
+        "time: load {:.3f} s ({:.1f} MB/s), codegen {:.3f} s, compile {:.3f} s ({}), upload {:.3f} "
+        "s, "
         "execute {:.3f} s, download {:.3f} s; device {}, peak device memory {:.1f} MiB\n",
         load_s, load_s > 0 ? bytes_loaded / load_s / 1e6 : 0.0, codegen_s, s.compile_seconds,
-        s.compile_source == rt::CacheSource::Compiled ? "cold" : "cached",
-        s.upload_seconds, s.execute_seconds, s.download_seconds, ex.device().name,
-        s.peak_device_bytes / 1048576.0);
+        s.compile_source == rt::CacheSource::Compiled ? "cold" : "cached", s.upload_seconds,
+        s.execute_seconds, s.download_seconds, ex.device().name, s.peak_device_bytes / 1048576.0);
   } else {
     auto outs = execute_reference(l.checked, inputs);
-    for (size_t i = 0; i < outs.size(); ++i) results.emplace_back(output_names[i], std::move(outs[i]));
-    timing = fmt::format("time: load {:.3f} s ({:.1f} MB/s), execute (CPU reference) {:.3f} s\n", load_s,
-                         load_s > 0 ? bytes_loaded / load_s / 1e6 : 0.0, seconds_since(t_exec));
+    for (size_t i = 0; i < outs.size(); ++i)
+      results.emplace_back(output_names[i], std::move(outs[i]));
+    timing =
+        fmt::format("time: load {:.3f} s ({:.1f} MB/s), execute (CPU reference) {:.3f} s\n", load_s,
+                    load_s > 0 ? bytes_loaded / load_s / 1e6 : 0.0, seconds_since(t_exec));
   }
 
   bool first = true;

@@ -18,13 +18,25 @@ Node make_node(OpKind kind, std::source_location loc) {
 static Aggregate agg(AggFunc f, Expr arg, std::string name) {
   return Aggregate{std::move(name), f, std::move(arg), {}};
 }
-Aggregate sum(Expr arg, std::string name) { return agg(AggFunc::Sum, std::move(arg), std::move(name)); }
-Aggregate min(Expr arg, std::string name) { return agg(AggFunc::Min, std::move(arg), std::move(name)); }
-Aggregate max(Expr arg, std::string name) { return agg(AggFunc::Max, std::move(arg), std::move(name)); }
-Aggregate avg(Expr arg, std::string name) { return agg(AggFunc::Avg, std::move(arg), std::move(name)); }
-Aggregate count(std::string name) { return agg(AggFunc::Count, Expr(), std::move(name)); }
+Aggregate sum(Expr arg, std::string name) {
+  return agg(AggFunc::Sum, std::move(arg), std::move(name));
+}
+Aggregate min(Expr arg, std::string name) {
+  return agg(AggFunc::Min, std::move(arg), std::move(name));
+}
+Aggregate max(Expr arg, std::string name) {
+  return agg(AggFunc::Max, std::move(arg), std::move(name));
+}
+Aggregate avg(Expr arg, std::string name) {
+  return agg(AggFunc::Avg, std::move(arg), std::move(name));
+}
+Aggregate count(std::string name) {
+  return agg(AggFunc::Count, Expr(), std::move(name));
+}
 
-Rel ProgramBuilder::add(Node n) { return Rel(this, program_.add(std::move(n))); }
+Rel ProgramBuilder::add(Node n) {
+  return Rel(this, program_.add(std::move(n)));
+}
 
 Rel ProgramBuilder::input(std::string name, std::vector<Attribute> attributes, size_t key_size,
                           std::source_location loc) {
@@ -64,8 +76,12 @@ Rel Rel::project(std::vector<Projection> attrs, std::source_location loc) const 
 static Rel binary(const Rel& self, OpKind k, const Rel& right, std::source_location loc) {
   return chain(self, make_node(k, loc), &right);
 }
-Rel Rel::product(const Rel& r, std::source_location loc) const { return binary(*this, OpKind::Product, r, loc); }
-Rel Rel::union_with(const Rel& r, std::source_location loc) const { return binary(*this, OpKind::Union, r, loc); }
+Rel Rel::product(const Rel& r, std::source_location loc) const {
+  return binary(*this, OpKind::Product, r, loc);
+}
+Rel Rel::union_with(const Rel& r, std::source_location loc) const {
+  return binary(*this, OpKind::Union, r, loc);
+}
 Rel Rel::intersect(const Rel& r, std::source_location loc) const {
   return binary(*this, OpKind::Intersect, r, loc);
 }
@@ -73,8 +89,9 @@ Rel Rel::difference(const Rel& r, std::source_location loc) const {
   return binary(*this, OpKind::Difference, r, loc);
 }
 
-Rel Rel::join(const Rel& right, std::vector<std::string> left_keys, std::vector<std::string> right_keys,
-              JoinKind kind, Expr residual, std::source_location loc) const {
+Rel Rel::join(const Rel& right, std::vector<std::string> left_keys,
+              std::vector<std::string> right_keys, JoinKind kind, Expr residual,
+              std::source_location loc) const {
   Node n = make_node(OpKind::Join, loc);
   n.join_kind = kind;
   n.left_keys = std::move(left_keys);

@@ -8,35 +8,53 @@ namespace ranc {
 std::string_view expr_kind_name(ExprKind k) {
   switch (k) {
 #define RANC_X(name, text) \
-  case ExprKind::name: return text;
+  case ExprKind::name:     \
+    return text;
     RANC_EXPR_KINDS(RANC_X)
 #undef RANC_X
   }
   return "?";
 }
 
-std::string_view unary_op_symbol(UnaryOp op) { return op == UnaryOp::Neg ? "-" : "not "; }
+std::string_view unary_op_symbol(UnaryOp op) {
+  return op == UnaryOp::Neg ? "-" : "not ";
+}
 
 std::string_view binary_op_symbol(BinaryOp op) {
   switch (op) {
-    case BinaryOp::Add: return "+";
-    case BinaryOp::Sub: return "-";
-    case BinaryOp::Mul: return "*";
-    case BinaryOp::Div: return "/";
-    case BinaryOp::Mod: return "%";
-    case BinaryOp::Eq: return "=";
-    case BinaryOp::Ne: return "<>";
-    case BinaryOp::Lt: return "<";
-    case BinaryOp::Le: return "<=";
-    case BinaryOp::Gt: return ">";
-    case BinaryOp::Ge: return ">=";
-    case BinaryOp::And: return "and";
-    case BinaryOp::Or: return "or";
+    case BinaryOp::Add:
+      return "+";
+    case BinaryOp::Sub:
+      return "-";
+    case BinaryOp::Mul:
+      return "*";
+    case BinaryOp::Div:
+      return "/";
+    case BinaryOp::Mod:
+      return "%";
+    case BinaryOp::Eq:
+      return "=";
+    case BinaryOp::Ne:
+      return "<>";
+    case BinaryOp::Lt:
+      return "<";
+    case BinaryOp::Le:
+      return "<=";
+    case BinaryOp::Gt:
+      return ">";
+    case BinaryOp::Ge:
+      return ">=";
+    case BinaryOp::And:
+      return "and";
+    case BinaryOp::Or:
+      return "or";
   }
   return "?";
 }
 
-ExprPtr make_expr(ExprNode node) { return std::make_shared<const ExprNode>(std::move(node)); }
+ExprPtr make_expr(ExprNode node) {
+  return std::make_shared<const ExprNode>(std::move(node));
+}
 
 static ExprNode node_of(ExprKind k, SourceLoc loc) {
   ExprNode n;
@@ -70,7 +88,8 @@ Expr date_lit(std::string_view text) {
   auto d = parse_date(text);
   if (!d)
     throw UserError(Diagnostic{ErrorKind::InvalidArgument,
-                               fmt::format("'{}' is not a valid date", text), {},
+                               fmt::format("'{}' is not a valid date", text),
+                               {},
                                "dates are written YYYY-MM-DD"});
   return lit(Value::date(*d));
 }
@@ -121,7 +140,9 @@ Expr case_when(std::vector<std::pair<Expr, Expr>> branches, Expr otherwise, Sour
   return with_args(ExprKind::Case, std::move(args), std::move(loc));
 }
 
-Expr year(Expr date, SourceLoc loc) { return with_args(ExprKind::Year, {std::move(date)}, std::move(loc)); }
+Expr year(Expr date, SourceLoc loc) {
+  return with_args(ExprKind::Year, {std::move(date)}, std::move(loc));
+}
 
 Expr like(Expr s, std::string pattern, SourceLoc loc) {
   ExprNode n = node_of(ExprKind::Like, std::move(loc));
@@ -137,10 +158,16 @@ Expr starts_with(Expr s, std::string prefix, SourceLoc loc) {
   return Expr(make_expr(std::move(n)));
 }
 
-Expr operator-(Expr a) { return make_unary(UnaryOp::Neg, std::move(a)); }
-Expr operator!(Expr a) { return make_unary(UnaryOp::Not, std::move(a)); }
-#define RANC_BINARY(sym, op) \
-  Expr operator sym(Expr a, Expr b) { return make_binary(BinaryOp::op, std::move(a), std::move(b)); }
+Expr operator-(Expr a) {
+  return make_unary(UnaryOp::Neg, std::move(a));
+}
+Expr operator!(Expr a) {
+  return make_unary(UnaryOp::Not, std::move(a));
+}
+#define RANC_BINARY(sym, op)                                      \
+  Expr operator sym(Expr a, Expr b) {                             \
+    return make_binary(BinaryOp::op, std::move(a), std::move(b)); \
+  }
 RANC_BINARY(+, Add)
 RANC_BINARY(-, Sub)
 RANC_BINARY(*, Mul)
@@ -161,26 +188,33 @@ std::string to_string(const ExprPtr& e) {
   const ExprNode& n = *e;
   auto arg = [&](size_t i) { return to_string(n.args.at(i)); };
   switch (n.kind) {
-    case ExprKind::Attr: return n.text;
-    case ExprKind::Literal: return n.literal.literal_str();
-    case ExprKind::Unary: return fmt::format("({}{})", unary_op_symbol(n.unary_op), arg(0));
+    case ExprKind::Attr:
+      return n.text;
+    case ExprKind::Literal:
+      return n.literal.literal_str();
+    case ExprKind::Unary:
+      return fmt::format("({}{})", unary_op_symbol(n.unary_op), arg(0));
     case ExprKind::Binary:
       return fmt::format("({} {} {})", arg(0), binary_op_symbol(n.binary_op), arg(1));
-    case ExprKind::Between: return fmt::format("({} between {} and {})", arg(0), arg(1), arg(2));
+    case ExprKind::Between:
+      return fmt::format("({} between {} and {})", arg(0), arg(1), arg(2));
     case ExprKind::InList: {
       std::string s = fmt::format("({} in (", arg(0));
       for (size_t i = 1; i < n.args.size(); ++i) s += (i > 1 ? ", " : "") + arg(i);
       return s + "))";
     }
-    case ExprKind::Cast: return fmt::format("cast({} as {})", arg(0), type_name(n.cast_type));
+    case ExprKind::Cast:
+      return fmt::format("cast({} as {})", arg(0), type_name(n.cast_type));
     case ExprKind::Case: {
       std::string s = "case";
       for (size_t i = 0; i + 1 < n.args.size(); i += 2)
         s += fmt::format(" when {} then {}", arg(i), arg(i + 1));
       return s + fmt::format(" else {} end", to_string(n.args.back()));
     }
-    case ExprKind::Year: return fmt::format("year({})", arg(0));
-    case ExprKind::Like: return fmt::format("({} like {})", arg(0), Value::string(n.text).literal_str());
+    case ExprKind::Year:
+      return fmt::format("year({})", arg(0));
+    case ExprKind::Like:
+      return fmt::format("({} like {})", arg(0), Value::string(n.text).literal_str());
     case ExprKind::StartsWith:
       return fmt::format("starts_with({}, {})", arg(0), Value::string(n.text).literal_str());
   }

@@ -6,7 +6,8 @@ namespace ranc {
 std::string_view op_kind_name(OpKind k) {
   switch (k) {
 #define RANC_X(name, text, arity) \
-  case OpKind::name: return text;
+  case OpKind::name:              \
+    return text;
     RANC_OP_KINDS(RANC_X)
 #undef RANC_X
   }
@@ -16,7 +17,8 @@ std::string_view op_kind_name(OpKind k) {
 int op_arity(OpKind k) {
   switch (k) {
 #define RANC_X(name, text, arity) \
-  case OpKind::name: return arity;
+  case OpKind::name:              \
+    return arity;
     RANC_OP_KINDS(RANC_X)
 #undef RANC_X
   }
@@ -25,20 +27,28 @@ int op_arity(OpKind k) {
 
 std::string_view join_kind_name(JoinKind k) {
   switch (k) {
-    case JoinKind::Inner: return "inner";
-    case JoinKind::Semi: return "semi";
-    case JoinKind::Anti: return "anti";
+    case JoinKind::Inner:
+      return "inner";
+    case JoinKind::Semi:
+      return "semi";
+    case JoinKind::Anti:
+      return "anti";
   }
   return "?";
 }
 
 std::string_view agg_func_name(AggFunc f) {
   switch (f) {
-    case AggFunc::Sum: return "sum";
-    case AggFunc::Count: return "count";
-    case AggFunc::Min: return "min";
-    case AggFunc::Max: return "max";
-    case AggFunc::Avg: return "avg";
+    case AggFunc::Sum:
+      return "sum";
+    case AggFunc::Count:
+      return "count";
+    case AggFunc::Min:
+      return "min";
+    case AggFunc::Max:
+      return "max";
+    case AggFunc::Avg:
+      return "avg";
   }
   return "?";
 }

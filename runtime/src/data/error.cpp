@@ -17,18 +17,30 @@ std::string SourceLoc::str() const {
 
 std::string_view error_kind_name(ErrorKind k) {
   switch (k) {
-    case ErrorKind::Syntax: return "syntax error";
-    case ErrorKind::UnknownAttribute: return "unknown attribute";
-    case ErrorKind::UnknownRelation: return "unknown relation";
-    case ErrorKind::DuplicateName: return "duplicate name";
-    case ErrorKind::TypeMismatch: return "type error";
-    case ErrorKind::SchemaMismatch: return "schema mismatch";
-    case ErrorKind::InvalidArgument: return "invalid argument";
-    case ErrorKind::Cycle: return "cycle";
-    case ErrorKind::NoOutput: return "no output";
-    case ErrorKind::InvalidGraph: return "invalid graph";
-    case ErrorKind::Data: return "data error";
-    case ErrorKind::Execution: return "execution error";
+    case ErrorKind::Syntax:
+      return "syntax error";
+    case ErrorKind::UnknownAttribute:
+      return "unknown attribute";
+    case ErrorKind::UnknownRelation:
+      return "unknown relation";
+    case ErrorKind::DuplicateName:
+      return "duplicate name";
+    case ErrorKind::TypeMismatch:
+      return "type error";
+    case ErrorKind::SchemaMismatch:
+      return "schema mismatch";
+    case ErrorKind::InvalidArgument:
+      return "invalid argument";
+    case ErrorKind::Cycle:
+      return "cycle";
+    case ErrorKind::NoOutput:
+      return "no output";
+    case ErrorKind::InvalidGraph:
+      return "invalid graph";
+    case ErrorKind::Data:
+      return "data error";
+    case ErrorKind::Execution:
+      return "execution error";
   }
   return "error";
 }
@@ -52,11 +64,12 @@ UserError::UserError(Diagnostic d) : UserError(std::vector<Diagnostic>{std::move
 
 UserError::UserError(std::vector<Diagnostic> ds)
     : std::runtime_error(join_diagnostics(ds)), diagnostics_(std::move(ds)) {
-  if (diagnostics_.empty()) diagnostics_.push_back({ErrorKind::InvalidGraph, "unknown error", {}, {}});
+  if (diagnostics_.empty())
+    diagnostics_.push_back({ErrorKind::InvalidGraph, "unknown error", {}, {}});
 }
 
 InternalError::InternalError(const std::string& what, std::source_location loc)
-    : std::logic_error(fmt::format("internal error in ranc (please report): {} at {}:{} in {}", what,
-                                   loc.file_name(), loc.line(), loc.function_name())) {}
+    : std::logic_error(fmt::format("internal error in ranc (please report): {} at {}:{} in {}",
+                                   what, loc.file_name(), loc.line(), loc.function_name())) {}
 
 }  // namespace ranc

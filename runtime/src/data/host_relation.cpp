@@ -53,13 +53,18 @@ int32_t Dictionary::lower_bound(std::string_view s) const {
 
 static Column::Storage storage_for(Type t) {
   switch (t) {
-    case Type::Bool: return std::vector<uint8_t>{};
+    case Type::Bool:
+      return std::vector<uint8_t>{};
     case Type::I32:
     case Type::Date:
-    case Type::String: return std::vector<int32_t>{};
-    case Type::I64: return std::vector<int64_t>{};
-    case Type::F32: return std::vector<float>{};
-    case Type::F64: return std::vector<double>{};
+    case Type::String:
+      return std::vector<int32_t>{};
+    case Type::I64:
+      return std::vector<int64_t>{};
+    case Type::F32:
+      return std::vector<float>{};
+    case Type::F64:
+      return std::vector<double>{};
   }
   return std::vector<int32_t>{};
 }
@@ -81,15 +86,28 @@ void Column::append(const Value& v) {
     throw UserError(Diagnostic{ErrorKind::Data,
                                fmt::format("value {} of type {} appended to a column of type {}",
                                            v.literal_str(), type_name(v.type()), type_name(type_)),
-                               {}, {}});
+                               {},
+                               {}});
   switch (type_) {
-    case Type::Bool: data<uint8_t>().push_back(v.as_bool() ? 1 : 0); break;
+    case Type::Bool:
+      data<uint8_t>().push_back(v.as_bool() ? 1 : 0);
+      break;
     case Type::I32:
-    case Type::Date: data<int32_t>().push_back(v.as_i32()); break;
-    case Type::I64: data<int64_t>().push_back(v.as_i64()); break;
-    case Type::F32: data<float>().push_back(v.as_f32()); break;
-    case Type::F64: data<double>().push_back(v.as_f64()); break;
-    case Type::String: pending_.push_back(v.as_string()); break;
+    case Type::Date:
+      data<int32_t>().push_back(v.as_i32());
+      break;
+    case Type::I64:
+      data<int64_t>().push_back(v.as_i64());
+      break;
+    case Type::F32:
+      data<float>().push_back(v.as_f32());
+      break;
+    case Type::F64:
+      data<double>().push_back(v.as_f64());
+      break;
+    case Type::String:
+      pending_.push_back(v.as_string());
+      break;
   }
 }
 
@@ -109,12 +127,18 @@ void Column::finish_strings() const {
 
 Value Column::get(size_t i) const {
   switch (type_) {
-    case Type::Bool: return Value::boolean(data<uint8_t>().at(i) != 0);
-    case Type::I32: return Value::i32(data<int32_t>().at(i));
-    case Type::Date: return Value::date(data<int32_t>().at(i));
-    case Type::I64: return Value::i64(data<int64_t>().at(i));
-    case Type::F32: return Value::f32(data<float>().at(i));
-    case Type::F64: return Value::f64(data<double>().at(i));
+    case Type::Bool:
+      return Value::boolean(data<uint8_t>().at(i) != 0);
+    case Type::I32:
+      return Value::i32(data<int32_t>().at(i));
+    case Type::Date:
+      return Value::date(data<int32_t>().at(i));
+    case Type::I64:
+      return Value::i64(data<int64_t>().at(i));
+    case Type::F32:
+      return Value::f32(data<float>().at(i));
+    case Type::F64:
+      return Value::f64(data<double>().at(i));
     case Type::String:
       finish_strings();
       return Value::string(dict_->at(data<int32_t>().at(i)));
@@ -150,7 +174,9 @@ HostRelation::HostRelation(Schema schema) : schema_(std::move(schema)) {
   for (const auto& a : schema_.attributes) columns_.emplace_back(a.type);
 }
 
-size_t HostRelation::num_rows() const { return columns_.empty() ? 0 : columns_[0].size(); }
+size_t HostRelation::num_rows() const {
+  return columns_.empty() ? 0 : columns_[0].size();
+}
 
 std::vector<Value> HostRelation::row(size_t r) const {
   std::vector<Value> out;
@@ -164,14 +190,16 @@ void HostRelation::append_row(const std::vector<Value>& row) {
     throw UserError(Diagnostic{ErrorKind::Data,
                                fmt::format("row has {} values but the schema {} has {} attributes",
                                            row.size(), schema_.str(), columns_.size()),
-                               {}, {}});
+                               {},
+                               {}});
   for (size_t i = 0; i < row.size(); ++i) {
     if (row[i].type() != columns_[i].type())
       throw UserError(Diagnostic{
           ErrorKind::Data,
           fmt::format("value {} for attribute '{}' has type {}, expected {}", row[i].literal_str(),
                       schema_[i].name, type_name(row[i].type()), type_name(columns_[i].type())),
-          {}, {}});
+          {},
+          {}});
   }
   for (size_t i = 0; i < row.size(); ++i) columns_[i].append(row[i]);
 }
@@ -195,7 +223,8 @@ std::vector<std::vector<Value>> HostRelation::sorted_rows() const {
   std::vector<std::vector<Value>> rows;
   rows.reserve(num_rows());
   for (size_t i = 0; i < num_rows(); ++i) rows.push_back(row(i));
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return compare_rows(a, b) < 0; });
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return compare_rows(a, b) < 0; });
   return rows;
 }
 
@@ -226,8 +255,10 @@ std::string HostRelation::to_table(size_t max_rows) const {
       out += '\n';
     }
   }
-  if (n < num_rows()) out += fmt::format("... ({} rows in all)\n", num_rows());
-  else out += fmt::format("({} row{})\n", n, n == 1 ? "" : "s");
+  if (n < num_rows())
+    out += fmt::format("... ({} rows in all)\n", num_rows());
+  else
+    out += fmt::format("({} row{})\n", n, n == 1 ? "" : "s");
   return out;
 }
 

@@ -7,13 +7,20 @@ namespace ranc {
 
 std::string_view type_name(Type t) {
   switch (t) {
-    case Type::Bool: return "bool";
-    case Type::I32: return "i32";
-    case Type::I64: return "i64";
-    case Type::F32: return "f32";
-    case Type::F64: return "f64";
-    case Type::Date: return "date";
-    case Type::String: return "string";
+    case Type::Bool:
+      return "bool";
+    case Type::I32:
+      return "i32";
+    case Type::I64:
+      return "i64";
+    case Type::F32:
+      return "f32";
+    case Type::F64:
+      return "f64";
+    case Type::Date:
+      return "date";
+    case Type::String:
+      return "string";
   }
   return "?";
 }
@@ -31,10 +38,13 @@ std::optional<Type> parse_type_name(std::string_view n) {
 
 int type_size(Type t) {
   switch (t) {
-    case Type::Bool: return 1;
+    case Type::Bool:
+      return 1;
     case Type::I64:
-    case Type::F64: return 8;
-    default: return 4;
+    case Type::F64:
+      return 8;
+    default:
+      return 4;
   }
 }
 
@@ -61,7 +71,9 @@ CivilDate civil_from_days(int32_t days) {
   return {y + (m <= 2), m, d};
 }
 
-static bool leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+static bool leap(int64_t y) {
+  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
 
 std::optional<int32_t> parse_date(std::string_view s) {
   // YYYY-MM-DD, optionally with a leading '-' on the year.
@@ -92,7 +104,8 @@ std::optional<int32_t> parse_date(std::string_view s) {
 std::string format_date(int32_t days) {
   CivilDate c = civil_from_days(days);
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02u", static_cast<long long>(c.year), c.month, c.day);
+  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02u", static_cast<long long>(c.year), c.month,
+                c.day);
   return buf;
 }
 

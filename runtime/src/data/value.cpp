@@ -13,20 +13,28 @@ namespace ranc {
 
 int64_t Value::to_int64() const {
   switch (type_) {
-    case Type::Bool: return as_bool() ? 1 : 0;
+    case Type::Bool:
+      return as_bool() ? 1 : 0;
     case Type::I32:
-    case Type::Date: return as_i32();
-    case Type::I64: return as_i64();
-    default: throw InternalError("to_int64 on a non-integer value");
+    case Type::Date:
+      return as_i32();
+    case Type::I64:
+      return as_i64();
+    default:
+      throw InternalError("to_int64 on a non-integer value");
   }
 }
 
 double Value::to_double() const {
   switch (type_) {
-    case Type::F32: return as_f32();
-    case Type::F64: return as_f64();
-    case Type::String: throw InternalError("to_double on a string value");
-    default: return static_cast<double>(to_int64());
+    case Type::F32:
+      return as_f32();
+    case Type::F64:
+      return as_f64();
+    case Type::String:
+      throw InternalError("to_double on a string value");
+    default:
+      return static_cast<double>(to_int64());
   }
 }
 
@@ -41,13 +49,20 @@ static std::string shortest(F x) {
 
 std::string Value::str() const {
   switch (type_) {
-    case Type::Bool: return as_bool() ? "true" : "false";
-    case Type::I32: return std::to_string(as_i32());
-    case Type::I64: return std::to_string(as_i64());
-    case Type::F32: return shortest(as_f32());
-    case Type::F64: return shortest(as_f64());
-    case Type::Date: return format_date(as_i32());
-    case Type::String: return as_string();
+    case Type::Bool:
+      return as_bool() ? "true" : "false";
+    case Type::I32:
+      return std::to_string(as_i32());
+    case Type::I64:
+      return std::to_string(as_i64());
+    case Type::F32:
+      return shortest(as_f32());
+    case Type::F64:
+      return shortest(as_f64());
+    case Type::Date:
+      return format_date(as_i32());
+    case Type::String:
+      return as_string();
   }
   return "?";
 }
@@ -57,13 +72,17 @@ std::string Value::literal_str() const {
     case Type::String: {
       std::string s = "'";
       for (char c : as_string()) {
-        if (c == '\'') s += "''";
-        else s += c;
+        if (c == '\'')
+          s += "''";
+        else
+          s += c;
       }
       return s + "'";
     }
-    case Type::Date: return fmt::format("date '{}'", format_date(as_i32()));
-    case Type::I64: return fmt::format("{}L", as_i64());
+    case Type::Date:
+      return fmt::format("date '{}'", format_date(as_i32()));
+    case Type::I64:
+      return fmt::format("{}L", as_i64());
     case Type::F32: {
       std::string t = shortest(as_f32());
       return t + "f";
@@ -73,7 +92,8 @@ std::string Value::literal_str() const {
       if (t.find_first_of(".eninf") == std::string::npos) t += ".0";
       return t;
     }
-    default: return str();
+    default:
+      return str();
   }
 }
 
@@ -86,20 +106,29 @@ static uint32_t order_bits(float x) {
   return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 
-std::strong_ordering total_compare_f64(double a, double b) { return order_bits(a) <=> order_bits(b); }
-std::strong_ordering total_compare_f32(float a, float b) { return order_bits(a) <=> order_bits(b); }
+std::strong_ordering total_compare_f64(double a, double b) {
+  return order_bits(a) <=> order_bits(b);
+}
+std::strong_ordering total_compare_f32(float a, float b) {
+  return order_bits(a) <=> order_bits(b);
+}
 
 std::strong_ordering total_compare(const Value& a, const Value& b) {
   if (a.type_ != b.type_)
-    throw InternalError(fmt::format("comparing values of types {} and {}", type_name(a.type_),
-                                    type_name(b.type_)));
+    throw InternalError(
+        fmt::format("comparing values of types {} and {}", type_name(a.type_), type_name(b.type_)));
   switch (a.type_) {
-    case Type::Bool: return a.as_bool() <=> b.as_bool();
+    case Type::Bool:
+      return a.as_bool() <=> b.as_bool();
     case Type::I32:
-    case Type::Date: return a.as_i32() <=> b.as_i32();
-    case Type::I64: return a.as_i64() <=> b.as_i64();
-    case Type::F32: return total_compare_f32(a.as_f32(), b.as_f32());
-    case Type::F64: return total_compare_f64(a.as_f64(), b.as_f64());
+    case Type::Date:
+      return a.as_i32() <=> b.as_i32();
+    case Type::I64:
+      return a.as_i64() <=> b.as_i64();
+    case Type::F32:
+      return total_compare_f32(a.as_f32(), b.as_f32());
+    case Type::F64:
+      return total_compare_f64(a.as_f64(), b.as_f64());
     case Type::String: {
       int c = a.as_string().compare(b.as_string());
       return c < 0 ? std::strong_ordering::less

@@ -184,18 +184,8 @@ struct ChunkResult {
 };
 
 Column::Storage storage_for(Type t) {
-  switch (t) {
-    case Type::Bool:
-      return std::vector<uint8_t>{};
-    case Type::I64:
-      return std::vector<int64_t>{};
-    case Type::F32:
-      return std::vector<float>{};
-    case Type::F64:
-      return std::vector<double>{};
-    default:
-      return std::vector<int32_t>{};
-  }
+  // An empty column's storage has the right alternative for the type.
+  return Column(t).storage();
 }
 
 std::string_view trim_spaces(std::string_view s) {

@@ -22,9 +22,10 @@ std::string reason_for(cudaError_t err) {
   std::string name = cudaGetErrorName(err);
   switch (err) {
     case cudaErrorInsufficientDriver:
-      return fmt::format("no CUDA driver found, or the driver is older than the CUDA {} "
-                         "runtime ({})",
-                         CUDART_VERSION / 1000, name);
+      return fmt::format(
+          "no CUDA driver found, or the driver is older than the CUDA {} "
+          "runtime ({})",
+          CUDART_VERSION / 1000, name);
     case cudaErrorNoDevice:
       return fmt::format("no CUDA-capable device found ({})", name);
     case cudaErrorDevicesUnavailable:
@@ -78,7 +79,9 @@ const Discovery& discovery0() {
 
 }  // namespace
 
-std::string DeviceInfo::arch_name() const { return fmt::format("sm_{}", arch()); }
+std::string DeviceInfo::arch_name() const {
+  return fmt::format("sm_{}", arch());
+}
 
 std::string DeviceInfo::str() const {
   return fmt::format("{} ({}, {} SMs, {})", name, arch_name(), sm_count,
@@ -90,9 +93,13 @@ std::optional<DeviceInfo> find_gpu(int ordinal) {
   return discover(ordinal).info;
 }
 
-bool gpu_available() { return discovery0().info.has_value(); }
+bool gpu_available() {
+  return discovery0().info.has_value();
+}
 
-std::string no_gpu_reason() { return discovery0().reason; }
+std::string no_gpu_reason() {
+  return discovery0().reason;
+}
 
 int default_target_arch() {
   if (const char* env = std::getenv("RANC_CUDA_ARCH"); env && *env) {

@@ -47,8 +47,8 @@ int64_t eval_dict_slot(const DictParam& p, const Dictionary& dict) {
       return std::upper_bound(s.begin(), s.end(), p.text) - s.begin();
     case DictParam::Kind::PrefixEnd: {
       auto lo = std::lower_bound(s.begin(), s.end(), p.text);
-      auto end = std::partition_point(
-          lo, s.end(), [&](const std::string& x) { return x.starts_with(p.text); });
+      auto end = std::partition_point(lo, s.end(),
+                                      [&](const std::string& x) { return x.starts_with(p.text); });
       return end - s.begin();
     }
     case DictParam::Kind::LikeMask:

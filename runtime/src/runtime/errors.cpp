@@ -34,8 +34,8 @@ std::string jit_message(const std::string& program, const std::string& log,
 
 }  // namespace
 
-CudaError::CudaError(int code, std::string code_name, std::string expr, std::string file,
-                     int line, std::string detail)
+CudaError::CudaError(int code, std::string code_name, std::string expr, std::string file, int line,
+                     std::string detail)
     : std::runtime_error(cuda_message(code, code_name, expr, file, line, detail)),
       code_(code),
       code_name_(std::move(code_name)),
@@ -58,12 +58,12 @@ JitError::JitError(std::string program_name, std::string log, std::vector<std::s
       options_(std::move(options)),
       source_path_(std::move(source_path)) {}
 
-OutOfMemoryError::OutOfMemoryError(std::string what, int64_t bytes_requested,
-                                   int64_t bytes_in_use, int64_t peak_bytes, std::string detail)
-    : std::runtime_error(fmt::format(
-          "out of device memory in {}: requested {}, {} in use by this run (peak {}){}", what,
-          format_bytes(bytes_requested), format_bytes(bytes_in_use), format_bytes(peak_bytes),
-          detail.empty() ? std::string() : "; " + detail)),
+OutOfMemoryError::OutOfMemoryError(std::string what, int64_t bytes_requested, int64_t bytes_in_use,
+                                   int64_t peak_bytes, std::string detail)
+    : std::runtime_error(
+          fmt::format("out of device memory in {}: requested {}, {} in use by this run (peak {}){}",
+                      what, format_bytes(bytes_requested), format_bytes(bytes_in_use),
+                      format_bytes(peak_bytes), detail.empty() ? std::string() : "; " + detail)),
       what_(std::move(what)),
       bytes_requested_(bytes_requested),
       bytes_in_use_(bytes_in_use),
@@ -71,8 +71,8 @@ OutOfMemoryError::OutOfMemoryError(std::string what, int64_t bytes_requested,
 
 ExecutionError::ExecutionError(std::string message, std::string node_name)
     : UserError(Diagnostic{ErrorKind::Execution,
-                           node_name.empty() ? message : node_name + ": " + message,
-                           SourceLoc{}, ""}),
+                           node_name.empty() ? message : node_name + ": " + message, SourceLoc{},
+                           ""}),
       node_name_(std::move(node_name)) {}
 
 NoGpuError::NoGpuError(const std::string& reason)

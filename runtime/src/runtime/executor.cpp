@@ -56,7 +56,9 @@ builtins::SortKey sort_key_for(Type t) {
 }
 
 // Attributes (names and types) equal; the key is a planning property, not data.
-bool same_attributes(const Schema& a, const Schema& b) { return a.attributes == b.attributes; }
+bool same_attributes(const Schema& a, const Schema& b) {
+  return a.attributes == b.attributes;
+}
 
 std::string attrs_str(const Schema& s) {
   std::string out = "(";
@@ -73,8 +75,7 @@ const HostRelation& RunResult::output(std::string_view name) const {
   for (const auto& [n, rel] : outputs)
     if (n == name) return rel;
   throw UserError(Diagnostic{ErrorKind::UnknownRelation,
-                             fmt::format("the program has no output '{}'", name), SourceLoc{},
-                             ""});
+                             fmt::format("the program has no output '{}'", name), SourceLoc{}, ""});
 }
 
 CacheLookup compile_plan(const Plan& plan, int arch, KernelCache& cache) {
@@ -122,8 +123,7 @@ namespace {
 // The state of one run: buffers, slots and kernels. Frees what it owns on exit.
 class Run {
  public:
-  Run(const Plan& plan, DevicePool& pool, cudaStream_t stream, bool sync_each_step,
-      RunStats& stats)
+  Run(const Plan& plan, DevicePool& pool, cudaStream_t stream, bool sync_each_step, RunStats& stats)
       : plan_(plan), pool_(pool), stream_(stream), sync_each_step_(sync_each_step), stats_(stats) {
     ptr_.assign(plan.buffers.size(), nullptr);
     count_.assign(plan.buffers.size(), 0);
@@ -141,8 +141,8 @@ class Run {
       cudaError_t err = cudaLibraryGetKernel(&k, lib, name.c_str());
       if (err == cudaErrorSymbolNotFound) {
         (void)cudaGetLastError();
-        throw InternalError(fmt::format(
-            "kernel '{}' is not in the compiled program (not extern \"C\"?)", name));
+        throw InternalError(
+            fmt::format("kernel '{}' is not in the compiled program (not extern \"C\"?)", name));
       }
       RANC_CUDA_CHECK(err);
       kernels_[name] = k;
@@ -153,9 +153,9 @@ class Run {
     for (const auto& r : plan_.inputs) {
       auto it = inputs.find(r.name);
       if (it == inputs.end()) {
-        throw UserError(Diagnostic{ErrorKind::UnknownRelation,
-                                   fmt::format("no input bound for relation '{}'", r.name),
-                                   SourceLoc{}, fmt::format("expected schema {}", attrs_str(r.schema))});
+        throw UserError(Diagnostic{
+            ErrorKind::UnknownRelation, fmt::format("no input bound for relation '{}'", r.name),
+            SourceLoc{}, fmt::format("expected schema {}", attrs_str(r.schema))});
       }
       const InputBinding& b = it->second;
       const Schema* schema = nullptr;
@@ -168,21 +168,23 @@ class Run {
         const auto& d = std::get<DeviceInput>(b);
         schema = &d.schema;
         if (d.columns.size() != d.schema.size()) {
-          throw UserError(Diagnostic{ErrorKind::SchemaMismatch,
-                                     fmt::format("device input '{}' has {} columns for {} attributes",
-                                                 r.name, d.columns.size(), d.schema.size()),
-                                     SourceLoc{}, ""});
+          throw UserError(
+              Diagnostic{ErrorKind::SchemaMismatch,
+                         fmt::format("device input '{}' has {} columns for {} attributes", r.name,
+                                     d.columns.size(), d.schema.size()),
+                         SourceLoc{}, ""});
         }
         bool has_strings = false;
-        for (const auto& a : d.schema.attributes) has_strings = has_strings || a.type == Type::String;
+        for (const auto& a : d.schema.attributes)
+          has_strings = has_strings || a.type == Type::String;
         if (has_strings) dicts.push_back(d.dictionary);
       }
       if (!same_attributes(*schema, r.schema)) {
-        throw UserError(Diagnostic{
-            ErrorKind::SchemaMismatch,
-            fmt::format("input '{}' has schema {} but the program expects {}", r.name,
-                        attrs_str(*schema), attrs_str(r.schema)),
-            SourceLoc{}, ""});
+        throw UserError(
+            Diagnostic{ErrorKind::SchemaMismatch,
+                       fmt::format("input '{}' has schema {} but the program expects {}", r.name,
+                                   attrs_str(*schema), attrs_str(r.schema)),
+                       SourceLoc{}, ""});
       }
       bound.push_back(&b);
     }
@@ -227,9 +229,9 @@ class Run {
         std::visit([&](const auto& x) { exec(x); }, s);
         if (sync_each_step_) RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
       } catch (const CudaError& e) {
-        throw CudaError(e.code(), e.code_name(), e.expression(), e.file(), e.line(),
-                        fmt::format("{} in {}", cudaGetErrorString(cudaError_t(e.code())),
-                                    where(s)));
+        throw CudaError(
+            e.code(), e.code_name(), e.expression(), e.file(), e.line(),
+            fmt::format("{} in {}", cudaGetErrorString(cudaError_t(e.code())), where(s)));
       }
     }
     RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -287,8 +289,8 @@ class Run {
     const BufferDecl& d = plan_.buffers[static_cast<size_t>(b)];
     int64_t bytes = 0;
     if (__builtin_mul_overflow(count, int64_t{d.elem_size}, &bytes)) {
-      throw OutOfMemoryError(what, INT64_MAX, pool_.stats().bytes_in_use,
-                             pool_.stats().peak_bytes, "size overflows 64 bits");
+      throw OutOfMemoryError(what, INT64_MAX, pool_.stats().bytes_in_use, pool_.stats().peak_bytes,
+                             "size overflows 64 bits");
     }
     ptr_[b] = pool_.allocate(bytes, what);
     count_[b] = count;
@@ -301,8 +303,8 @@ class Run {
   void need(BufferId b, int64_t elems) const {
     if (elems > count_[b]) {
       throw InternalError(fmt::format("{}: {} elements of buffer '{}' used, it has {}",
-                                      where(plan_.steps[step_index_]), elems,
-                                      plan_.buffers[b].name, count_[b]));
+                                      where(plan_.steps[step_index_]), elems, plan_.buffers[b].name,
+                                      count_[b]));
     }
   }
 
@@ -361,8 +363,8 @@ class Run {
     int64_t n = eval(d.count, d.node);
     allocate(a.buffer, n, alloc_label(a.buffer));
     if (a.zero && n > 0) {
-      RANC_CUDA_CHECK(cudaMemsetAsync(ptr_[a.buffer], 0, static_cast<size_t>(n) * d.elem_size,
-                                      stream_));
+      RANC_CUDA_CHECK(
+          cudaMemsetAsync(ptr_[a.buffer], 0, static_cast<size_t>(n) * d.elem_size, stream_));
     }
   }
   void exec(const Free& f) {
@@ -386,9 +388,9 @@ class Run {
     int64_t grid = items / l.items_per_block + (items % l.items_per_block != 0);
     if (grid < 1) grid = 1;
     if (grid > INT32_MAX) {
-      throw ExecutionError(fmt::format("kernel {} needs {} blocks (more than 2^31-1)", l.kernel,
-                                       grid),
-                           node_of(l.node));
+      throw ExecutionError(
+          fmt::format("kernel {} needs {} blocks (more than 2^31-1)", l.kernel, grid),
+          node_of(l.node));
     }
     std::vector<int64_t> values(l.args.size());
     std::vector<void*> args(l.args.size());
@@ -432,8 +434,8 @@ class Run {
       values_in = static_cast<const uint32_t*>(values_copy.get());
     }
     RANC_CUDA_CHECK(builtins::sort_pairs(key, s.descending, ptr_[s.keys_in], ptr_[s.keys_out],
-                                         values_in, static_cast<uint32_t*>(ptr_[s.values_out]),
-                                         n, key_scratch.get(), temp.get(), temp_bytes, stream_));
+                                         values_in, static_cast<uint32_t*>(ptr_[s.values_out]), n,
+                                         key_scratch.get(), temp.get(), temp_bytes, stream_));
     stats_.kernel_launches += 3;
   }
   void exec(const ScanInt64& s) {
@@ -464,8 +466,8 @@ class Run {
   void exec(const CheckFlag& c) {
     need(c.buffer, 1);
     int32_t flag = 0;
-    RANC_CUDA_CHECK(cudaMemcpyAsync(&flag, ptr_[c.buffer], sizeof flag, cudaMemcpyDeviceToHost,
-                                    stream_));
+    RANC_CUDA_CHECK(
+        cudaMemcpyAsync(&flag, ptr_[c.buffer], sizeof flag, cudaMemcpyDeviceToHost, stream_));
     RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
     if (flag != 0) throw ExecutionError(c.message, node_of(c.node));
   }
@@ -509,8 +511,7 @@ RunResult Executor::run(const Plan& plan,
   return run_bound(plan, bindings);
 }
 
-RunResult Executor::run_bound(const Plan& plan,
-                              const std::map<std::string, InputBinding>& inputs) {
+RunResult Executor::run_bound(const Plan& plan, const std::map<std::string, InputBinding>& inputs) {
   auto t_total = Clock::now();
   Impl& ex = *impl_;
   ex.init();
@@ -528,8 +529,8 @@ RunResult Executor::run_bound(const Plan& plan,
   auto lib_it = ex.libraries.find(key);
   if (lib_it == ex.libraries.end()) {
     cudaLibrary_t lib = nullptr;
-    RANC_CUDA_CHECK(cudaLibraryLoadData(&lib, compiled.cubin->data(), nullptr, nullptr, 0,
-                                        nullptr, nullptr, 0));
+    RANC_CUDA_CHECK(cudaLibraryLoadData(&lib, compiled.cubin->data(), nullptr, nullptr, 0, nullptr,
+                                        nullptr, 0));
     lib_it = ex.libraries.emplace(key, lib).first;
     st.load_seconds = seconds_since(t0);
   }

@@ -75,8 +75,10 @@ std::vector<std::string> discover_include_dirs() {
     fs::path lib = fs::weakly_canonical(fs::path(info.dli_fname), ec);
     if (!ec) bases.push_back(lib.parent_path().parent_path() / "include");
   }
-  if (const char* cp = std::getenv("CUDA_PATH"); cp && *cp) bases.push_back(fs::path(cp) / "include");
-  if (const char* ch = std::getenv("CUDA_HOME"); ch && *ch) bases.push_back(fs::path(ch) / "include");
+  if (const char* cp = std::getenv("CUDA_PATH"); cp && *cp)
+    bases.push_back(fs::path(cp) / "include");
+  if (const char* ch = std::getenv("CUDA_HOME"); ch && *ch)
+    bases.push_back(fs::path(ch) / "include");
   bases.push_back("/usr/local/cuda/include");
   for (const fs::path& b : bases) {
     std::vector<std::string> d;
@@ -224,8 +226,7 @@ JitResult compile_to_cubin(const JitRequest& req) {
     ~Destroy() { (void)nvrtcDestroyProgram(p); }
   } destroy{&prog};
 
-  nvrtcResult res =
-      nvrtcCompileProgram(prog, static_cast<int>(opt_ptrs.size()), opt_ptrs.data());
+  nvrtcResult res = nvrtcCompileProgram(prog, static_cast<int>(opt_ptrs.size()), opt_ptrs.data());
   size_t log_size = 0;
   RANC_NVRTC_CHECK(nvrtcGetProgramLogSize(prog, &log_size));
   std::string log(log_size, '\0');

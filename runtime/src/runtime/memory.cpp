@@ -53,8 +53,9 @@ void* DevicePool::allocate(int64_t bytes, std::string_view what) {
     size_t free_bytes = 0, total_bytes = 0;
     std::string detail;
     if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-      detail = fmt::format("device has {} free of {}", format_bytes(static_cast<int64_t>(free_bytes)),
-                           format_bytes(static_cast<int64_t>(total_bytes)));
+      detail =
+          fmt::format("device has {} free of {}", format_bytes(static_cast<int64_t>(free_bytes)),
+                      format_bytes(static_cast<int64_t>(total_bytes)));
     }
     (void)cudaGetLastError();
     throw OutOfMemoryError(std::string(what), bytes, stats_.bytes_in_use, stats_.peak_bytes,

@@ -33,7 +33,8 @@ class Validator {
     if (plan_.num_slots < 0) fail("negative num_slots");
     for (size_t i = 0; i < plan_.buffers.size(); ++i) {
       const auto& b = plan_.buffers[i];
-      if (b.elem_size <= 0) fail(fmt::format("buffer {} ({}) has elem_size {}", i, b.name, b.elem_size));
+      if (b.elem_size <= 0)
+        fail(fmt::format("buffer {} ({}) has elem_size {}", i, b.name, b.elem_size));
     }
     for (const auto& r : plan_.inputs) {
       where_ = fmt::format("input '{}'", r.name);
@@ -142,7 +143,8 @@ class Validator {
     slots_[static_cast<size_t>(r.slot)] = true;
   }
   void check(const Launch& l) {
-    if (!kernels_.count(l.kernel)) fail(fmt::format("kernel '{}' is not in plan.kernels", l.kernel));
+    if (!kernels_.count(l.kernel))
+      fail(fmt::format("kernel '{}' is not in plan.kernels", l.kernel));
     expr(l.items);
     if (l.items_per_block <= 0) fail("items_per_block must be positive");
     if (l.block_threads <= 0 || l.block_threads > 1024) fail("block_threads must be in 1..1024");
@@ -201,7 +203,9 @@ class Validator {
 
 }  // namespace
 
-void validate_plan(const Plan& plan) { Validator(plan).run(); }
+void validate_plan(const Plan& plan) {
+  Validator(plan).run();
+}
 
 std::string node_name(const Plan& plan, int32_t node) {
   if (node < 0) return "";

@@ -22,17 +22,17 @@
 namespace ranc {
 
 // The expression node kinds, declared once (STYLE.md habit 7).
-#define RANC_EXPR_KINDS(X)                                         \
-  X(Attr, "attr")             /* attribute reference by name */    \
-  X(Literal, "literal")       /* a typed constant */               \
-  X(Unary, "unary")           /* -x, not x */                      \
-  X(Binary, "binary")         /* arithmetic, comparison, and/or */ \
-  X(Between, "between")       /* args: x, lo, hi (inclusive) */    \
-  X(InList, "in")             /* args: x, v1, v2, ... */           \
-  X(Cast, "cast")             /* args: x; target in cast_type */   \
-  X(Case, "case")             /* args: c1, v1, c2, v2, ..., else */ \
-  X(Year, "year")             /* args: date */                     \
-  X(Like, "like")             /* args: string; pattern in text */  \
+#define RANC_EXPR_KINDS(X)                                           \
+  X(Attr, "attr")              /* attribute reference by name */     \
+  X(Literal, "literal")        /* a typed constant */                \
+  X(Unary, "unary")            /* -x, not x */                       \
+  X(Binary, "binary")          /* arithmetic, comparison, and/or */  \
+  X(Between, "between")        /* args: x, lo, hi (inclusive) */     \
+  X(InList, "in")              /* args: x, v1, v2, ... */            \
+  X(Cast, "cast")              /* args: x; target in cast_type */    \
+  X(Case, "case")              /* args: c1, v1, c2, v2, ..., else */ \
+  X(Year, "year")              /* args: date */                      \
+  X(Like, "like")              /* args: string; pattern in text */   \
   X(StartsWith, "starts_with") /* args: string; prefix in text */
 
 enum class ExprKind : uint8_t {
@@ -46,9 +46,15 @@ enum class UnaryOp : uint8_t { Neg, Not };
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Mod, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
 std::string_view unary_op_symbol(UnaryOp op);
 std::string_view binary_op_symbol(BinaryOp op);
-inline bool is_arithmetic(BinaryOp op) { return op <= BinaryOp::Mod; }
-inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::Ge; }
-inline bool is_logical(BinaryOp op) { return op == BinaryOp::And || op == BinaryOp::Or; }
+inline bool is_arithmetic(BinaryOp op) {
+  return op <= BinaryOp::Mod;
+}
+inline bool is_comparison(BinaryOp op) {
+  return op >= BinaryOp::Eq && op <= BinaryOp::Ge;
+}
+inline bool is_logical(BinaryOp op) {
+  return op == BinaryOp::And || op == BinaryOp::Or;
+}
 
 class ExprNode;
 using ExprPtr = std::shared_ptr<const ExprNode>;
@@ -130,7 +136,9 @@ Expr operator||(Expr a, Expr b);
 
 // The expression as text in .ra syntax (fully parenthesised where needed).
 std::string to_string(const ExprPtr& e);
-inline std::string to_string(const Expr& e) { return to_string(e.ptr()); }
+inline std::string to_string(const Expr& e) {
+  return to_string(e.ptr());
+}
 
 // Builds a node with the given fields; used by the checker to rebuild resolved trees.
 ExprPtr make_expr(ExprNode node);

@@ -78,19 +78,19 @@
 namespace ranc {
 
 // The operator kinds, declared once: enum, names and the printer derive from this.
-#define RANC_OP_KINDS(X)          \
-  X(Input, "input", 0)            \
-  X(Select, "select", 1)          \
-  X(Project, "project", 1)        \
-  X(Product, "product", 2)        \
-  X(Union, "union", 2)            \
-  X(Intersect, "intersect", 2)    \
-  X(Difference, "difference", 2)  \
-  X(Join, "join", 2)              \
-  X(Reduce, "reduce", 1)          \
-  X(Sort, "sort", 1)              \
-  X(Limit, "limit", 1)            \
-  X(Distinct, "distinct", 1)      \
+#define RANC_OP_KINDS(X)         \
+  X(Input, "input", 0)           \
+  X(Select, "select", 1)         \
+  X(Project, "project", 1)       \
+  X(Product, "product", 2)       \
+  X(Union, "union", 2)           \
+  X(Intersect, "intersect", 2)   \
+  X(Difference, "difference", 2) \
+  X(Join, "join", 2)             \
+  X(Reduce, "reduce", 1)         \
+  X(Sort, "sort", 1)             \
+  X(Limit, "limit", 1)           \
+  X(Distinct, "distinct", 1)     \
   X(Output, "output", 1)
 
 enum class OpKind : uint8_t {
@@ -116,7 +116,7 @@ struct NamedExpr {
 struct Aggregate {
   std::string name;  // output attribute
   AggFunc func;
-  Expr arg;          // null for count()
+  Expr arg;  // null for count()
   SourceLoc loc;
 };
 
@@ -138,10 +138,10 @@ struct Node {
   std::vector<NodeId> inputs;
 
   // ---- parameters ----
-  std::string name;                 // Input: relation name; Output: output name
-  Schema declared;                  // Input: declared schema (with key)
-  Expr predicate;                   // Select; Join: optional residual
-  std::vector<NamedExpr> exprs;     // Project
+  std::string name;              // Input: relation name; Output: output name
+  Schema declared;               // Input: declared schema (with key)
+  Expr predicate;                // Select; Join: optional residual
+  std::vector<NamedExpr> exprs;  // Project
   JoinKind join_kind = JoinKind::Inner;
   std::vector<std::string> left_keys, right_keys;  // Join
   std::vector<std::string> group_keys;             // Reduce

@@ -46,7 +46,7 @@ namespace ranc {
 // Runs a checked program on the host, operator by operator. `inputs` are matched to
 // the program's input nodes by name and must have the declared schemas (UserError
 // otherwise). Returns one relation per output node, in Program::outputs() order.
-std::vector<HostRelation> execute_reference(const Program& checked,
-                                            const std::vector<std::pair<std::string, HostRelation>>& inputs);
+std::vector<HostRelation> execute_reference(
+    const Program& checked, const std::vector<std::pair<std::string, HostRelation>>& inputs);
 
 }  // namespace ranc

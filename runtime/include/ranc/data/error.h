@@ -27,18 +27,18 @@ struct SourceLoc {
 
 // What kind of user mistake an error reports. Tests assert on these.
 enum class ErrorKind : uint8_t {
-  Syntax,             // .ra text that does not parse
-  UnknownAttribute,   // a name that is not an attribute of the input
-  UnknownRelation,    // a relation name that is not defined
-  DuplicateName,      // an attribute, relation or output name defined twice
-  TypeMismatch,       // operands or operator arguments of the wrong type
-  SchemaMismatch,     // set operation inputs that are not union-compatible, ...
-  InvalidArgument,    // a bad parameter: negative limit, empty key list, ...
-  Cycle,              // a relation that depends on itself
-  NoOutput,           // a program without outputs
-  InvalidGraph,       // dangling input reference, wrong arity, foreign node, ...
-  Data,               // a bad CSV/.tbl row, a value that does not fit its type
-  Execution,          // run-time failure of a program (division by zero, ...)
+  Syntax,            // .ra text that does not parse
+  UnknownAttribute,  // a name that is not an attribute of the input
+  UnknownRelation,   // a relation name that is not defined
+  DuplicateName,     // an attribute, relation or output name defined twice
+  TypeMismatch,      // operands or operator arguments of the wrong type
+  SchemaMismatch,    // set operation inputs that are not union-compatible, ...
+  InvalidArgument,   // a bad parameter: negative limit, empty key list, ...
+  Cycle,             // a relation that depends on itself
+  NoOutput,          // a program without outputs
+  InvalidGraph,      // dangling input reference, wrong arity, foreign node, ...
+  Data,              // a bad CSV/.tbl row, a value that does not fit its type
+  Execution,         // run-time failure of a program (division by zero, ...)
 };
 std::string_view error_kind_name(ErrorKind k);
 

@@ -18,7 +18,7 @@ namespace ranc {
 //   string -> int32_t code into the column's order-preserving dictionary
 enum class Type : uint8_t { Bool, I32, I64, F32, F64, Date, String };
 
-inline constexpr Type kAllTypes[] = {Type::Bool, Type::I32, Type::I64, Type::F32,
+inline constexpr Type kAllTypes[] = {Type::Bool, Type::I32,  Type::I64,   Type::F32,
                                      Type::F64,  Type::Date, Type::String};
 
 // The name used in messages, the printer and the .ra language ("i32", "date", ...).
@@ -26,9 +26,15 @@ std::string_view type_name(Type t);
 // Parses a type name as written by type_name (also accepts "int"/"bigint"/"double"...).
 std::optional<Type> parse_type_name(std::string_view name);
 
-inline bool is_integer(Type t) { return t == Type::I32 || t == Type::I64; }
-inline bool is_floating(Type t) { return t == Type::F32 || t == Type::F64; }
-inline bool is_numeric(Type t) { return is_integer(t) || is_floating(t); }
+inline bool is_integer(Type t) {
+  return t == Type::I32 || t == Type::I64;
+}
+inline bool is_floating(Type t) {
+  return t == Type::F32 || t == Type::F64;
+}
+inline bool is_numeric(Type t) {
+  return is_integer(t) || is_floating(t);
+}
 // Bytes per value in a column (host and device).
 int type_size(Type t);
 

@@ -18,7 +18,7 @@ struct DeviceInfo {
   int64_t l2_bytes = 0;
   int64_t shared_memory_per_block_optin = 0;
   int arch() const { return cc_major * 10 + cc_minor; }  // 90 for sm_90
-  std::string arch_name() const;                          // "sm_90"
+  std::string arch_name() const;                         // "sm_90"
   std::string str() const;  // "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB)"
 };
 

@@ -22,7 +22,7 @@ class CudaError : public std::runtime_error {
  public:
   CudaError(int code, std::string code_name, std::string expr, std::string file, int line,
             std::string detail = {});
-  int code() const { return code_; }                          // the cudaError_t value
+  int code() const { return code_; }                           // the cudaError_t value
   const std::string& code_name() const { return code_name_; }  // "cudaErrorMemoryAllocation"
   const std::string& expression() const { return expr_; }
   const std::string& file() const { return file_; }

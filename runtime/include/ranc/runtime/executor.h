@@ -34,24 +34,24 @@ namespace ranc::rt {
 
 struct ExecutorOptions {
   int device = 0;
-  std::optional<int> arch;        // NVRTC target; default: the GPU's
-  KernelCache* cache = nullptr;   // default: KernelCache::global()
-  bool sync_each_step = false;    // also on with RANC_SYNC_STEPS=1
-  bool validate = true;           // validate_plan() before running
+  std::optional<int> arch;       // NVRTC target; default: the GPU's
+  KernelCache* cache = nullptr;  // default: KernelCache::global()
+  bool sync_each_step = false;   // also on with RANC_SYNC_STEPS=1
+  bool validate = true;          // validate_plan() before running
 };
 
 struct RunStats {
   CacheSource compile_source = CacheSource::Compiled;  // where the CUBIN came from
-  double compile_seconds = 0;   // cache lookup incl. NVRTC on a miss
-  double load_seconds = 0;      // cudaLibraryLoadData (0 when already loaded)
-  double bind_seconds = 0;      // dictionary merge, recoding, DictParams
+  double compile_seconds = 0;                          // cache lookup incl. NVRTC on a miss
+  double load_seconds = 0;  // cudaLibraryLoadData (0 when already loaded)
+  double bind_seconds = 0;  // dictionary merge, recoding, DictParams
   double upload_seconds = 0;
-  double execute_seconds = 0;   // the steps
+  double execute_seconds = 0;  // the steps
   double download_seconds = 0;
   double total_seconds = 0;
   int64_t peak_device_bytes = 0;  // pool peak during this run
   int64_t device_allocations = 0;
-  int64_t kernel_launches = 0;    // generated kernels and built-ins
+  int64_t kernel_launches = 0;  // generated kernels and built-ins
   int64_t bytes_uploaded = 0;
   int64_t bytes_downloaded = 0;
 };

@@ -23,7 +23,7 @@
 namespace ranc::rt {
 
 struct JitHeader {
-  std::string name;      // as written in #include "..."
+  std::string name;  // as written in #include "..."
   std::string contents;
 };
 
