@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -251,20 +253,33 @@ int batches() {
 constexpr int kChains = 20;
 
 // Without a GPU: every generated program checks, plans and runs on the reference.
+// Batch k's inputs and checked program; nullopt (with a failure recorded) when the
+// generated program does not check.
+struct Batch {
+  uint64_t seed;
+  Inputs inputs;
+  Program program;
+};
+std::optional<Batch> make_batch(int k) {
+  uint64_t seed = base_seed() + static_cast<uint64_t>(k);
+  Generator g(seed);
+  Inputs in = g.make_inputs();
+  ProgramBuilder b;
+  g.build(b, kChains);
+  try {
+    return Batch{seed, std::move(in), b.check()};
+  } catch (const UserError& e) {
+    ADD_FAILURE() << "RANC_SEED=" << seed << ": generated program does not check: " << e.what();
+    return std::nullopt;
+  }
+}
+
 TEST(RandomPrograms, AreValidByConstruction) {
   for (int k = 0; k < batches(); ++k) {
-    uint64_t seed = base_seed() + static_cast<uint64_t>(k);
-    Generator g(seed);
-    Inputs in = g.make_inputs();
-    ProgramBuilder b;
-    g.build(b, kChains);
-    Program p;
-    try {
-      p = b.check();
-    } catch (const UserError& e) {
-      ADD_FAILURE() << "seed " << seed << ": generated program does not check: " << e.what();
-      continue;
-    }
+    std::optional<Batch> batch = make_batch(k);
+    if (!batch) continue;
+    const uint64_t seed = batch->seed;
+    const Program& p = batch->program;
     EXPECT_NO_THROW(codegen::generate_plan(p)) << "seed " << seed;
   }
 }
@@ -273,18 +288,11 @@ TEST(RandomPrograms, MatchTheReferenceOnTheGpu) {
   RANC_REQUIRE_GPU();
   int failures = 0;
   for (int k = 0; k < batches(); ++k) {
-    uint64_t seed = base_seed() + static_cast<uint64_t>(k);
-    Generator g(seed);
-    Inputs in = g.make_inputs();
-    ProgramBuilder b;
-    g.build(b, kChains);
-    Program p;
-    try {
-      p = b.check();
-    } catch (const UserError& e) {
-      ADD_FAILURE() << "RANC_SEED=" << seed << ": generated program does not check: " << e.what();
-      continue;
-    }
+    std::optional<Batch> batch = make_batch(k);
+    if (!batch) continue;
+    const uint64_t seed = batch->seed;
+    const Program& p = batch->program;
+    const Inputs& in = batch->inputs;
     auto t0 = std::chrono::steady_clock::now();
     std::string diff = run_and_compare(p, in);
     std::printf("batch %d (RANC_SEED=%llu): %s in %.1f s\n", k,
