@@ -7,7 +7,10 @@
 //   semi/anti: a SelectAgent over the left rows whose predicate is "some right row in the
 //          range satisfies the residual" (or its negation).
 // The output keeps the left input's order.
+// An inner join that physical planning gave JoinAlgorithm::Hash is lowered by
+// lower_hash_join (hash_lowering.cpp) instead.
 #include "ranc/codegen/lowering.h"
+#include "hash_lowering.h"
 
 namespace ranc::codegen {
 namespace {
@@ -65,6 +68,10 @@ struct JoinCode {
 }  // namespace
 
 void lower_join(LoweringContext& ctx, const Node& n) {
+  if (ctx.physical(n.id).join == JoinAlgorithm::Hash) {
+    lower_hash_join(ctx, n);
+    return;
+  }
   const DeviceRelation L = ctx.relation(n.inputs.at(0));
   const DeviceRelation R = ctx.relation(n.inputs.at(1));
   JoinCode jc{n, L, R, {}, {}, {}, {}};

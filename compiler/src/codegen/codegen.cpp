@@ -25,6 +25,7 @@ constexpr std::string_view kPrelude =
 #include <ranc/templates/merge_path.cuh>
 #include <ranc/templates/set_ops.cuh>
 #include <ranc/templates/join.cuh>
+#include <ranc/templates/hash_join.cuh>
 
 using P = ranc::tpl::TuningTable<{arch}>;
 
@@ -305,6 +306,8 @@ class Context final : public LoweringContext {
     if (f == "Merge") return {128, h ? 11 : 7};
     if (f == "JoinCount") return {256, 4};
     if (f == "JoinExpand") return {256, 8};
+    if (f == "HashPart") return {256, 8};
+    if (f == "HashJoin") return {512, 1};
     if (f == "Reduce") return h ? std::pair{128, 8} : std::pair{256, 4};
     throw InternalError(fmt::format("codegen: unknown policy family {}", f));
   }

@@ -134,6 +134,22 @@ class Planner {
     return {insert_sort(input, o), o};
   }
 
+  // The join algorithm of join node `n` (inputs already planned); see plan_sort_orders.h.
+  codegen::JoinAlgorithm join_algorithm(const Node& n) const {
+    using codegen::JoinAlgorithm;
+    if (options_.join == JoinAlgorithm::SortMerge || n.join_kind != JoinKind::Inner)
+      return JoinAlgorithm::SortMerge;
+    const Node& right = node(n.inputs.at(1));
+    std::vector<Type> key_types;
+    for (int32_t k : n.right_key_index)
+      key_types.push_back(right.schema[static_cast<size_t>(k)].type);
+    if (hash_join_key_bits(key_types) == 0) return JoinAlgorithm::SortMerge;
+    if (options_.join == JoinAlgorithm::Auto &&
+        groups_by(phys(right.id).order, distinct_in_order(n.right_key_index)))
+      return JoinAlgorithm::SortMerge;
+    return JoinAlgorithm::Hash;
+  }
+
   NodeId plan_node(Node n) {
     PhysicalNode p;
     auto in = [&](size_t k) { return n.inputs.at(k); };
@@ -172,7 +188,12 @@ class Planner {
         p.unique = phys(in(0)).unique && phys(in(1)).unique;
         break;
       case OpKind::Join: {
-        p.join = codegen::JoinAlgorithm::SortMerge;  // hash_join.cuh is not available yet
+        p.join = join_algorithm(n);
+        if (p.join == codegen::JoinAlgorithm::Hash) {
+          // Partitioned hash join: no input order needed, and the output has none.
+          p.unique = false;
+          break;
+        }
         auto [right, seq] = grouped(in(1), n.right_key_index);
         n.inputs[1] = right;
         for (const auto& e : seq)
@@ -277,6 +298,7 @@ std::string print_physical_plan(const PhysicalPlan& plan) {
                  ? " no-op"
                  : fmt::format(" by [{}]", order_text(plan.program, n, p.sort_keys));
     if (p.inserted) out += " (inserted)";
+    if (n.kind == OpKind::Join && p.join == codegen::JoinAlgorithm::Hash) out += " hash";
     if (!p.order.empty()) out += fmt::format(" order [{}]", order_text(plan.program, n, p.order));
     if (p.unique) out += " unique";
     out += "\n";

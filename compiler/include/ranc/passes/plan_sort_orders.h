@@ -5,11 +5,20 @@
 // its input grouped or ordered when the input is not already so:
 //   join (sort-merge):       the right input ordered by the join keys (any order of the
 //                            keys, any directions: the comparator follows the order);
+//   join (hash):             nothing (the output has no order);
 //   reduce:                  the input grouped by the group keys;
 //   distinct:                the input grouped by the whole tuple;
 //   union/intersect/diff.:   both inputs ordered the same way by the whole tuple and
 //                            duplicate-free (a Distinct is inserted when needed).
 // A user Sort whose input already has the requested order becomes a no-op.
+//
+// Join algorithm (PhysicalNode::join, from CodegenOptions::join):
+//   SortMerge: always.
+//   Hash:      the partitioned hash join for an inner join whose keys pack into one
+//              32- or 64-bit word (hash_join_key_bits); semi/anti joins and other keys
+//              use sort-merge.
+//   Auto:      the hash join where Hash would use it and the right input is not already
+//              grouped by the join keys (sort-merge would need a sort); else sort-merge.
 #pragma once
 
 #include <vector>
@@ -45,6 +54,15 @@ struct PhysicalPlan {
   Program program;                  // checked, with inserted Sort/Distinct nodes
   std::vector<PhysicalNode> nodes;  // per node of `program`
 };
+
+// The width of the word that join keys of these types pack into for the hash join
+// (hash_join.cuh): 32 for one i32/date/string/bool/f32 key, 64 for one i64/f64 key or
+// two 32-bit keys; 0 when they do not pack (then the join is sort-merge).
+inline int hash_join_key_bits(const std::vector<Type>& key_types) {
+  int bits = 0;
+  for (Type t : key_types) bits += type_size(t) == 8 ? 64 : 32;
+  return !key_types.empty() && bits <= 64 ? bits : 0;
+}
 
 // Does `order` start with exactly the attributes of `set` (in any sequence)?
 bool groups_by(const Order& order, const std::vector<int32_t>& set);

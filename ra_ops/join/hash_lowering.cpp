@@ -1,0 +1,295 @@
+// Lowering of an inner join as a partitioned hash join (hash_join.cuh, paper 004), chosen
+// by physical planning (PhysicalNode::join == Hash). The right input is the build side,
+// the left the probe side, so the output columns are left then right non-key columns as
+// the schema says. Steps, in the order hash_join.cuh documents:
+//   n<id>_hash_setup:  radix bits, partitions = 2^bits and the tile counts of both sides,
+//                      read back into slots (the plan's SizeExpr cannot take a log2 on the
+//                      host). The bits come from the build size (hash_join.cuh's rule:
+//                      average build partition within one table chunk) and also from the
+//                      probe size, so that a large left input joined with a small right
+//                      one is still probed by many blocks, not one.
+//   per side X in {left, right}:
+//     n<id>_hash_hist_X -> ScanInt64 -> n<id>_hash_scatter_X: the packed key and row id
+//                      of every row, stably in partition order.
+//   n<id>_hash_count:  one block per partition builds the right keys into a shared-memory
+//                      table and probes it with the left keys, counting the matches that
+//                      pass the residual -> ScanInt64 -> read the total.
+//   n<id>_hash_write:  the same, writing the original (left row, right row) of every match
+//                      -> one Gather per output column through those row ids.
+// Keys are packed into one 32- or 64-bit word (passes::hash_join_key_bits): integers,
+// dates, string codes and bools as unsigned values, floats by total_order_key so that two
+// keys are equal exactly when their bits are (the IR's key semantics). The residual is
+// evaluated on the original rows, found through the partitioned row ids. The output has
+// no order.
+#include "hash_lowering.h"
+
+namespace ranc::codegen {
+namespace {
+
+// C++ expression: key attribute `c` of `rel` at row `row` as an unsigned word.
+std::string key_word(KernelParams& p, const DeviceRelation& rel, int32_t c, std::string_view row) {
+  const Type t = rel.types[static_cast<size_t>(c)];
+  std::string v =
+      fmt::format("{}[{}]", p.buffer(rel.columns[static_cast<size_t>(c)], storage_ctype(t)), row);
+  switch (t) {
+    case Type::F32:
+    case Type::F64:
+      return fmt::format("ranc::tpl::total_order_key({})", v);
+    case Type::Bool:
+      return fmt::format("({} != 0 ? 1u : 0u)", v);
+    case Type::I64:
+      return fmt::format("(unsigned long long){}", v);
+    default:
+      return fmt::format("(unsigned int){}", v);
+  }
+}
+
+// C++ expression: the packed key of row `row` of `rel` (one word, or two 32-bit words).
+std::string packed_key(KernelParams& p, const DeviceRelation& rel, const std::vector<int32_t>& cols,
+                       std::string_view row) {
+  if (cols.size() == 1) return key_word(p, rel, cols[0], row);
+  return fmt::format("((unsigned long long){} << 32) | {}", key_word(p, rel, cols[0], row),
+                     key_word(p, rel, cols[1], row));
+}
+
+// One input of the join and, once partitioned, its buffers.
+struct Side {
+  const DeviceRelation& rel;
+  std::vector<int32_t> key_cols;
+  std::string_view name;      // "left" or "right"
+  rt::SlotId tiles = -1;      // partitioning tiles (HashPart)
+  rt::BufferId offsets = -1;  // scanned histogram: parts * tiles + 1 int64
+  rt::BufferId keys = -1;     // packed keys in partition order
+  rt::BufferId rows = -1;     // original row ids in partition order (uint32)
+};
+
+struct HashJoinCode {
+  LoweringContext& ctx;
+  const Node& n;
+  Side left, right;
+  std::string key_t;  // "unsigned int" or "unsigned long long"
+  int32_t key_size = 4;
+  rt::SlotId bits = -1, parts = -1;
+
+  // Histogram, its scan and the scatter of one side.
+  void partition(Side& s) {
+    const int32_t threads = ctx.policy_threads("HashPart");
+    const int64_t tile = static_cast<int64_t>(threads) * ctx.policy_items("HashPart");
+    const rt::SizeExpr rows = rt::SizeExpr::slot(s.rel.size);
+    const rt::SizeExpr cells{0, {rt::SizeTerm{1, {parts, s.tiles}}}};
+    const std::string agent = fmt::format(
+        "  using Agent = ranc::tpl::HashPartitionAgent<{}>;\n"
+        "  __shared__ typename Agent::TempStorage temp;\n",
+        ctx.policy("HashPart"));
+    rt::BufferId hist = ctx.allocate(fmt::format("n{}.{}_hist", n.id, s.name), 8, cells, n.id);
+    {
+      KernelParams p;
+      std::string ns = p.slot(s.rel.size), nb = p.slot(bits),
+                  ph = p.buffer(hist, "long long", false);
+      std::string name = ctx.kernel_name(n.id, fmt::format("hash_hist_{}", s.name));
+      std::string make = ctx.functor(name + "_fn", p, key_member(p, s));
+      std::string body =
+          make + agent +
+          fmt::format(
+              "  Agent::histogram(temp, {}, [&](long long i) {{ return f.key(i); }}, {}, {});\n",
+              ns, nb, ph);
+      ctx.kernel(n.id, name, p, body, LaunchShape{rt::SizeExpr::slot(s.tiles), 1, threads, false});
+    }
+    s.offsets = ctx.allocate(fmt::format("n{}.{}_part_offsets", n.id, s.name), 8,
+                             rt::SizeExpr{1, cells.terms}, n.id);
+    ctx.step(rt::ScanInt64{hist, s.offsets, cells, n.id});
+    s.keys = ctx.allocate(fmt::format("n{}.{}_keys", n.id, s.name), key_size, rows, n.id);
+    s.rows = ctx.allocate(fmt::format("n{}.{}_rows", n.id, s.name), 4, rows, n.id);
+    {
+      KernelParams p;
+      std::string ns = p.slot(s.rel.size), nb = p.slot(bits), po = p.buffer(s.offsets, "long long"),
+                  pk = p.buffer(s.keys, key_t, false), pr = p.buffer(s.rows, "unsigned int", false);
+      std::string name = ctx.kernel_name(n.id, fmt::format("hash_scatter_{}", s.name));
+      std::string make = ctx.functor(name + "_fn", p, key_member(p, s));
+      std::string body = make + agent +
+                         fmt::format(
+                             "  Agent::scatter(temp, {}, [&](long long i) {{ return f.key(i); }}, "
+                             "{}, {}, {}, {});\n",
+                             ns, nb, po, pk, pr);
+      // Skipped when the side is empty; otherwise the grid is the histogram's.
+      ctx.kernel(n.id, name, p, body, LaunchShape{rows, tile, threads, true});
+    }
+  }
+
+  std::string key_member(KernelParams& p, const Side& s) const {
+    return fmt::format("  __device__ __forceinline__ {} key(long long i) const {{ return {}; }}\n",
+                       key_t, packed_key(p, s.rel, s.key_cols, "i"));
+  }
+
+  // Registers the parameters of HashJoinAgent::run and returns its arguments from `bits`
+  // through `r_tiles`.
+  std::string join_args(KernelParams& p) const {
+    std::string nb = p.slot(bits);
+    auto side = [&](const Side& s) {
+      return fmt::format("{}, {}, {}, {}", p.slot(s.rel.size), p.buffer(s.keys, key_t),
+                         p.buffer(s.offsets, "long long"), p.slot(s.tiles));
+    };
+    std::string l = side(left);
+    return fmt::format("{}, {}, {}", nb, l, side(right));
+  }
+
+  // The residual member (on partitioned positions) and the hook text passed to the agent.
+  std::pair<std::string, std::string> residual(KernelParams& p) const {
+    if (!n.predicate.ptr()) return {"", "ranc::tpl::NoResidual{}"};
+    const DeviceRelation& L = left.rel;
+    const DeviceRelation& R = right.rel;
+    std::vector<int32_t> right_rest = rest_of_right();
+    std::string lr = p.buffer(left.rows, "unsigned int"), rr = p.buffer(right.rows, "unsigned int");
+    std::string pred = ctx.expr(n.predicate.ptr(), p, [&](int32_t c) {
+      if (static_cast<size_t>(c) < L.columns.size())
+        return LoweringContext::load(p, L, static_cast<size_t>(c), "i");
+      return LoweringContext::load(
+          p, R, static_cast<size_t>(right_rest.at(static_cast<size_t>(c) - L.columns.size())), "j");
+    });
+    std::string member = fmt::format(
+        "  __device__ __forceinline__ bool residual(long long lpos, long long rpos) const {{\n"
+        "    const long long i = {}[lpos], j = {}[rpos];\n"
+        "    return {};\n  }}\n",
+        lr, rr, pred);
+    return {member, "[&](long long lpos, long long rpos) { return f.residual(lpos, rpos); }"};
+  }
+
+  std::vector<int32_t> rest_of_right() const {
+    std::vector<int32_t> rest;
+    for (size_t c = 0; c < right.rel.columns.size(); ++c)
+      if (std::find(n.right_key_index.begin(), n.right_key_index.end(), static_cast<int32_t>(c)) ==
+          n.right_key_index.end())
+        rest.push_back(static_cast<int32_t>(c));
+    return rest;
+  }
+
+  std::string join_agent() const {
+    return fmt::format(
+        "  using Agent = ranc::tpl::HashJoinAgent<{}, {}>;\n"
+        "  __shared__ typename Agent::TempStorage temp;\n",
+        ctx.policy("HashJoin"), key_t);
+  }
+  LaunchShape join_launch() const {
+    return LaunchShape{rt::SizeExpr::slot(parts), 1, ctx.policy_threads("HashJoin"), false};
+  }
+};
+
+}  // namespace
+
+void lower_hash_join(LoweringContext& ctx, const Node& n) {
+  const DeviceRelation L = ctx.relation(n.inputs.at(0));
+  const DeviceRelation R = ctx.relation(n.inputs.at(1));
+  std::vector<Type> key_types;
+  for (int32_t c : n.right_key_index) key_types.push_back(R.types.at(static_cast<size_t>(c)));
+  const int key_bits = passes::hash_join_key_bits(key_types);
+  internal_check(n.join_kind == JoinKind::Inner && key_bits != 0,
+                 "hash join planned for a join it cannot run");
+  HashJoinCode hj{ctx,
+                  n,
+                  Side{L, n.left_key_index, "left"},
+                  Side{R, n.right_key_index, "right"},
+                  key_bits == 64 ? "unsigned long long" : "unsigned int",
+                  key_bits / 8};
+
+  // Radix bits, partitions and tiles.
+  {
+    rt::BufferId setup =
+        ctx.allocate(fmt::format("n{}.hash_setup", n.id), 8, rt::SizeExpr::fixed(4), n.id);
+    KernelParams p;
+    std::string nl = p.slot(L.size), nr = p.slot(R.size), out = p.buffer(setup, "long long", false);
+    std::string body = fmt::format(
+        "  // The fewest radix bits (at most kMaxRadixBits) that bring the average build\n"
+        "  // partition within one shared-memory table chunk and the average probe\n"
+        "  // partition within 32 rows per thread of the block that probes it.\n"
+        "  if (blockIdx.x == 0 && threadIdx.x == 0) {{\n"
+        "    const long long chunk = ranc::tpl::HashJoinAgent<{0}, {1}>::kChunk;\n"
+        "    const long long probe = 32ll * {0}::block_threads;\n"
+        "    long long bits = 0;\n"
+        "    while (bits < ranc::tpl::kMaxRadixBits && ((chunk << bits) < {3} || (probe << bits) < "
+        "{2}))\n"
+        "      ++bits;\n"
+        "    {4}[0] = bits;\n"
+        "    {4}[1] = 1ll << bits;\n"
+        "    {4}[2] = ranc::tpl::num_tiles({2}, {5}::tile_items);\n"
+        "    {4}[3] = ranc::tpl::num_tiles({3}, {5}::tile_items);\n"
+        "  }}\n",
+        ctx.policy("HashJoin"), hj.key_t, nl, nr, out, ctx.policy("HashPart"));
+    ctx.kernel(n.id, ctx.kernel_name(n.id, "hash_setup"), p, body,
+               LaunchShape{rt::SizeExpr::fixed(1), 1, 32, false});
+    rt::SlotId* slots[] = {&hj.bits, &hj.parts, &hj.left.tiles, &hj.right.tiles};
+    for (int64_t k = 0; k < 4; ++k) {
+      *slots[k] = ctx.new_slot();
+      ctx.step(rt::ReadSize{*slots[k], setup, k});
+    }
+  }
+
+  hj.partition(hj.left);
+  hj.partition(hj.right);
+
+  // Matches per partition, their scan and the total.
+  const rt::SizeExpr parts_plus_1{1, {rt::SizeTerm{1, {hj.parts}}}};
+  rt::BufferId counts = ctx.allocate(fmt::format("n{}.part_counts", n.id), 8, parts_plus_1, n.id);
+  {
+    KernelParams p;
+    std::string args = hj.join_args(p);
+    std::string pc = p.buffer(counts, "long long", false);
+    auto [member, hook] = hj.residual(p);
+    std::string name = ctx.kernel_name(n.id, "hash_count");
+    std::string make = member.empty() ? "" : ctx.functor(name + "_fn", p, member);
+    std::string body =
+        make + hj.join_agent() +
+        fmt::format("  Agent::run<true>(temp, {}, {}, ranc::tpl::NoJoinEmit{{}}, {}, nullptr);\n",
+                    args, hook, pc);
+    ctx.kernel(n.id, name, p, body, hj.join_launch());
+  }
+  rt::BufferId offsets = ctx.allocate(fmt::format("n{}.part_out_offsets", n.id), 8,
+                                      rt::SizeExpr{2, {rt::SizeTerm{1, {hj.parts}}}}, n.id);
+  ctx.step(rt::ScanInt64{counts, offsets, parts_plus_1, n.id});
+  rt::SlotId total = ctx.read_element(n.id, offsets, hj.parts);
+
+  // The original rows of every match, then the output columns gathered through them.
+  const std::vector<int32_t> right_rest = hj.rest_of_right();
+  const rt::SizeExpr out_rows = rt::SizeExpr::slot(total);
+  rt::BufferId left_match = ctx.allocate(fmt::format("n{}.left_match", n.id), 4, out_rows, n.id);
+  rt::BufferId right_match =
+      right_rest.empty() ? -1
+                         : ctx.allocate(fmt::format("n{}.right_match", n.id), 4, out_rows, n.id);
+  {
+    KernelParams p;
+    std::string args = hj.join_args(p);
+    std::string po = p.buffer(offsets, "long long");
+    auto [member, hook] = hj.residual(p);
+    std::string emit =
+        fmt::format("    {}[o] = {}[lpos];\n", p.buffer(left_match, "unsigned int", false),
+                    p.buffer(hj.left.rows, "unsigned int"));
+    if (right_match >= 0)
+      emit += fmt::format("    {}[o] = {}[rpos];\n", p.buffer(right_match, "unsigned int", false),
+                          p.buffer(hj.right.rows, "unsigned int"));
+    member += fmt::format(
+        "  __device__ __forceinline__ void emit(long long lpos, long long rpos, long long o) const "
+        "{{\n{}  }}\n",
+        emit);
+    std::string name = ctx.kernel_name(n.id, "hash_write");
+    std::string make = ctx.functor(name + "_fn", p, member);
+    std::string body = make + hj.join_agent() +
+                       fmt::format(
+                           "  Agent::run<false>(temp, {}, {},\n"
+                           "                    [&](long long lpos, long long rpos, long long o) "
+                           "{{ f.emit(lpos, rpos, o); }},\n"
+                           "                    nullptr, {});\n",
+                           args, hook, po);
+    ctx.kernel(n.id, name, p, body, hj.join_launch());
+  }
+  DeviceRelation out = ctx.allocate_relation(n, out_rows, total);
+  for (size_t c = 0; c < L.columns.size(); ++c)
+    ctx.step(rt::Gather{L.columns[c], left_match, out.columns[c], type_size(L.types[c]), out_rows,
+                        n.id});
+  for (size_t k = 0; k < right_rest.size(); ++k) {
+    const size_t c = static_cast<size_t>(right_rest[k]);
+    ctx.step(rt::Gather{R.columns[c], right_match, out.columns[L.columns.size() + k],
+                        type_size(R.types[c]), out_rows, n.id});
+  }
+  ctx.set_relation(n.id, out);
+}
+
+}  // namespace ranc::codegen
