@@ -27,8 +27,9 @@
 namespace ranc {
 namespace {
 
-std::string physical(const Program& checked) {
-  return passes::print_physical_plan(passes::plan_sort_orders(checked, {}));
+std::string physical(const Program& checked,
+                     codegen::JoinAlgorithm join = codegen::JoinAlgorithm::Auto) {
+  return passes::print_physical_plan(passes::plan_sort_orders(checked, {.join = join}));
 }
 
 int count_of(const std::string& text, const std::string& what) {
@@ -82,12 +83,64 @@ TEST(PlanSortOrders, JoinSortsRightInputOnly) {
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
   auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
   b.output(r.join(q, {"k"}, {"qk"}), "out");
-  EXPECT_EQ(physical(b.check()),
+  EXPECT_EQ(physical(b.check(), codegen::JoinAlgorithm::SortMerge),
             "n0 input()\n"
             "n1 input()\n"
             "n2 sort(n1) by [qk] (inserted) order [qk]\n"
             "n3 join(n0, n2)\n"
             "n4 output(n3)\n");
+}
+
+// Auto: an inner join whose right input is unsorted becomes a hash join, with no sort.
+TEST(PlanSortOrders, AutoJoinHashesUnsortedRightInput) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
+  b.output(r.join(q, {"k"}, {"qk"}), "out");
+  EXPECT_EQ(physical(b.check()),
+            "n0 input()\n"
+            "n1 input()\n"
+            "n2 join(n0, n1) hash\n"
+            "n3 output(n2)\n");
+}
+
+// A hash join's output has no order: the left input's order is lost, so a reduce by
+// the left's sort key needs a sort again; Hash ignores the right input's order.
+TEST(PlanSortOrders, HashJoinOutputHasNoOrder) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
+  b.output(r.sort({"k"}).join(q.sort({"qk"}), {"k"}, {"qk"}).reduce({"k"}, {ranc::count("c")}),
+           "out");
+  EXPECT_EQ(physical(b.check(), codegen::JoinAlgorithm::Hash),
+            "n0 input()\n"
+            "n1 input()\n"
+            "n2 sort(n0) by [k, v] order [k, v]\n"
+            "n3 sort(n1) by [qk, w] order [qk, w]\n"
+            "n4 join(n2, n3) hash\n"
+            "n5 sort(n4) by [k] (inserted) order [k]\n"
+            "n6 reduce(n5) order [k] unique\n"
+            "n7 output(n6) order [k] unique\n");
+}
+
+// Hash falls back to sort-merge for semi and anti joins and for keys that do not pack
+// into one 64-bit word; one 64-bit key and two 32-bit keys do pack.
+TEST(PlanSortOrders, HashJoinFallsBackToSortMerge) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"l", Type::I64}, {"f", Type::F32}, {"x", Type::I32}});
+  auto q =
+      b.input("q", {{"qk", Type::I32}, {"ql", Type::I64}, {"qf", Type::F32}, {"qx", Type::I32}});
+  b.output(r.semi_join(q, {"k"}, {"qk"}), "semi");
+  b.output(r.anti_join(q, {"k"}, {"qk"}), "anti");
+  b.output(r.join(q, {"k", "l"}, {"qk", "ql"}), "i32_i64");
+  b.output(r.join(q, {"k", "f", "x"}, {"qk", "qf", "qx"}), "three_keys");
+  b.output(r.join(q, {"l"}, {"ql"}), "i64");
+  b.output(r.join(q, {"k", "f"}, {"qk", "qf"}), "i32_f32");
+  std::string p = physical(b.check(), codegen::JoinAlgorithm::Hash);
+  EXPECT_EQ(count_of(p, " hash"), 2) << p;
+  EXPECT_EQ(count_of(p, "join(n0, n1) hash"), 2) << p;
+  // Sorts of q by [qk] (shared by semi and anti), [qk, ql] and [qk, qf, qx].
+  EXPECT_EQ(count_of(p, "(inserted)"), 3) << p;
 }
 
 // A right input sorted (even descending) by the key is used as is.
@@ -187,7 +240,7 @@ TEST(GeneratePlan, KernelNamesCarryOperatorAndNode) {
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
   auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
   b.output(r.select(col("v") > 1).join(q, {"k"}, {"qk"}), "out");
-  rt::Plan plan = codegen::generate_plan(b.check());
+  rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::SortMerge});
   // n0 r, n1 q, n2 select, n3 inserted sort of q, n4 join, n5 output.
   for (const char* k : {"n2_select", "n4_join_count", "n4_join_write"}) {
     EXPECT_NE(std::find(plan.kernels.begin(), plan.kernels.end(), k), plan.kernels.end()) << k;
@@ -200,6 +253,68 @@ TEST(GeneratePlan, KernelNamesCarryOperatorAndNode) {
   int sorts = 0;
   for (const auto& s : plan.steps) sorts += std::holds_alternative<rt::SortPairs>(s) ? 1 : 0;
   EXPECT_EQ(sorts, 1);  // the right input by its one key
+}
+
+template <class T>
+int steps_of(const rt::Plan& plan) {
+  int n = 0;
+  for (const auto& s : plan.steps) n += std::holds_alternative<T>(s) ? 1 : 0;
+  return n;
+}
+
+// A hash join: setup, histogram and scatter of each side, count and write, no sort; its
+// output columns are gathered through the matched row ids.
+TEST(GeneratePlan, HashJoinKernelsAndSteps) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}, {"qb", Type::Bool}});
+  b.output(r.join(q, {"k"}, {"qk"}, JoinKind::Inner, col("w") > 0.5), "out");
+  rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::Hash});
+  // n0 r, n1 q, n2 join, n3 output.
+  for (const char* k :
+       {"n2_hash_setup", "n2_hash_hist_left", "n2_hash_scatter_left", "n2_hash_hist_right",
+        "n2_hash_scatter_right", "n2_hash_count", "n2_hash_write"}) {
+    EXPECT_NE(std::find(plan.kernels.begin(), plan.kernels.end(), k), plan.kernels.end()) << k;
+    EXPECT_NE(plan.source.find(fmt::format(" {}(", k)), std::string::npos) << k;
+  }
+  EXPECT_NE(plan.source.find("ranc::tpl::HashJoinAgent<P::HashJoin, unsigned int>"),
+            std::string::npos);
+  EXPECT_NE(plan.source.find("f.residual(lpos, rpos)"), std::string::npos);
+  EXPECT_EQ(steps_of<rt::SortPairs>(plan), 0);
+  EXPECT_EQ(steps_of<rt::ScanInt64>(plan), 3);  // two histograms, the partition counts
+  EXPECT_EQ(steps_of<rt::Gather>(plan), 4);     // k, v, w, qb
+  expect_frees_after_last_use(plan);
+#ifdef RANC_HAVE_RUNTIME
+  EXPECT_NO_THROW(rt::validate_plan(plan));
+#endif
+}
+
+// Key packing: floats by their total-order bits, two 32-bit keys into one 64-bit word.
+TEST(GeneratePlan, HashJoinPacksKeys) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"f", Type::F64}, {"s", Type::String}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"qf", Type::F64}, {"qs", Type::String}});
+  b.output(r.join(q, {"f"}, {"qf"}), "by_f64");
+  b.output(r.join(q, {"k", "s"}, {"qk", "qs"}), "by_two");
+  rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::Hash});
+  EXPECT_NE(plan.source.find("unsigned long long key(long long i) const { return "
+                             "ranc::tpl::total_order_key("),
+            std::string::npos)
+      << plan.source;
+  EXPECT_NE(plan.source.find("return ((unsigned long long)(unsigned int)"), std::string::npos)
+      << plan.source;
+  EXPECT_EQ(count_of(plan.source, "HashJoinAgent<P::HashJoin, unsigned long long>;"), 4);
+}
+
+TEST(GeneratePlan, HashJoinPlansAreValid) {
+  for (auto join : {codegen::JoinAlgorithm::Hash, codegen::JoinAlgorithm::Auto}) {
+    rt::Plan plan = codegen::generate_plan(testing::hash_join_program(), {.join = join});
+    expect_frees_after_last_use(plan);
+#ifdef RANC_HAVE_RUNTIME
+    EXPECT_NO_THROW(rt::validate_plan(plan));
+#endif
+    EXPECT_EQ(steps_of<rt::SortPairs>(plan), 0);
+  }
 }
 
 // Kernel launches take only buffer, slot and constant arguments; every buffer argument
@@ -326,8 +441,8 @@ std::string numbered(const std::string& src) {
   return out;
 }
 
-void expect_compiles(const Program& p) {
-  rt::Plan plan = codegen::generate_plan(p);
+void expect_compiles(const Program& p, const codegen::CodegenOptions& options = {}) {
+  rt::Plan plan = codegen::generate_plan(p, options);
   Compiled c = nvrtc_compile(plan.source);
   EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
 }
@@ -336,8 +451,17 @@ TEST(NvrtcCompile, EveryExpressionKind) {
   expect_compiles(testing::expressions_program());
 }
 
+// Auto: inner joins of unsorted inputs are hash joins, semi/anti joins sort-merge.
 TEST(NvrtcCompile, EveryOperatorAndKeyType) {
   expect_compiles(testing::operators_program());
+}
+
+TEST(NvrtcCompile, EveryOperatorAndKeyTypeSortMerge) {
+  expect_compiles(testing::operators_program(), {.join = codegen::JoinAlgorithm::SortMerge});
+}
+
+TEST(NvrtcCompile, HashJoinEveryKeyType) {
+  expect_compiles(testing::hash_join_program(), {.join = codegen::JoinAlgorithm::Hash});
 }
 
 // Hostile names cannot break out of comments.

@@ -120,4 +120,52 @@ inline Program operators_program() {
   return b.check();
 }
 
+// Inner joins on every key type that the hash join packs into one word (i32, date,
+// string, bool, f32 in 32 bits; i64, f64 and two 32-bit keys in 64 bits), with and
+// without residuals, a right input with only key attributes and a join of a join.
+inline Program hash_join_program() {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32},
+                         {"k64", Type::I64},
+                         {"kf", Type::F64},
+                         {"kf32", Type::F32},
+                         {"kd", Type::Date},
+                         {"ks", Type::String},
+                         {"kb", Type::Bool},
+                         {"v", Type::I64},
+                         {"w", Type::F64}});
+  auto q = b.input("q", {{"qk", Type::I32},
+                         {"qk64", Type::I64},
+                         {"qkf", Type::F64},
+                         {"qkf32", Type::F32},
+                         {"qkd", Type::Date},
+                         {"qks", Type::String},
+                         {"qkb", Type::Bool},
+                         {"qv", Type::I32}});
+  b.output(r.join(q, {"k"}, {"qk"}), "j_i32");
+  b.output(r.join(q, {"k64"}, {"qk64"}), "j_i64");
+  b.output(r.join(q, {"kf"}, {"qkf"}), "j_f64");
+  b.output(r.join(q, {"kf32"}, {"qkf32"}), "j_f32");
+  b.output(r.join(q, {"kd"}, {"qkd"}), "j_date");
+  b.output(r.join(q, {"ks"}, {"qks"}), "j_str");
+  b.output(r.select(col("k") < 3).join(q.select(col("qk") < 3), {"kb"}, {"qkb"}), "j_bool");
+  b.output(r.join(q, {"k", "kd"}, {"qk", "qkd"}), "j_two_i32");
+  b.output(r.join(q, {"ks", "kf32"}, {"qks", "qkf32"}), "j_str_f32");
+  b.output(r.join(q, {"k"}, {"qk"}, JoinKind::Inner, col("v") > col("qv")), "j_i32_residual");
+  b.output(r.join(q, {"k64"}, {"qk64"}, JoinKind::Inner,
+                  col("w") < cast(col("qv"), Type::F64) || col("ks") != col("qks")),
+           "j_i64_residual");
+  b.output(r.join(q, {"kf"}, {"qkf"}, JoinKind::Inner, col("qks") >= "k000000003" && !col("qkb")),
+           "j_f64_residual");
+  b.output(r.join(q, {"k", "kd"}, {"qk", "qkd"}, JoinKind::Inner, col("kb") == col("qkb")),
+           "j_two_i32_residual");
+  b.output(r.join(q.project({"qk"}), {"k"}, {"qk"}), "j_keys_only_right");
+  b.output(
+      r.project({"k", "v"})
+          .join(q.project({"qk", "qk64", "qv"}), {"k"}, {"qk"})
+          .join(q.project({as(col("qk64"), "k64b"), as(col("qv"), "qv2")}), {"qk64"}, {"k64b"}),
+      "j_of_j");
+  return b.check();
+}
+
 }  // namespace ranc::testing
