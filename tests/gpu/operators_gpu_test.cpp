@@ -1,8 +1,11 @@
 // Every operator on the GPU against the CPU reference, at awkward sizes (0, 1, 31, 32,
 // 33, one select tile, one tile + 1, many tiles, 2^24) and key distributions (unique,
-// duplicates, Zipf skew, no matches, all match), with i32, i64 and multi-attribute keys.
+// duplicates, Zipf skew, no matches, all match), with i32, i64 and multi-attribute keys;
+// inner joins also with string keys and with each join algorithm forced.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <limits>
 
 #include "gpu_test_util.h"
 #include "ranc/dsl.h"
@@ -15,9 +18,27 @@ constexpr int64_t kTile = 4096;  // TuningTable<900>::Select tile
 const int64_t kSizes[] = {0, 1, 31, 32, 33, kTile, kTile + 1, 100003};
 const Dist kDists[] = {Dist::Unique, Dist::Duplicates, Dist::Zipf, Dist::NoMatch, Dist::AllMatch};
 
-enum class KeyKind { I32, I64, Multi };
+// Multi: (i64, i32) keys; Multi32: (i32, i32), which a hash join packs into one word.
+enum class KeyKind { I32, I64, Multi, Multi32, String };
 const char* key_name(KeyKind k) {
-  return k == KeyKind::I32 ? "i32" : k == KeyKind::I64 ? "i64" : "multi";
+  switch (k) {
+    case KeyKind::I32:
+      return "i32";
+    case KeyKind::I64:
+      return "i64";
+    case KeyKind::Multi:
+      return "multi";
+    case KeyKind::Multi32:
+      return "multi32";
+    case KeyKind::String:
+      return "string";
+  }
+  return "?";
+}
+Type key_type(KeyKind k) {
+  return k == KeyKind::I32 || k == KeyKind::Multi32 ? Type::I32
+         : k == KeyKind::String                     ? Type::String
+                                                    : Type::I64;
 }
 
 struct Case {
@@ -53,7 +74,7 @@ Data make_data(const Case& c, uint64_t seed, int64_t nq = -1) {
   std::mt19937_64 rng(seed);
   if (nq < 0) nq = c.dist == Dist::AllMatch ? std::max<int64_t>(1, c.n / 4) : c.n;
   Data d;
-  Type kt = c.key == KeyKind::I32 ? Type::I32 : Type::I64;
+  Type kt = key_type(c.key);
   d.r.attributes = {{"k", kt}};
   d.q.attributes = {{"qk", kt}};
   d.rkeys = {"k"};
@@ -61,7 +82,7 @@ Data make_data(const Case& c, uint64_t seed, int64_t nq = -1) {
   auto rk = make_keys(c.dist, c.n, rng, false, nq);
   auto qk = make_keys(c.dist, nq, rng, true, nq);
   std::vector<Column> rc{column_from_keys(kt, rk)}, qc{column_from_keys(kt, qk)};
-  if (c.key == KeyKind::Multi) {
+  if (c.key == KeyKind::Multi || c.key == KeyKind::Multi32) {
     // Second key: a function of the first, so matches stay matches, plus noise in r.
     auto second = [](const std::vector<int64_t>& k) {
       std::vector<int64_t> s;
@@ -212,6 +233,117 @@ TEST_P(GpuOperators, DistinctAndSetOps) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, GpuOperators, ::testing::ValuesIn(cases()), case_name);
 
+// Inner joins with the join algorithm forced (the default, auto, picks hash for these
+// unsorted inputs): every size and distribution, i32, i64, two-attribute and string keys
+// (Multi's i64 + i32 keys do not pack into one word, so Hash falls back to sort-merge).
+struct JoinCase {
+  Case c;
+  codegen::JoinAlgorithm join;
+};
+std::string join_case_name(const ::testing::TestParamInfo<JoinCase>& info) {
+  return fmt::format("n{}_{}_{}_{}", info.param.c.n, dist_name(info.param.c.dist),
+                     key_name(info.param.c.key),
+                     info.param.join == codegen::JoinAlgorithm::Hash ? "hash" : "sortmerge");
+}
+std::vector<JoinCase> join_cases() {
+  std::vector<JoinCase> out;
+  for (auto join : {codegen::JoinAlgorithm::Hash, codegen::JoinAlgorithm::SortMerge})
+    for (KeyKind k :
+         {KeyKind::I32, KeyKind::I64, KeyKind::Multi, KeyKind::Multi32, KeyKind::String})
+      for (int64_t n : kSizes)
+        for (Dist d : kDists) out.push_back({{n, d, k}, join});
+  return out;
+}
+
+class GpuInnerJoins : public ::testing::TestWithParam<JoinCase> {
+ protected:
+  void SetUp() override { RANC_REQUIRE_GPU(); }
+};
+
+TEST_P(GpuInnerJoins, MatchTheReference) {
+  const JoinCase& jc = GetParam();
+  auto d = make_data(jc.c, 12);
+  ProgramBuilder b;
+  Rel r = b.input("r", d.r.attributes);
+  Rel q = b.input("q", d.q.attributes);
+  b.output(r.join(q, d.rkeys, d.qkeys), "inner");
+  b.output(r.join(q, d.rkeys, d.qkeys, JoinKind::Inner, col("x") < col("qv")), "inner_residual");
+  b.output(r.join(q, d.rkeys, d.qkeys, JoinKind::Inner, col("s") < col("qs") || col("w") > 0.5),
+           "inner_residual_strings");
+  auto attrs = [](const std::vector<std::string>& names) {
+    std::vector<Projection> out;
+    for (const auto& a : names) out.push_back(Projection(a));
+    return out;
+  };
+  b.output(r.project(attrs(d.rkeys)).join(q.project(attrs(d.qkeys)), d.rkeys, d.qkeys),
+           "keys_only");
+  Program p = b.check();
+  EXPECT_EQ(run_and_compare(p, d.inputs, {.join = jc.join}), "") << print_program(p);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, GpuInnerJoins, ::testing::ValuesIn(join_cases()), join_case_name);
+
+// Floats are the same join key only when bit-identical: -0.0 and 0.0 differ, a NaN
+// matches the same NaN (IR semantics); every join algorithm agrees with the reference.
+TEST(GpuJoinKeys, FloatKeysCompareByBits) {
+  RANC_REQUIRE_GPU();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> keys = {0.0, -0.0, nan, -nan, inf, -inf, 1.5, 1.5, -2.25, 3.0};
+  Column rf(Type::F64), qf(Type::F64), rf32(Type::F32), qf32(Type::F32), rv(Type::I32),
+      qv(Type::I32);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    rf.data<double>().push_back(keys[i]);
+    qf.data<double>().push_back(keys[keys.size() - 1 - i]);
+    rf32.data<float>().push_back(static_cast<float>(keys[i]));
+    qf32.data<float>().push_back(static_cast<float>(keys[keys.size() - 1 - i]));
+    rv.data<int32_t>().push_back(static_cast<int32_t>(i));
+    qv.data<int32_t>().push_back(static_cast<int32_t>(100 + i));
+  }
+  Schema rs{{{"f", Type::F64}, {"f32", Type::F32}, {"v", Type::I32}}, 0},
+      qs{{{"qf", Type::F64}, {"qf32", Type::F32}, {"qv", Type::I32}}, 0};
+  Inputs in;
+  in.emplace_back("r", make_relation(rs, {rf, rf32, rv}));
+  in.emplace_back("q", make_relation(qs, {qf, qf32, qv}));
+  ProgramBuilder b;
+  auto r = b.input("r", rs.attributes);
+  auto q = b.input("q", qs.attributes);
+  b.output(r.join(q, {"f"}, {"qf"}), "f64");
+  b.output(r.join(q, {"f32"}, {"qf32"}), "f32");
+  b.output(r.join(q, {"f", "f32"}, {"qf", "qf32"}), "both");
+  Program p = b.check();
+  for (auto join : {codegen::JoinAlgorithm::Hash, codegen::JoinAlgorithm::SortMerge})
+    EXPECT_EQ(run_and_compare(p, in, {.join = join}), "")
+        << (join == codegen::JoinAlgorithm::Hash ? "hash" : "sort-merge");
+}
+
+// Skew on the build (right) side: one key repeated far more often than a shared-memory
+// table holds, so its partition is built and probed in chunks.
+TEST(GpuJoinKeys, HashJoinBuildSideSkew) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(13);
+  const int64_t nr = 4097, nq = 20000;
+  std::vector<int64_t> rk, qk;
+  std::uniform_int_distribution<int64_t> small(0, 400);
+  for (int64_t i = 0; i < nr; ++i) rk.push_back(small(rng));
+  for (int64_t i = 0; i < nq; ++i) qk.push_back(i % 5 == 0 ? i : 7);  // key 7: 16000 times
+  for (Type kt : {Type::I32, Type::I64}) {
+    Schema rs{{{"k", kt}, {"v", Type::I32}}, 0}, qs{{{"qk", kt}, {"qv", Type::I32}}, 0};
+    Inputs in;
+    in.emplace_back(
+        "r", make_relation(rs, {column_from_keys(kt, rk), random_column(Type::I32, nr, rng)}));
+    in.emplace_back(
+        "q", make_relation(qs, {column_from_keys(kt, qk), random_column(Type::I32, nq, rng)}));
+    ProgramBuilder b;
+    auto r = b.input("r", rs.attributes);
+    auto q = b.input("q", qs.attributes);
+    b.output(r.join(q, {"k"}, {"qk"}), "inner");
+    b.output(r.join(q, {"k"}, {"qk"}, JoinKind::Inner, col("v") < col("qv")), "residual");
+    EXPECT_EQ(run_and_compare(b.check(), in, {.join = codegen::JoinAlgorithm::Hash}), "")
+        << type_name(kt);
+  }
+}
+
 // 2^24 rows through the main operators.
 TEST(GpuOperatorsLarge, TwoToThe24) {
   RANC_REQUIRE_GPU();
@@ -229,6 +361,20 @@ TEST(GpuOperatorsLarge, TwoToThe24) {
     b.output(r.project({"x"}).distinct(), "distinct");
     EXPECT_EQ(run_and_compare(b.check(), d.inputs), "") << dist_name(dist);
   }
+}
+
+// A hash join whose build side needs more than kMaxRadixBits partitions (2^23 unique
+// 64-bit keys: partitions average 2048 rows, twice a shared-memory table chunk).
+TEST(GpuOperatorsLarge, HashJoinBeyondMaxRadixBits) {
+  RANC_REQUIRE_GPU();
+  const int64_t n = int64_t{1} << 23;
+  Case c{n, Dist::Unique, KeyKind::I64};
+  auto d = make_data(c, 10);
+  ProgramBuilder b;
+  Rel r = b.input("r", d.r.attributes);
+  Rel q = b.input("q", d.q.attributes);
+  b.output(r.join(q, {"k"}, {"qk"}).project({"k", "x", "qv"}), "join");
+  EXPECT_EQ(run_and_compare(b.check(), d.inputs, {.join = codegen::JoinAlgorithm::Hash}), "");
 }
 
 // The programs of the NVRTC test, on random data.
@@ -256,6 +402,22 @@ TEST(GpuOperatorsCoverage, ExpressionAndOperatorPrograms) {
       in2.emplace_back(nd.name, make_relation(nd.schema, std::move(c2)));
     }
     EXPECT_EQ(run_and_compare(o, in2), "") << "operators, n = " << n;
+    EXPECT_EQ(run_and_compare(o, in2, {.join = codegen::JoinAlgorithm::SortMerge}), "")
+        << "operators (sort-merge joins), n = " << n;
+
+    Program h = testing::hash_join_program();
+    Inputs in3;
+    for (NodeId id : h.inputs()) {
+      const Node& nd = h.node(id);
+      std::vector<Column> c3;
+      auto keys = make_keys(Dist::Duplicates, n, rng);
+      for (size_t i = 0; i < nd.schema.size(); ++i)
+        c3.push_back(i < 7 ? column_from_keys(nd.schema[i].type, keys)
+                           : random_column(nd.schema[i].type, n, rng));
+      in3.emplace_back(nd.name, make_relation(nd.schema, std::move(c3)));
+    }
+    EXPECT_EQ(run_and_compare(h, in3, {.join = codegen::JoinAlgorithm::Hash}), "")
+        << "hash joins, n = " << n;
   }
 }
 

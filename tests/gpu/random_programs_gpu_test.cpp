@@ -2,7 +2,8 @@
 // construction) run on the GPU and compared with the CPU reference. 50 batches of 20
 // chains: each batch is one program with 20 outputs, so one NVRTC compile per batch.
 // A failure prints the batch seed and the chain (output) name; RANC_SEED=<n> changes the
-// base seed, RANC_RANDOM_BATCHES=<n> the number of batches.
+// base seed, RANC_RANDOM_BATCHES=<n> the number of batches. The join algorithm follows
+// the batch seed (auto, hash, sort-merge in turn).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -252,6 +253,20 @@ int batches() {
 }
 constexpr int kChains = 20;
 
+// The join algorithm of a batch, from its seed so that RANC_SEED reproduces it: auto,
+// hash and sort-merge in turn.
+codegen::CodegenOptions batch_options(uint64_t seed) {
+  constexpr codegen::JoinAlgorithm kAlgorithms[] = {codegen::JoinAlgorithm::Auto,
+                                                    codegen::JoinAlgorithm::Hash,
+                                                    codegen::JoinAlgorithm::SortMerge};
+  return {.join = kAlgorithms[seed % 3]};
+}
+const char* join_name(const codegen::CodegenOptions& o) {
+  return o.join == codegen::JoinAlgorithm::Hash        ? "hash"
+         : o.join == codegen::JoinAlgorithm::SortMerge ? "sort-merge"
+                                                       : "auto";
+}
+
 // Without a GPU: every generated program checks, plans and runs on the reference.
 // Batch k's inputs and checked program; nullopt (with a failure recorded) when the
 // generated program does not check.
@@ -280,7 +295,7 @@ TEST(RandomPrograms, AreValidByConstruction) {
     if (!batch) continue;
     const uint64_t seed = batch->seed;
     const Program& p = batch->program;
-    EXPECT_NO_THROW(codegen::generate_plan(p)) << "seed " << seed;
+    EXPECT_NO_THROW(codegen::generate_plan(p, batch_options(seed))) << "seed " << seed;
   }
 }
 
@@ -294,14 +309,17 @@ TEST(RandomPrograms, MatchTheReferenceOnTheGpu) {
     const Program& p = batch->program;
     const Inputs& in = batch->inputs;
     auto t0 = std::chrono::steady_clock::now();
-    std::string diff = run_and_compare(p, in);
-    std::printf("batch %d (RANC_SEED=%llu): %s in %.1f s\n", k,
-                static_cast<unsigned long long>(seed), diff.empty() ? "ok" : "MISMATCH",
+    const codegen::CodegenOptions options = batch_options(seed);
+    std::string diff = run_and_compare(p, in, options);
+    std::printf("batch %d (RANC_SEED=%llu, %s joins): %s in %.1f s\n", k,
+                static_cast<unsigned long long>(seed), join_name(options),
+                diff.empty() ? "ok" : "MISMATCH",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     std::fflush(stdout);
     if (!diff.empty()) {
       ++failures;
-      ADD_FAILURE() << "RANC_SEED=" << seed << " RANC_RANDOM_BATCHES=1: " << diff << "\n"
+      ADD_FAILURE() << "RANC_SEED=" << seed << " RANC_RANDOM_BATCHES=1 (" << join_name(options)
+                    << " joins): " << diff << "\n"
                     << print_program(p);
     }
   }
