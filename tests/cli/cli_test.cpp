@@ -173,6 +173,26 @@ TEST_F(CliTest, EmitPrintsOrWritesCuda) {
   EXPECT_GT(fs::file_size(cu), 100u);
 }
 
+// --join picks the inner join's algorithm: hash kernels or the sort-merge ones.
+TEST_F(CliTest, JoinOptionPicksTheAlgorithm) {
+  std::string prog = write("j.ra",
+                           "input r(k i32, v i64);\n"
+                           "input q(k i32, w f64);\n"
+                           "j = r |> join q on k;\n"
+                           "output j;\n");
+  for (const char* join : {"--join=hash", "--join=auto"}) {
+    ASSERT_EQ(run({"emit", prog, join}), kOk) << err_;
+    EXPECT_NE(out_.find("_hash_write("), std::string::npos) << join;
+    EXPECT_EQ(out_.find("_join_write("), std::string::npos) << join;
+  }
+  ASSERT_EQ(run({"emit", prog, "--join=merge"}), kOk) << err_;
+  EXPECT_EQ(out_.find("_hash_write("), std::string::npos);
+  EXPECT_NE(out_.find("_join_write("), std::string::npos);
+  ASSERT_EQ(run({"explain", prog, "--join=hash"}), kOk) << err_;
+  EXPECT_NE(out_.find("_hash_count"), std::string::npos) << out_;
+  EXPECT_EQ(run({"emit", prog, "--join=nested"}), kUsageError);
+}
+
 TEST_F(CliTest, ExplainShowsGraphAndPlan) {
   std::string prog = write("sales.ra", kSales);
   ASSERT_EQ(run({"explain", prog}), kOk) << err_;

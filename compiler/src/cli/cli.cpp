@@ -57,7 +57,8 @@ constexpr const char* kExplainHelp =
 Prints the checked graph (one line per operator with its schema and order) and the
 physical plan: kernels, built-in device steps, buffers and size slots.
   --dot            print the checked graph as a Graphviz digraph instead
-  --join=ALGO      join algorithm for the physical plan (default auto)
+  --join=ALGO      join algorithm of inner joins: hash, merge or auto (default:
+                   hash unless the right input is already sorted by the keys)
 )";
 
 constexpr const char* kEmitHelp =
@@ -78,7 +79,9 @@ Runs PROGRAM.ra and prints each output as an aligned table.
   --gpu               run on the GPU (an error when none is present)
   --time              print load, compile, execution and transfer times (stderr)
   --max-rows N        print at most N rows per output (default 50; 0 = all)
-  --join=ALGO         join algorithm: auto, merge or hash (GPU only)
+  --join=ALGO         join algorithm of inner joins on the GPU: hash (partitioned
+                      hash join), merge (sort-merge) or auto (default: hash unless
+                      the right input is already sorted by the join keys)
 Without --cpu or --gpu, ranc uses the GPU when one is present and otherwise says so
 on stderr and runs on the CPU reference.
 )";
