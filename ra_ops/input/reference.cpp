@@ -1,10 +1,21 @@
 // Reference semantics of input: the relation bound by the caller, checked against
-// the declared schema (attribute names and types; the key is the declared one).
+// the declared schema (attribute names and types; the key is the declared one) and,
+// when it declares an order, checked to be sorted by it (0-based row numbers).
 #include <fmt/format.h>
 
 #include "../reference_internal.h"
 
 namespace ranc::ops::ref {
+namespace {
+
+std::string order_text(const std::vector<SortKey>& keys) {
+  std::string s;
+  for (const SortKey& k : keys)
+    s += fmt::format("{}{}{}", s.empty() ? "" : ", ", k.attr, k.descending ? " desc" : "");
+  return s;
+}
+
+}  // namespace
 
 HostRelation eval_input(const Node& n, const Inputs& in) {
   const HostRelation& r = *in[0];
@@ -15,6 +26,20 @@ HostRelation eval_input(const Node& n, const Inputs& in) {
                    fmt::format("input relation '{}' has schema {} but the program declares {}",
                                n.name, r.schema().str(), want.str()),
                    n.loc, "attribute names, types and their order must match"});
+  // A declared order ("sorted by") is a promise about the data: check it row by row.
+  if (!n.sort_keys.empty() && r.num_rows() > 1) {
+    Keys keys;
+    for (const SortKey& k : n.sort_keys)
+      keys.push_back(norm_keys(r.column(static_cast<size_t>(k.index)), k.descending));
+    for (size_t i = 1; i < r.num_rows(); ++i)
+      if (compare_keys(keys, i - 1, keys, i) > 0)
+        throw UserError(Diagnostic{
+            ErrorKind::Execution,
+            fmt::format("input relation '{}' is not sorted by ({}) as declared: row {} comes "
+                        "after row {} but orders before it",
+                        n.name, order_text(n.sort_keys), i, i - 1),
+            n.loc, "sort the data, or drop the declared order so that ranc sorts it"});
+  }
   // The output carries the resolved schema (the declared one, with its key).
   return gather(r, all_rows(r.num_rows()), n.schema.size() ? n.schema : want);
 }

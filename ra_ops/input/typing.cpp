@@ -1,5 +1,6 @@
 // Typing rule of input: the declared schema must be usable (non-empty, unique
-// names, key within the attributes). Inputs carry no order.
+// names, key within the attributes) and its declared order ("sorted by") names
+// distinct attributes. The declared order is physical only: n.order stays empty.
 #include <fmt/format.h>
 
 #include <set>
@@ -33,6 +34,22 @@ bool type_input(Node& n, const Inputs&, Diagnostics& diags) {
                "the key of input relation '{}' has {} attributes, but the relation has only {}",
                n.name, s.key_size, s.size()),
            n.loc, "the key is the first key_size attributes");
+  if (diags.size() != before) return false;
+  std::vector<bool> used(s.size(), false);
+  for (auto& k : n.sort_keys) {
+    const SourceLoc& loc = loc_or(k.loc, n.loc);
+    auto i = find_attribute(k.attr, s, "declared order", "input", loc, diags);
+    if (!i) continue;
+    if (used[static_cast<size_t>(*i)]) {
+      report(
+          diags, ErrorKind::DuplicateName,
+          fmt::format("attribute '{}' appears twice in the declared order of '{}'", k.attr, n.name),
+          loc);
+      continue;
+    }
+    used[static_cast<size_t>(*i)] = true;
+    k.index = *i;
+  }
   if (diags.size() != before) return false;
   n.schema = s;
   return true;

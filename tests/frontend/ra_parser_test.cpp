@@ -356,6 +356,36 @@ output a; output b; output c; output d; output e;
     }
 }
 
+// "sorted by" declares the data's order; it parses to the DSL's sorted_by and the
+// checker resolves it (unknown attributes are reported at the attribute).
+TEST(RaParser, SortedByInputOption) {
+  ParsedProgram p = parse_ra(R"(
+input s(a i32 key, b f64, c string) sorted by a, b desc from "s.csv";
+output s |> reduce by a n = count() as out;
+)",
+                             "in.ra");
+  ProgramBuilder b;
+  Rel s =
+      b.input("s", {{"a", Type::I32}, {"b", Type::F64}, {"c", Type::String}}, 1, {"a", desc("b")});
+  b.output(s.reduce({"a"}, {count("n")}), "out");
+  EXPECT_EQ(canonical(p.program), canonical(b.program()));
+  EXPECT_EQ(p.input_files.at(0).path, "s.csv");
+  Program checked = check(p.program);
+  EXPECT_NE(print_program(checked).find("sorted by (a asc, b desc)"), std::string::npos)
+      << print_program(checked);
+
+  UserError e = parse_err("input s(a i32) sorted a;\noutput s;");
+  EXPECT_NE(std::string(e.what()).find("'by'"), std::string::npos) << e.what();
+  ParsedProgram bad = parse_ra("input s(a i32) sorted by z;\noutput s;", "bad.ra");
+  try {
+    (void)check(bad.program);
+    ADD_FAILURE() << "expected an error";
+  } catch (const UserError& err) {
+    EXPECT_NE(std::string(err.what()).find("'z'"), std::string::npos) << err.what();
+    EXPECT_EQ(err.diagnostics().at(0).loc, (SourceLoc{"bad.ra", 1, 26}));
+  }
+}
+
 TEST(RaParserErrors, SeveralErrorsInOneRun) {
   std::string text =
       "input r(a i32);\n"

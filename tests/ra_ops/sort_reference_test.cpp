@@ -107,5 +107,29 @@ TEST(SortReference, EmptyAndSingle) {
   EXPECT_ROWS_EQ(sort_run({desc("a")}, {{I(1), S("q"), D(0)}}), Rows{{I(1), S("q"), D(0)}});
 }
 
+// A declared input order ("sorted by") is checked: data in that order (ties in any
+// order) passes through unchanged, data out of it is an ExecutionError naming the
+// relation and the first row out of place.
+TEST(InputReference, DeclaredOrderIsVerified) {
+  const std::vector<Attribute> attrs = {{"k", Type::I32}, {"v", Type::F64}};
+  auto run_declared = [&](const Rows& rows) {
+    ProgramBuilder b;
+    b.output(b.input("t", attrs, 0, {"k", desc("v")}), "out");
+    return run(b, {{"t", rel(attrs, rows)}});
+  };
+  const Rows ok = {{I(1), D(2.0)}, {I(1), D(-0.0)}, {I(1), D(-0.0)}, {I(4), D(9.0)}};
+  EXPECT_ROWS_EQ(run_declared(ok), ok);
+  EXPECT_ROWS_EQ(run_declared({}), Rows{});
+  try {
+    run_declared({{I(1), D(2.0)}, {I(1), D(3.0)}, {I(0), D(9.0)}});
+    ADD_FAILURE() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Execution);
+    EXPECT_NE(std::string(e.what()).find("'t' is not sorted by (k, v desc) as declared: row 1"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ranc::test

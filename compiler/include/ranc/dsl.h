@@ -97,8 +97,11 @@ class Rel {
 
 class ProgramBuilder {
  public:
-  // Declares an input relation; the key is its first key_size attributes.
+  // Declares an input relation; the key is its first key_size attributes. `sorted_by`
+  // declares that the bound rows are sorted by these keys (the planner then skips
+  // sorts; both executors verify it and fail with an ExecutionError if not).
   Rel input(std::string name, std::vector<Attribute> attributes, size_t key_size = 0,
+            std::vector<SortSpec> sorted_by = {},
             std::source_location loc = std::source_location::current());
   void output(const Rel& rel, std::string name,
               std::source_location loc = std::source_location::current());

@@ -39,10 +39,12 @@ Rel ProgramBuilder::add(Node n) {
 }
 
 Rel ProgramBuilder::input(std::string name, std::vector<Attribute> attributes, size_t key_size,
-                          std::source_location loc) {
+                          std::vector<SortSpec> sorted_by, std::source_location loc) {
   Node n = make_node(OpKind::Input, loc);
   n.name = std::move(name);
   n.declared = Schema{std::move(attributes), key_size};
+  for (auto& k : sorted_by)
+    n.sort_keys.push_back(SortKey{std::move(k.attr), k.descending, n.loc, -1});
   return add(std::move(n));
 }
 

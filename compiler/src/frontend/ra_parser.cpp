@@ -38,7 +38,8 @@ constexpr std::array<std::string_view, 14> kOperators = {
 
 constexpr std::array<std::string_view, 5> kAggregates = {"sum", "count", "min", "max", "avg"};
 constexpr std::array<std::string_view, 4> kFunctions = {"year", "extract", "cast", "starts_with"};
-constexpr std::array<std::string_view, 4> kInputOptions = {"from", "format", "delimiter", "header"};
+constexpr std::array<std::string_view, 5> kInputOptions = {"from", "format", "delimiter", "header",
+                                                           "sorted"};
 constexpr std::array<std::string_view, 7> kTypeNames = {"bool", "i32",  "i64",   "f32",
                                                         "f64",  "date", "string"};
 
@@ -373,6 +374,7 @@ class Parser {
     std::optional<char> delimiter;
     std::optional<bool> header;
     std::unordered_set<std::string> given;
+    std::vector<SortKey> sorted_by;
     while (cur().kind == TokKind::Ident && one_of(cur().text, kInputOptions)) {
       const Token& opt = advance();
       if (!given.insert(opt.text).second)
@@ -403,6 +405,24 @@ class Parser {
         } else {
           delimiter = d.text[0];
         }
+      } else if (opt.text == "sorted") {
+        if (!is_word(cur(), "by")) fail_expected("'by'", "sorted by a, b desc");
+        advance();
+        for (;;) {
+          const Token& a = expect_name("an attribute the data is sorted by");
+          SortKey k;
+          k.attr = a.text;
+          k.loc = loc(a);
+          if (is_word(cur(), "asc")) {
+            advance();
+          } else if (is_word(cur(), "desc")) {
+            advance();
+            k.descending = true;
+          }
+          sorted_by.push_back(std::move(k));
+          if (cur().kind != TokKind::Comma) break;
+          advance();
+        }
       } else {  // header
         if (is_word(cur(), "true") || is_word(cur(), "false")) {
           header = advance().text == "true";
@@ -425,6 +445,7 @@ class Parser {
     n.loc = loc(name);
     n.name = name.text;
     n.declared = std::move(schema);
+    n.sort_keys = std::move(sorted_by);
     NodeId id = out_.program.add(std::move(n));
     broken_.erase(name.text);
     define(name, RelRef{id, {}, loc(name)});

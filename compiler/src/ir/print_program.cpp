@@ -39,6 +39,8 @@ std::string describe_node(const Program& program, const Node& n) {
   std::string_view kind = op_kind_name(n.kind);
   switch (n.kind) {
     case OpKind::Input:
+      if (!n.sort_keys.empty())
+        return fmt::format("input {} sorted by ({})", n.name, sort_keys(n.sort_keys));
       return fmt::format("input {}", n.name);
     case OpKind::Select:
       return fmt::format("select {} where {}", refs(n), to_string(n.predicate));

@@ -146,8 +146,12 @@ struct Node {
   std::vector<std::string> left_keys, right_keys;  // Join
   std::vector<std::string> group_keys;             // Reduce
   std::vector<Aggregate> aggregates;               // Reduce
-  std::vector<SortKey> sort_keys;                  // Sort
-  int64_t limit = 0, offset = 0;                   // Limit
+  // Sort: the keys. Input: the declared physical order ("sorted by"): the bound rows
+  // are sorted by these keys (ties in any order). It is not a logical order (outputs
+  // stay unordered); the planner uses it to skip sorts, and both executors verify it
+  // (an input that is not sorted as declared is an ExecutionError).
+  std::vector<SortKey> sort_keys;
+  int64_t limit = 0, offset = 0;  // Limit
 
   // ---- resolved by the checker ----
   Schema schema;                         // output schema
