@@ -1,7 +1,8 @@
 // Lowering of union / intersect / difference: both inputs are sorted the same way by the
-// whole tuple and duplicate-free (physical planning), so SetOpAgent (set_ops.cuh) merges
-// them along the merge path and compacts the kept rows in one pass. Output columns are
-// sized by the upper bound (union na + nb, otherwise na); the size is read back.
+// whole tuple (physical planning; duplicates allowed), so SetOpAgent (set_ops.cuh) merges
+// them along the merge path, drops repeated tuples and compacts the kept rows in one
+// pass. Output columns are sized by the upper bound (union na + nb, otherwise na); the
+// size is read back.
 #include "ranc/codegen/lowering.h"
 
 namespace ranc::codegen {
@@ -57,6 +58,19 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
   {
     KernelParams p;
     std::string cmp = LoweringContext::compare_body(p, A, "i", cols, B, "j", cols, desc);
+    // dup_a(i) / dup_b(j): row equals its predecessor (false when the planner knows the
+    // input is duplicate-free).
+    std::string dup_a = "    return false;\n", dup_b = dup_a;
+    if (!ctx.physical(n.inputs.at(0)).unique)
+      dup_a = fmt::format(
+          "    if (i == 0) return false;\n    return [&](long long i, long long j) "
+          "{{\n{}    }}(i - 1, i) == 0;\n",
+          LoweringContext::compare_body(p, A, "i", cols, A, "j", cols, desc));
+    if (!ctx.physical(n.inputs.at(1)).unique)
+      dup_b = fmt::format(
+          "    if (j == 0) return false;\n    return [&](long long i, long long j) "
+          "{{\n{}    }}(j - 1, j) == 0;\n",
+          LoweringContext::compare_body(p, B, "i", cols, B, "j", cols, desc));
     std::string copy_a = ctx.copy_row(p, A, "row", out, "o"),
                 copy_b = ctx.copy_row(p, B, "row", out, "o");
     std::string na = p.slot(A.size), nb = p.slot(B.size), pa = p.buffer(parts, "long long");
@@ -64,16 +78,21 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
     std::string name = ctx.kernel_name(n.id, n.kind == OpKind::Union       ? "union"
                                              : n.kind == OpKind::Intersect ? "intersect"
                                                                            : "difference");
-    std::string make =
-        ctx.functor(name + "_fn", p,
-                    fmt::format("{}{}  }}\n  __device__ __forceinline__ void emit(bool from_b, "
-                                "long long row, long long o) const {{\n"
-                                "    if (!from_b) {{\n{}    }} else {{\n{}    }}\n  }}\n",
-                                cmp_sig, cmp, copy_a, copy_b));
+    std::string make = ctx.functor(
+        name + "_fn", p,
+        fmt::format("{}{}  }}\n"
+                    "  __device__ __forceinline__ bool dup_a(long long i) const {{\n{}  }}\n"
+                    "  __device__ __forceinline__ bool dup_b(long long j) const {{\n{}  }}\n"
+                    "  __device__ __forceinline__ void emit(bool from_b, "
+                    "long long row, long long o) const {{\n"
+                    "    if (!from_b) {{\n{}    }} else {{\n{}    }}\n  }}\n",
+                    cmp_sig, cmp, dup_a, dup_b, copy_a, copy_b));
     std::string body = fmt::format(
         "{}  using Agent = ranc::tpl::SetOpAgent<{}, ranc::tpl::SetOp::{}>;\n"
         "  __shared__ typename Agent::TempStorage temp;\n"
         "  Agent::run(temp, {}, {}, {}, [&](long long i, long long j) {{ return f.cmp(i, j); }},\n"
+        "             [&](long long i) {{ return f.dup_a(i); }}, [&](long long j) {{ return "
+        "f.dup_b(j); }},\n"
         "             [&](bool from_b, long long row, long long o) {{ f.emit(from_b, row, o); }}, "
         "{}, {});\n",
         make, ctx.policy("Merge"), op, na, nb, pa, ts, cnt);

@@ -145,12 +145,13 @@ TEST(TemplatesGpu, MapAndProduct) {
 
 // ------------------------------------------------------------------ set operations
 struct SCmp { const ll* a; const ll* b; __device__ int operator()(ll i, ll j) const { return cmp3(a[i], b[j]); } };
+struct SDup { const ll* x; __device__ bool operator()(ll i) const { return i > 0 && x[i] == x[i - 1]; } };
 struct SEmit { const ll* a; const ll* b; ll* o; __device__ void operator()(bool from_b, ll r, ll out) const { o[out] = from_b ? b[r] : a[r]; } };
 __global__ void k_part(const ll* a, const ll* b, ll na, ll nb, ll* parts) { merge_path_partitions(na, nb, MP::tile_items, SCmp{a, b}, parts); }
 template <SetOp Op>
 __global__ void k_setop(const ll* a, const ll* b, ll* o, ll na, ll nb, const ll* parts, void* ts, ll* cnt) {
   __shared__ typename SetOpAgent<MP, Op>::TempStorage temp;
-  SetOpAgent<MP, Op>::run(temp, na, nb, parts, SCmp{a, b}, SEmit{a, b, o}, ts, cnt);
+  SetOpAgent<MP, Op>::run(temp, na, nb, parts, SCmp{a, b}, SDup{a}, SDup{b}, SEmit{a, b, o}, ts, cnt);
 }
 
 std::vector<ll> sorted_unique(ll n, ll range, unsigned seed) {
@@ -162,10 +163,13 @@ std::vector<ll> sorted_unique(ll n, ll range, unsigned seed) {
 
 template <SetOp Op>
 void check_setop(const std::vector<ll>& a, const std::vector<ll>& b) {
-  std::vector<ll> want;
-  if (Op == SetOp::set_union) std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(want));
-  if (Op == SetOp::set_intersect) std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(want));
-  if (Op == SetOp::set_difference) std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(want));
+  // Set semantics: inputs may hold duplicates; the output holds each value once.
+  std::vector<ll> ua(a), ub(b), want;
+  ua.erase(std::unique(ua.begin(), ua.end()), ua.end());
+  ub.erase(std::unique(ub.begin(), ub.end()), ub.end());
+  if (Op == SetOp::set_union) std::set_union(ua.begin(), ua.end(), ub.begin(), ub.end(), std::back_inserter(want));
+  if (Op == SetOp::set_intersect) std::set_intersection(ua.begin(), ua.end(), ub.begin(), ub.end(), std::back_inserter(want));
+  if (Op == SetOp::set_difference) std::set_difference(ua.begin(), ua.end(), ub.begin(), ub.end(), std::back_inserter(want));
   if (Op == SetOp::merge_all) std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(want));
   const ll na = a.size(), nb = b.size();
   const ll tiles = tiles_of(na + nb, MP::tile_items);
@@ -191,6 +195,18 @@ TEST(TemplatesGpu, SetOps) {
       check_setop<SetOp::set_difference>(b, a);
       check_setop<SetOp::merge_all>(a, b);
     }
+  }
+  // Sorted inputs with duplicates (runs of up to 40 equal values spanning tiles).
+  for (ll n : {ll(1), ll(37), ll(5000), ll(300000)}) {
+    std::mt19937_64 rng(unsigned(n) + 5);
+    std::vector<ll> a, b;
+    for (ll v = 0; ll(a.size()) < n; ++v) a.insert(a.end(), ll(rng() % 40) * (rng() % 3 == 0), v);
+    for (ll v = 0; ll(b.size()) < n / 2 + 1; v += 2) b.insert(b.end(), ll(rng() % 40) * (rng() % 2), v);
+    check_setop<SetOp::set_union>(a, b);
+    check_setop<SetOp::set_intersect>(a, b);
+    check_setop<SetOp::set_difference>(a, b);
+    check_setop<SetOp::set_difference>(b, a);
+    check_setop<SetOp::merge_all>(a, b);
   }
   auto a = sorted_unique(5000, 6000, 1);
   check_setop<SetOp::set_intersect>(a, a);  // all match

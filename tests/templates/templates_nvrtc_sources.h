@@ -61,10 +61,12 @@ inline constexpr const char* MergeSetOps = R"CUDA(
 using namespace ranc::tpl;
 // 32-bit single-column tuples and 64-bit + double two-column tuples.
 struct Cmp32 { const int* a; const int* b; __device__ int operator()(long long i, long long j) const { return cmp3(a[i], b[j]); } };
+struct Dup32 { const int* x; __device__ bool operator()(long long i) const { return i > 0 && x[i] == x[i - 1]; } };
 struct Emit32 { const int* a; const int* b; int* o;
   __device__ void operator()(bool from_b, long long r, long long out) const { o[out] = from_b ? b[r] : a[r]; } };
 struct Cmp64 { const long long* a0; const double* a1; const long long* b0; const double* b1;
   __device__ int operator()(long long i, long long j) const { return cmp3_chain(cmp3(a0[i], b0[j]), cmp3(a1[i], b1[j])); } };
+struct Dup64 { const long long* x0; const double* x1; __device__ bool operator()(long long i) const { return i > 0 && x0[i] == x0[i - 1] && total_equal(x1[i], x1[i - 1]); } };
 struct Emit64 { const long long* a0; const double* a1; const long long* b0; const double* b1; long long* o0; double* o1;
   __device__ void operator()(bool from_b, long long r, long long out) const {
     o0[out] = from_b ? b0[r] : a0[r]; o1[out] = from_b ? b1[r] : a1[r]; } };
@@ -79,7 +81,7 @@ extern "C" __global__ void m_part64(const long long* a0, const double* a1, const
 extern "C" __global__ void __launch_bounds__(P::block_threads) NAME(const int* a, const int* b, int* o, long long na, \
     long long nb, const long long* parts, void* ts, long long* out_count) { \
   __shared__ typename SetOpAgent<P, OP>::TempStorage temp; \
-  SetOpAgent<P, OP>::run(temp, na, nb, parts, Cmp32{a, b}, Emit32{a, b, o}, ts, out_count); }
+  SetOpAgent<P, OP>::run(temp, na, nb, parts, Cmp32{a, b}, Dup32{a}, Dup32{b}, Emit32{a, b, o}, ts, out_count); }
 SETOP32(u32, SetOp::set_union)
 SETOP32(i32, SetOp::set_intersect)
 SETOP32(d32, SetOp::set_difference)
@@ -89,7 +91,7 @@ extern "C" __global__ void __launch_bounds__(P::block_threads) NAME(const long l
     const long long* b0, const double* b1, long long* o0, double* o1, long long na, long long nb, \
     const long long* parts, void* ts, long long* out_count) { \
   __shared__ typename SetOpAgent<P, OP>::TempStorage temp; \
-  SetOpAgent<P, OP>::run(temp, na, nb, parts, Cmp64{a0, a1, b0, b1}, Emit64{a0, a1, b0, b1, o0, o1}, ts, out_count); }
+  SetOpAgent<P, OP>::run(temp, na, nb, parts, Cmp64{a0, a1, b0, b1}, Dup64{a0, a1}, Dup64{b0, b1}, Emit64{a0, a1, b0, b1, o0, o1}, ts, out_count); }
 SETOP64(u64, SetOp::set_union)
 SETOP64(i64k, SetOp::set_intersect)
 SETOP64(d64, SetOp::set_difference)

@@ -1,6 +1,6 @@
 // Physical planning (DESIGN.md section 4, step 3): tracks the physical order the
-// generated code gives each relation and inserts sorts (and, for set operations,
-// distincts) only where an operator needs an order or uniqueness its input lacks.
+// generated code gives each relation (starting from inputs' declared orders) and
+// inserts sorts only where an operator needs an order its input lacks.
 #include "ranc/passes/plan_sort_orders.h"
 
 #include <fmt/format.h>
@@ -104,21 +104,6 @@ class Planner {
     return id;
   }
 
-  NodeId insert_distinct(NodeId input) {
-    const Node& src = node(input);
-    Node n;
-    n.kind = OpKind::Distinct;
-    n.loc = src.loc;
-    n.inputs = {input};
-    n.schema = src.schema;
-    PhysicalNode p;
-    p.order = phys(input).order;
-    p.unique = true;
-    p.compare_keys = prefix(p.order, src.schema.size());
-    p.inserted = true;
-    return add(std::move(n), std::move(p));
-  }
-
   static std::string keys_text(const Order& keys) {
     std::string s;
     for (const auto& k : keys) s += fmt::format("{}{},", k.index, k.descending ? "d" : "a");
@@ -155,6 +140,8 @@ class Planner {
     auto in = [&](size_t k) { return n.inputs.at(k); };
     switch (n.kind) {
       case OpKind::Input:
+        // A declared order (verified at run time by the input's check kernel).
+        for (const SortKey& k : n.sort_keys) p.order.push_back({k.index, k.descending});
         break;
       case OpKind::Select:
       case OpKind::Limit:
@@ -236,8 +223,8 @@ class Planner {
           target = ascending(all);
         for (size_t k = 0; k < 2; ++k) {
           NodeId x = in(k);
+          // Duplicates within an input are dropped by the set operation itself.
           if (prefix(phys(x).order, all.size()) != target) x = insert_sort(x, target);
-          if (!phys(x).unique) x = insert_distinct(x);
           n.inputs[k] = x;
         }
         p.compare_keys = target;

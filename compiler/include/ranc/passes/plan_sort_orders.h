@@ -8,8 +8,9 @@
 //   join (hash):             nothing (the output has no order);
 //   reduce:                  the input grouped by the group keys;
 //   distinct:                the input grouped by the whole tuple;
-//   union/intersect/diff.:   both inputs ordered the same way by the whole tuple and
-//                            duplicate-free (a Distinct is inserted when needed).
+//   union/intersect/diff.:   both inputs ordered the same way by the whole tuple
+//                            (duplicates within an input are dropped by the operator).
+// Inputs with a declared order ("sorted by", verified at run time) start out ordered.
 // A user Sort whose input already has the requested order becomes a no-op.
 //
 // Join algorithm (PhysicalNode::join, from CodegenOptions::join):

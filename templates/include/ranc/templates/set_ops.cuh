@@ -1,12 +1,20 @@
 // ranc/templates/set_ops.cuh: union / intersect / difference (and merge-all) of two sorted inputs.
 //
-// Preconditions: A and B are each sorted by the whole tuple and duplicate-free (the generator runs
-// sort + distinct first). Output: sorted and duplicate-free (for SetOp::merge_all: the stable merge
-// of both inputs, duplicates kept). One pass per tile: merge path + order-preserving compaction
-// with decoupled look-back (TileCompactor), no count-then-write.
+// Preconditions: A and B are each sorted by the whole tuple, in the same order; duplicates within
+// an input are allowed (the DupA/DupB hooks recognise them, so no distinct pass is needed first).
+// Output: sorted and duplicate-free (for SetOp::merge_all: the stable merge of both inputs,
+// duplicates kept). One pass per tile: merge path + order-preserving compaction with decoupled
+// look-back (TileCompactor), no count-then-write.
+//
+// With A-first tie-breaking, a row A[i] is merged when B[0..j) < A[i] <= B[j], and a row B[j] when
+// A[0..i) <= B[j] < A[i]. So A[i] is the first copy of its value when !DupA(i); it is in B when
+// B[j] == A[i]; and B[j] is new to the union when !DupB(j) and A[i-1] != B[j].
 //
 // Hooks
 //   Cmp:  __device__ int operator()(long long i, long long j) const;  // A row i vs B row j, whole tuple
+//   DupA: __device__ bool operator()(long long i) const;  // i > 0 and A row i equals A row i - 1
+//   DupB: __device__ bool operator()(long long j) const;  // j > 0 and B row j equals B row j - 1
+//         (return false when the input is known to be duplicate-free)
 //   Emit: __device__ void operator()(bool from_b, long long row, long long o) const;
 //         // copy A row `row` (from_b false) or B row `row` (from_b true) to output row o
 //
@@ -15,7 +23,8 @@
 //                                                                 grid max(1, ceil(tiles / 256))
 //   2. partition:  merge_path_partitions(na, nb, P::tile_items, cmp, partitions)
 //                  items tiles + 1, threads 256, grid ceil((tiles + 1) / 256)
-//   3. set op:     SetOpAgent<P, Op>::run(temp, na, nb, partitions, cmp, emit, tile_state, out_count)
+//   3. set op:     SetOpAgent<P, Op>::run(temp, na, nb, partitions, cmp, dup_a, dup_b, emit, tile_state,
+//                                         out_count)
 //                  threads P::block_threads, grid = tiles (exactly)
 // Buffers: tile_state tile_state_elems(tiles) int64; partitions tiles + 1 int64; out_count 1 int64.
 // Output columns sized by the upper bound: union/merge_all na + nb, intersect min(na, nb),
@@ -34,9 +43,10 @@ struct SetOpAgent {
   using Compactor = TileCompactor<Policy>;
   using TempStorage = typename Compactor::TempStorage;
 
-  template <class Cmp, class Emit>
+  template <class Cmp, class DupA, class DupB, class Emit>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 na, i64 nb, const i64* partitions,
-                                             Cmp cmp, Emit emit, void* tile_state, i64* out_count) {
+                                             Cmp cmp, DupA dup_a, DupB dup_b, Emit emit, void* tile_state,
+                                             i64* out_count) {
     TileState state = make_tile_state(tile_state);
     bool keep[kItems];
     i64 tags[kItems];
@@ -48,13 +58,19 @@ struct SetOpAgent {
     MergeTile<Policy>::merge(tile_index(), na, nb, partitions, cmp, [&](int k, bool from_b, i64 i, i64 j) {
       bool kept;
       if (!from_b) {
-        const bool in_b = (Op == SetOp::set_intersect || Op == SetOp::set_difference) && j < nb &&
-                          cmp(i, j) == 0;
-        kept = Op == SetOp::set_union || Op == SetOp::merge_all || (Op == SetOp::set_intersect ? in_b : !in_b);
+        if constexpr (Op == SetOp::merge_all) {
+          kept = true;
+        } else {
+          kept = !dup_a(i);
+          if (Op != SetOp::set_union && kept) {
+            const bool in_b = j < nb && cmp(i, j) == 0;
+            kept = Op == SetOp::set_intersect ? in_b : !in_b;
+          }
+        }
         tags[k] = i;
       } else {
         if constexpr (Op == SetOp::set_union) {
-          kept = !(i > 0 && cmp(i - 1, j) == 0);
+          kept = !dup_b(j) && !(i > 0 && cmp(i - 1, j) == 0);
         } else {
           kept = Op == SetOp::merge_all;
         }
