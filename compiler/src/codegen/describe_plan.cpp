@@ -15,6 +15,8 @@ std::string size_text(const rt::SizeExpr& e) {
     s += fmt::format("{}{}", s.empty() ? "" : " + ", prod);
   }
   if (e.constant != 0 || s.empty()) s += fmt::format("{}{}", s.empty() ? "" : " + ", e.constant);
+  if (e.divisor > 1) s = fmt::format("ceil(({}) / {})", s, e.divisor);
+  if (e.at_least > 0) s = fmt::format("max({}, {})", e.at_least, s);
   return s;
 }
 

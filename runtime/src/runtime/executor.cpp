@@ -279,7 +279,8 @@ class Run {
     if (total < 0) {
       throw ExecutionError(fmt::format("a size evaluated to {} (negative)", total), node_of(node));
     }
-    return total;
+    if (e.divisor > 1) total = total / e.divisor + (total % e.divisor != 0);
+    return std::max(total, e.at_least);
   }
   [[noreturn]] void overflow(int32_t node) const {
     throw ExecutionError("a size computation overflowed 64 bits", node_of(node));

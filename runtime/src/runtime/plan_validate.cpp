@@ -101,6 +101,7 @@ class Validator {
     if (!slots_[static_cast<size_t>(s)]) fail(fmt::format("slot {} read before it is set", s));
   }
   void expr(const SizeExpr& e) const {
+    if (e.divisor < 1) fail(fmt::format("size divisor {} is not positive", e.divisor));
     for (const auto& t : e.terms)
       for (SlotId s : t.slots) set(s);
   }

@@ -23,9 +23,9 @@ namespace ranc::rt {
 using SlotId = int32_t;
 using BufferId = int32_t;
 
-// An element count: constant + factor * product of slots (an empty product is 1
-// only when `slots` is non-empty; with no slots the count is `constant`).
-// Covers n, n_a * n_b, n + m (use two terms), and fixed sizes.
+// An element count: max(at_least, ceil((constant + sum of terms) / divisor)), where a
+// term is factor * product of slots. Covers n, n_a * n_b, n + m (two terms), fixed
+// sizes and tile counts max(1, ceil((n + m) / tile)) without a device round trip.
 struct SizeTerm {
   int64_t factor = 1;
   std::vector<SlotId> slots;  // product of these slot values
@@ -33,8 +33,16 @@ struct SizeTerm {
 struct SizeExpr {
   int64_t constant = 0;
   std::vector<SizeTerm> terms;  // sum of terms
+  int64_t divisor = 1;          // >= 1; the sum is divided rounding up
+  int64_t at_least = 0;         // lower bound of the result
   static SizeExpr fixed(int64_t c) { return SizeExpr{c, {}}; }
   static SizeExpr slot(SlotId s) { return SizeExpr{0, {SizeTerm{1, {s}}}}; }
+  // max(1, ceil((a [+ b]) / tile)): the number of tiles over a (+ b) items.
+  static SizeExpr tiles(SlotId a, SlotId b, int64_t tile) {
+    SizeExpr e{0, {SizeTerm{1, {a}}}, tile, 1};
+    if (b >= 0) e.terms.push_back(SizeTerm{1, {b}});
+    return e;
+  }
 };
 
 struct BufferDecl {
