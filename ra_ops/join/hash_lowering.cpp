@@ -2,12 +2,12 @@
 // by physical planning (PhysicalNode::join == Hash). The right input is the build side,
 // the left the probe side, so the output columns are left then right non-key columns as
 // the schema says. Steps, in the order hash_join.cuh documents:
-//   n<id>_hash_setup:  radix bits, partitions = 2^bits and the tile counts of both sides,
-//                      read back into slots (the plan's SizeExpr cannot take a log2 on the
-//                      host). The bits come from the build size (hash_join.cuh's rule:
-//                      average build partition within one table chunk) and also from the
-//                      probe size, so that a large left input joined with a small right
-//                      one is still probed by many blocks, not one.
+//   n<id>_hash_setup:  radix bits and partitions = 2^bits, read back into slots (the
+//                      plan's SizeExpr cannot take a log2 on the host; the tile counts of
+//                      both sides are SizeExpr::tiles). The bits come from the build size
+//                      (hash_join.cuh's rule: average build partition within one table
+//                      chunk) and also from the probe size, so that a large left input
+//                      joined with a small right one is still probed by many blocks.
 //   per side X in {left, right}:
 //     n<id>_hash_hist_X -> ScanInt64 -> n<id>_hash_scatter_X: the packed key and row id
 //                      of every row, stably in partition order.
@@ -191,10 +191,10 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
                   key_bits == 64 ? "unsigned long long" : "unsigned int",
                   key_bits / 8};
 
-  // Radix bits, partitions and tiles.
+  // Radix bits and partitions (read back), partitioning tiles of both sides.
   {
     rt::BufferId setup =
-        ctx.allocate(fmt::format("n{}.hash_setup", n.id), 8, rt::SizeExpr::fixed(4), n.id);
+        ctx.allocate(fmt::format("n{}.hash_setup", n.id), 8, rt::SizeExpr::fixed(2), n.id);
     KernelParams p;
     std::string nl = p.slot(L.size), nr = p.slot(R.size), out = p.buffer(setup, "long long", false);
     std::string body = fmt::format(
@@ -210,17 +210,18 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
         "      ++bits;\n"
         "    {4}[0] = bits;\n"
         "    {4}[1] = 1ll << bits;\n"
-        "    {4}[2] = ranc::tpl::num_tiles({2}, {5}::tile_items);\n"
-        "    {4}[3] = ranc::tpl::num_tiles({3}, {5}::tile_items);\n"
         "  }}\n",
-        ctx.policy("HashJoin"), hj.key_t, nl, nr, out, ctx.policy("HashPart"));
+        ctx.policy("HashJoin"), hj.key_t, nl, nr, out);
     ctx.kernel(n.id, ctx.kernel_name(n.id, "hash_setup"), p, body,
                LaunchShape{rt::SizeExpr::fixed(1), 1, 32, false});
-    rt::SlotId* slots[] = {&hj.bits, &hj.parts, &hj.left.tiles, &hj.right.tiles};
-    for (int64_t k = 0; k < 4; ++k) {
-      *slots[k] = ctx.new_slot();
-      ctx.step(rt::ReadSize{*slots[k], setup, k});
-    }
+    hj.bits = ctx.new_slot();
+    ctx.step(rt::ReadSize{hj.bits, setup, 0});
+    hj.parts = ctx.new_slot();
+    ctx.step(rt::ReadSize{hj.parts, setup, 1});
+    const int64_t tile =
+        static_cast<int64_t>(ctx.policy_threads("HashPart")) * ctx.policy_items("HashPart");
+    hj.left.tiles = ctx.num_tiles(n.id, L.size, -1, tile);
+    hj.right.tiles = ctx.num_tiles(n.id, R.size, -1, tile);
   }
 
   hj.partition(hj.left);
