@@ -61,7 +61,10 @@ class KernelParams {
   // The parameter for a buffer viewed as `ctype*` (deduplicated by buffer id).
   std::string buffer(rt::BufferId b, std::string_view ctype, bool is_const = true) {
     std::string name = fmt::format("b{}", b);
-    add(fmt::format("{}{}*", is_const ? "const " : "", ctype), name, rt::ArgBuffer{b});
+    // __restrict__: distinct buffer ids are distinct allocations, and kernels write only
+    // buffers allocated by the plan, so the compiler may batch loads across stores.
+    add(fmt::format("{}{}* __restrict__", is_const ? "const " : "", ctype), name,
+        rt::ArgBuffer{b});
     return name;
   }
   std::string slot(rt::SlotId s) {

@@ -121,7 +121,12 @@ struct SelectAgent {
     }
     if constexpr (Mode == SelectMode::staged) {
       __syncthreads();
-      for (int j = threadIdx.x; j < tile_count; j += kThreads) emit(base + temp.stage[j], prefix + j);
+      // Unrolled by the tile's bound so that the loads of several rows are in flight at once.
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        const int j = k * kThreads + static_cast<int>(threadIdx.x);
+        if (j < tile_count) emit(base + temp.stage[j], prefix + j);
+      }
     }
     if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && out_count != nullptr) *out_count = inclusive;
   }
