@@ -122,16 +122,16 @@ class Planner {
   // The join algorithm of join node `n` (inputs already planned); see plan_sort_orders.h.
   codegen::JoinAlgorithm join_algorithm(const Node& n) const {
     using codegen::JoinAlgorithm;
-    if (options_.join == JoinAlgorithm::SortMerge || n.join_kind != JoinKind::Inner)
+    // Auto is sort-merge: measured on an H100 (bench/RESULTS.md), the partitioned hash
+    // join is slower than sorting the right input and merging, even when that sort is
+    // needed, so it is used only when asked for.
+    if (options_.join != JoinAlgorithm::Hash || n.join_kind != JoinKind::Inner)
       return JoinAlgorithm::SortMerge;
     const Node& right = node(n.inputs.at(1));
     std::vector<Type> key_types;
     for (int32_t k : n.right_key_index)
       key_types.push_back(right.schema[static_cast<size_t>(k)].type);
     if (hash_join_key_bits(key_types) == 0) return JoinAlgorithm::SortMerge;
-    if (options_.join == JoinAlgorithm::Auto &&
-        groups_by(phys(right.id).order, distinct_in_order(n.right_key_index)))
-      return JoinAlgorithm::SortMerge;
     return JoinAlgorithm::Hash;
   }
 

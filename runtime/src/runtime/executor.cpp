@@ -222,12 +222,21 @@ class Run {
 
   void execute() {
     auto t0 = Clock::now();
+    // RANC_PROFILE_STEPS=1: synchronise after every step and print each step's wall
+    // time to stderr (where the time of a plan goes; the total is then slower).
+    static const bool profile = env_on("RANC_PROFILE_STEPS");
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
       step_index_ = i;
       const Step& s = plan_.steps[i];
       try {
+        auto ts = Clock::now();
         std::visit([&](const auto& x) { exec(x); }, s);
-        if (sync_each_step_) RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        if (sync_each_step_ || profile) RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        if (profile) {
+          const auto* l = std::get_if<Launch>(&s);
+          std::fprintf(stderr, "ranc profile: %9.3f ms  %s%s%s\n", seconds_since(ts) * 1e3,
+                       where(s).c_str(), l ? " " : "", l ? l->kernel.c_str() : "");
+        }
       } catch (const CudaError& e) {
         throw CudaError(
             e.code(), e.code_name(), e.expression(), e.file(), e.line(),

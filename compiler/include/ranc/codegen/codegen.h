@@ -18,7 +18,7 @@ namespace ranc::codegen {
 // Per inner join; semi/anti joins, and keys that do not pack into one 32- or 64-bit
 // word, always use sort-merge (rules: passes/plan_sort_orders.h).
 enum class JoinAlgorithm : uint8_t {
-  Auto,       // hash unless the right input is already grouped by the keys
+  Auto,       // sort-merge for now: the hash join measured slower (bench/RESULTS.md)
   SortMerge,  // sort the right input by the keys, binary-search it from each left row
   Hash,       // partitioned hash join (hash_join.cuh): radix-partition both inputs, then
               // build (right) and probe (left) each partition in shared memory

@@ -18,8 +18,8 @@
 //   Hash:      the partitioned hash join for an inner join whose keys pack into one
 //              32- or 64-bit word (hash_join_key_bits); semi/anti joins and other keys
 //              use sort-merge.
-//   Auto:      the hash join where Hash would use it and the right input is not already
-//              grouped by the join keys (sort-merge would need a sort); else sort-merge.
+//   Auto:      sort-merge (the hash join measured slower than sort + merge on an H100,
+//              bench/RESULTS.md; Auto will pick it once it is faster).
 #pragma once
 
 #include <vector>

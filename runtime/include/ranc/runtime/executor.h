@@ -11,7 +11,8 @@
 // Alloc them (it may Free them). Buffers not freed by the plan are freed at the end.
 //
 // Env: RANC_SYNC_STEPS=1 synchronizes after every step so an asynchronous kernel
-// fault is reported with the step and plan node that caused it.
+// fault is reported with the step and plan node that caused it; RANC_PROFILE_STEPS=1
+// also prints every step's wall time to stderr.
 #pragma once
 
 #include <cstdint>
