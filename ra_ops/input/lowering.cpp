@@ -1,11 +1,40 @@
 // Lowering of input: one bound device buffer per attribute and a size slot. An input
-// with a declared order ("sorted by") also gets a check kernel: one pass over the key
-// columns that sets a flag when a row orders before its predecessor, and a CheckFlag
-// step that turns the flag into an ExecutionError naming the relation. The planner
-// relies on the declared order, so it is verified before anything uses it.
+// with a declared order ("sorted by") is verified before anything relies on it: when
+// its only consumer is a reduce or set operation that compares adjacent rows by
+// exactly the declared keys, that consumer checks the order on the fly (no extra
+// pass); otherwise a check kernel makes one pass over the key columns. Either way a
+// row that orders before its predecessor sets a flag, and a CheckFlag step turns it
+// into an ExecutionError naming the relation.
 #include "ranc/codegen/lowering.h"
 
 namespace ranc::codegen {
+namespace {
+
+// Does the one consumer of input `id` verify its declared order itself? True for a
+// reduce or set operation (reading the input once) whose comparison keys are exactly
+// the declared order: they compare every row with its predecessor by those keys.
+bool consumer_checks_order(LoweringContext& ctx, NodeId id, const passes::Order& declared) {
+  const Node* consumer = nullptr;
+  int uses = 0;
+  for (const Node& m : ctx.program().nodes())
+    for (NodeId i : m.inputs)
+      if (i == id) {
+        consumer = &m;
+        ++uses;
+      }
+  if (uses != 1) return false;
+  switch (consumer->kind) {
+    case OpKind::Reduce:
+    case OpKind::Union:
+    case OpKind::Intersect:
+    case OpKind::Difference:
+      return ctx.physical(consumer->id).compare_keys == declared;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
 
 void lower_input(LoweringContext& ctx, const Node& n) {
   DeviceRelation r;
@@ -28,6 +57,17 @@ void lower_input(LoweringContext& ctx, const Node& n) {
     }
     rt::BufferId flag =
         ctx.allocate(fmt::format("n{}.order_flag", n.id), 4, rt::SizeExpr::fixed(1), n.id, true);
+    const std::string message = fmt::format(
+        "input relation '{}' is not sorted by ({}) as declared; sort the data, or "
+        "drop the declared order so that ranc sorts it",
+        n.name, keys);
+    passes::Order declared;
+    for (const SortKey& k : n.sort_keys) declared.push_back({k.index, k.descending});
+    if (consumer_checks_order(ctx, n.id, declared)) {
+      r.unverified = PendingOrderCheck{flag, declared, message};
+      ctx.set_relation(n.id, r);
+      return;
+    }
     KernelParams p;
     std::string cmp = LoweringContext::compare_body(p, r, "i", cols, r, "j", cols, desc);
     std::string fl = p.buffer(flag, "int", false), ns = p.slot(r.size);
@@ -42,12 +82,7 @@ void lower_input(LoweringContext& ctx, const Node& n) {
         "    if (i > 0 && f.cmp(i - 1, i) > 0) {}[0] = 1;\n  }});\n",
         make, ctx.policy("Map"), ns, fl);
     ctx.kernel(n.id, name, p, body, ctx.map_launch(rt::SizeExpr::slot(r.size)));
-    ctx.step(rt::CheckFlag{
-        flag,
-        fmt::format("input relation '{}' is not sorted by ({}) as declared; sort the data, or "
-                    "drop the declared order so that ranc sorts it",
-                    n.name, keys),
-        n.id});
+    ctx.step(rt::CheckFlag{flag, message, n.id});
   }
   ctx.set_relation(n.id, r);
 }

@@ -107,8 +107,50 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   // Inner join: per-left-row key match ranges, their scan and total.
   rt::SizeExpr nl = rt::SizeExpr::slot(L.size);
   rt::BufferId lo = ctx.allocate(fmt::format("n{}.lower", n.id), 8, nl, n.id);
-  rt::BufferId cnt = ctx.allocate(fmt::format("n{}.counts", n.id), 8, nl, n.id);
-  {
+  rt::BufferId offs = -1;
+  rt::SlotId total = -1;
+  // A left input sorted by the join keys (in the comparison's sequence and directions)
+  // takes JoinCountAgent: each tile narrows its searches to the right rows matching
+  // its key range, and the counts are scanned in the same pass (decoupled look-back).
+  const auto& lorder = ctx.physical(n.inputs.at(0)).order;
+  bool left_sorted = lorder.size() >= jc.lcols.size();
+  for (size_t t = 0; left_sorted && t < jc.lcols.size(); ++t)
+    left_sorted = lorder[t].index == jc.lcols[t] && lorder[t].descending == jc.desc[t];
+  if (left_sorted) {
+    const int64_t ctile =
+        static_cast<int64_t>(ctx.policy_threads("JoinCount")) * ctx.policy_items("JoinCount");
+    rt::SlotId ctiles = ctx.num_tiles(n.id, L.size, -1, ctile);
+    rt::BufferId cstate = ctx.allocate(fmt::format("n{}.count_state", n.id), 8,
+                                       rt::SizeExpr{64, {rt::SizeTerm{2, {ctiles}}}}, n.id);
+    rt::BufferId tot =
+        ctx.allocate(fmt::format("n{}.total", n.id), 8, rt::SizeExpr::fixed(1), n.id);
+    offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
+    {
+      KernelParams ip;
+      std::string body = fmt::format("  ranc::tpl::init_tile_state({}, {});\n",
+                                     ip.buffer(cstate, "void", false), ip.slot(ctiles));
+      ctx.kernel(n.id, ctx.kernel_name(n.id, "join_count_init"), ip, body,
+                 LaunchShape{rt::SizeExpr::slot(ctiles), 256, 256, false});
+    }
+    KernelParams p;
+    std::string m = jc.members(ctx, p);
+    std::string ns = p.slot(L.size), nr = p.slot(R.size), plo = p.buffer(lo, "long long", false),
+                po = p.buffer(offs, "long long", false), ts = p.buffer(cstate, "void", false),
+                pt = p.buffer(tot, "long long", false);
+    std::string name = ctx.kernel_name(n.id, "join_count");
+    std::string make = ctx.functor(name + "_fn", p, m);
+    std::string body = fmt::format(
+        "{}  using Agent = ranc::tpl::JoinCountAgent<{}>;\n"
+        "  __shared__ typename Agent::TempStorage temp;\n"
+        "  Agent::run(temp, {}, {}, [&](long long i, long long j) {{ return f.cmp(i, j); }}, {}, "
+        "{}, {}, {});\n",
+        make, ctx.policy("JoinCount"), ns, nr, plo, po, ts, pt);
+    ctx.kernel(n.id, name, p, body,
+               LaunchShape{rt::SizeExpr::slot(ctiles), 1, ctx.policy_threads("JoinCount"), false});
+    total = ctx.new_slot();
+    ctx.step(rt::ReadSize{total, tot, 0});
+  } else {
+    rt::BufferId cnt = ctx.allocate(fmt::format("n{}.counts", n.id), 8, nl, n.id);
     KernelParams p;
     std::string m = jc.members(ctx, p);
     std::string plo = p.buffer(lo, "long long", false), pc = p.buffer(cnt, "long long", false),
@@ -124,11 +166,11 @@ void lower_join(LoweringContext& ctx, const Node& n) {
         fmt::format("{}  ranc::tpl::MapAgent<{}>::run({}, [&](long long i) {{ f(i); }});\n", make,
                     ctx.policy("Map"), ns);
     ctx.kernel(n.id, name, p, body, ctx.map_launch(nl));
+    offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8,
+                        rt::SizeExpr{1, {rt::SizeTerm{1, {L.size}}}}, n.id);
+    ctx.step(rt::ScanInt64{cnt, offs, nl, n.id});
+    total = ctx.read_element(n.id, offs, L.size);
   }
-  rt::BufferId offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8,
-                                   rt::SizeExpr{1, {rt::SizeTerm{1, {L.size}}}}, n.id);
-  ctx.step(rt::ScanInt64{cnt, offs, nl, n.id});
-  rt::SlotId total = ctx.read_element(n.id, offs, L.size);
 
   // Expansion (join.cuh JoinExpandAgent): each block takes a tile of key matches and finds
   // their left rows by a load-balanced search over the offsets, so skewed keys spread over

@@ -96,7 +96,21 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
     }
   }
   std::string same = "    return true;\n";
-  if (!keys.empty()) {
+  if (in.unverified) {
+    // The input's declared order is checked here (lower_input left it to this reduce):
+    // row j = i - 1 must not order after row i.
+    std::vector<int32_t> cols;
+    std::vector<bool> desc;
+    for (const auto& k : keys) {
+      cols.push_back(k.index);
+      desc.push_back(k.descending);
+    }
+    same = fmt::format(
+        "    const int c = [&](long long i, long long j) {{\n{}    }}(j, i);\n"
+        "    if (c > 0) {}[0] = 1;\n    return c == 0;\n",
+        LoweringContext::compare_body(p, in, "i", cols, in, "j", cols, desc),
+        p.buffer(in.unverified->flag, "int", false));
+  } else if (!keys.empty()) {
     same.clear();
     for (const auto& k : keys) {
       size_t c = static_cast<size_t>(k.index);
@@ -171,6 +185,7 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
     ctx.kernel(n.id, ctx.kernel_name(n.id, "reduce_fixup"), p, body,
                LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
   }
+  if (in.unverified) ctx.step(rt::CheckFlag{in.unverified->flag, in.unverified->message, n.id});
   out.size = ctx.new_slot();
   ctx.step(rt::ReadSize{out.size, count, 0});
   ctx.set_relation(n.id, out);

@@ -508,7 +508,6 @@ TEST(NvrtcCompile, EveryExpressionKind) {
   expect_compiles(testing::expressions_program());
 }
 
-// Auto: inner joins of unsorted inputs are hash joins, semi/anti joins sort-merge.
 TEST(NvrtcCompile, EveryOperatorAndKeyType) {
   expect_compiles(testing::operators_program());
 }
@@ -519,6 +518,27 @@ TEST(NvrtcCompile, EveryOperatorAndKeyTypeSortMerge) {
 
 TEST(NvrtcCompile, HashJoinEveryKeyType) {
   expect_compiles(testing::hash_join_program(), {.join = codegen::JoinAlgorithm::Hash});
+}
+
+// Declared input orders: verified by a check kernel, or (one consumer comparing by
+// exactly the declared keys) inside the reduce or set operation.
+TEST(NvrtcCompile, DeclaredInputOrders) {
+  ProgramBuilder b;
+  std::vector<Attribute> kv = {{"k", Type::I64}, {"s", Type::String}, {"w", Type::F64}};
+  auto r = b.input("r", kv, 0, {"k", desc("s"), "w"});
+  auto q = b.input("q", kv, 0, {"k", desc("s"), "w"});
+  auto g = b.input("g", kv, 0, {desc("w")});
+  auto h = b.input("h", kv, 0, {"k"});
+  b.output(r.intersect(q), "fused_setop");
+  b.output(g.reduce({"w"}, {sum(col("k"), "sk"), min(col("s"), "ms")}), "fused_reduce");
+  b.output(h.join(h.project({as(col("k"), "hk"), as(col("w"), "hw")}), {"k"}, {"hk"}), "checked");
+  Program p = b.check();
+  rt::Plan plan = codegen::generate_plan(p);
+  // r, q and g are verified inside their consumers, h (two consumers) by a check kernel.
+  EXPECT_EQ(count_of(plan.source, "_check_order("), 1) << plan.source;
+  EXPECT_EQ(steps_of<rt::CheckFlag>(plan), 4);
+  EXPECT_EQ(steps_of<rt::SortPairs>(plan), 0);
+  expect_compiles(p);
 }
 
 // Hostile names cannot break out of comments.

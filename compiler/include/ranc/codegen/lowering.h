@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,11 +29,23 @@
 
 namespace ranc::codegen {
 
+// A declared input order whose verification is left to the relation's one consumer
+// (a reduce or set operation that compares adjacent rows by exactly these keys anyway
+// checks them on the fly, instead of a separate pass over the key columns). The
+// consumer sets `flag` (int32, zeroed) when a row orders before its predecessor and
+// adds the CheckFlag step with `message`.
+struct PendingOrderCheck {
+  rt::BufferId flag = -1;
+  passes::Order keys;
+  std::string message;
+};
+
 // A relation on the device: one buffer per attribute and a size slot.
 struct DeviceRelation {
   std::vector<rt::BufferId> columns;
   std::vector<Type> types;
   rt::SlotId size = -1;
+  std::optional<PendingOrderCheck> unverified;  // set on inputs only
 };
 
 // C++ type of a value of `t` in expressions, and of its storage in columns.
@@ -63,8 +76,7 @@ class KernelParams {
     std::string name = fmt::format("b{}", b);
     // __restrict__: distinct buffer ids are distinct allocations, and kernels write only
     // buffers allocated by the plan, so the compiler may batch loads across stores.
-    add(fmt::format("{}{}* __restrict__", is_const ? "const " : "", ctype), name,
-        rt::ArgBuffer{b});
+    add(fmt::format("{}{}* __restrict__", is_const ? "const " : "", ctype), name, rt::ArgBuffer{b});
     return name;
   }
   std::string slot(rt::SlotId s) {

@@ -94,6 +94,13 @@ struct ReduceAgent {
 #pragma unroll
     for (int k = 0; k <= kItems; ++k) head[k] = first + k <= tile_last + 1 ? is_boundary(first + k) : true;
 
+    // Each row is read and folded once: its state stays in registers for both loops.
+    State vals[kItems];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      vals[k] = agg.init();
+      if (first + k <= tile_last) agg.accumulate(vals[k], first + k);
+    }
     Item mine{0, -1, agg.init()};
     i64 heads = 0;
 #pragma unroll
@@ -103,10 +110,11 @@ struct ReduceAgent {
         if (head[k]) {
           mine.has_head = 1;
           mine.head_row = r;
-          mine.state = agg.init();
+          mine.state = vals[k];
           ++heads;
+        } else {
+          agg.merge(mine.state, vals[k]);
         }
-        agg.accumulate(mine.state, r);
       }
     }
     Item carry_in;
@@ -126,10 +134,11 @@ struct ReduceAgent {
         if (head[k]) {
           cur.has_head = 1;
           cur.head_row = r;
-          cur.state = agg.init();
+          cur.state = vals[k];
           ++group;
+        } else {
+          agg.merge(cur.state, vals[k]);
         }
-        agg.accumulate(cur.state, r);
         const bool ends = head[k + 1];
         if (ends || r == tile_last) {
           if (cur.has_head) {
