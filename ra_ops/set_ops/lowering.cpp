@@ -83,34 +83,6 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
       copy_a = fmt::format("    if (o >= {}) return;\n{}", cap, copy_a);
       copy_b = fmt::format("    if (o >= {}) return;\n{}", cap, copy_b);
     }
-    std::string na = p.slot(A.size), nb = p.slot(B.size), pa = p.buffer(parts, "long long", false);
-    std::string name = ctx.kernel_name(n.id, "partition");
-    std::string make = ctx.functor(name + "_fn", p, fmt::format("{}{}  }}\n", cmp_sig, cmp));
-    std::string body = fmt::format(
-        "{}  ranc::tpl::merge_path_partitions({}, {}, {}::tile_items, [&](long long i, long long "
-        "j) {{ return f.cmp(i, j); }}, {});\n",
-        make, na, nb, ctx.policy("Merge"), pa);
-    ctx.kernel(n.id, name, p, body,
-               LaunchShape{rt::SizeExpr{1, {rt::SizeTerm{1, {tiles}}}}, 256, 256, false});
-  }
-  {
-    KernelParams p;
-    std::string cmp = LoweringContext::compare_body(p, A, "i", cols, B, "j", cols, desc);
-    // dup_a(i) / dup_b(j): row equals its predecessor (false when the planner knows the
-    // input is duplicate-free).
-    std::string dup_a = "    return false;\n", dup_b = dup_a;
-    if (!ctx.physical(n.inputs.at(0)).unique)
-      dup_a = fmt::format(
-          "    if (i == 0) return false;\n    return [&](long long i, long long j) "
-          "{{\n{}    }}(i - 1, i) == 0;\n",
-          LoweringContext::compare_body(p, A, "i", cols, A, "j", cols, desc));
-    if (!ctx.physical(n.inputs.at(1)).unique)
-      dup_b = fmt::format(
-          "    if (j == 0) return false;\n    return [&](long long i, long long j) "
-          "{{\n{}    }}(j - 1, j) == 0;\n",
-          LoweringContext::compare_body(p, B, "i", cols, B, "j", cols, desc));
-    std::string copy_a = ctx.copy_row(p, A, "row", out, "o"),
-                copy_b = ctx.copy_row(p, B, "row", out, "o");
     std::string na = p.slot(A.size), nb = p.slot(B.size), pa = p.buffer(parts, "long long");
     std::string ts = p.buffer(state, "void", false), cnt = p.buffer(count, "long long", false);
     std::string name = ctx.kernel_name(n.id, n.kind == OpKind::Union       ? "union"

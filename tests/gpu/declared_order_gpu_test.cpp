@@ -101,15 +101,12 @@ TEST(GpuDeclaredOrderViolation, IsAnExecutionError) {
   RANC_REQUIRE_GPU();
   for (int64_t n : {2, 4097, 100003}) {
     Inputs in = make_inputs(n, Dist::Duplicates, 5, false);
-    // Swap one adjacent pair of distinct keys in r (somewhere in the middle).
+    // Make one row in the middle order after its successor.
     HostRelation& r = in[0].second;
     std::vector<int64_t> keys;
     for (size_t i = 0; i < r.num_rows(); ++i) keys.push_back(r.column(0).get(i).to_int64());
-    size_t at = keys.size() / 2;
-    while (at + 1 < keys.size() && keys[at] == keys[at + 1]) ++at;
-    if (at + 1 >= keys.size()) at = 0;
-    ASSERT_NE(keys[at], keys[at + 1]);
-    std::swap(keys[at], keys[at + 1]);
+    const size_t at = (keys.size() - 1) / 2;
+    keys[at] = keys[at + 1] + 1;
     std::vector<Column> cols{column_from_keys(Type::I32, keys)};
     for (size_t c = 1; c < r.num_columns(); ++c) cols.push_back(r.column(c));
     r = make_relation(r.schema(), std::move(cols));
@@ -179,7 +176,7 @@ TEST(GpuDeclaredOrderFused, ReduceAndSetOperations) {
         v.push_back(r.column(1).get(i).to_int64());
       }
       if (k.size() < 2) continue;
-      const size_t at = where == 0 ? 0 : where == 1 ? k.size() / 2 : k.size() - 2;
+      const size_t at = where == 0 ? 0 : where == 1 ? (k.size() - 1) / 2 : k.size() - 2;
       k[at] = k[at + 1] + 1;  // row at now orders after row at + 1
       r = make_relation(r.schema(),
                         {column_from_keys(Type::I32, k), column_from_keys(Type::I64, v)});
