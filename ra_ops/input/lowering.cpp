@@ -1,18 +1,17 @@
 // Lowering of input: one bound device buffer per attribute and a size slot. An input
 // with a declared order ("sorted by") is verified before anything relies on it: when
-// its only consumer is a reduce or set operation that compares adjacent rows by
-// exactly the declared keys, that consumer checks the order on the fly (no extra
-// pass); otherwise a check kernel makes one pass over the key columns. Either way a
-// row that orders before its predecessor sets a flag, and a CheckFlag step turns it
-// into an ExecutionError naming the relation.
+// its only consumer is a reduce that compares adjacent rows by exactly the declared
+// keys, the reduce checks the order on the fly (no extra pass); otherwise a check kernel makes one
+// pass over the key columns. Either way a row that orders before its predecessor sets a flag, and a
+// CheckFlag step turns it into an ExecutionError naming the relation.
 #include "ranc/codegen/lowering.h"
 
 namespace ranc::codegen {
 namespace {
 
 // Does the one consumer of input `id` verify its declared order itself? True for a
-// reduce or set operation (reading the input once) whose comparison keys are exactly
-// the declared order: they compare every row with its predecessor by those keys.
+// reduce whose group keys are exactly the declared order: it compares every row with
+// its predecessor by those keys anyway.
 bool consumer_checks_order(LoweringContext& ctx, NodeId id, const passes::Order& declared) {
   const Node* consumer = nullptr;
   int uses = 0;
@@ -23,15 +22,10 @@ bool consumer_checks_order(LoweringContext& ctx, NodeId id, const passes::Order&
         ++uses;
       }
   if (uses != 1) return false;
-  switch (consumer->kind) {
-    case OpKind::Reduce:
-    case OpKind::Union:
-    case OpKind::Intersect:
-    case OpKind::Difference:
-      return ctx.physical(consumer->id).compare_keys == declared;
-    default:
-      return false;
-  }
+  // Only a reduce: its tiles are row ranges, so every (row - 1, row) pair is compared
+  // whatever the data. A merge-path set operation could skip rows of unsorted input
+  // (its partitions are searches that assume the order), so it gets the check kernel.
+  return consumer->kind == OpKind::Reduce && ctx.physical(consumer->id).compare_keys == declared;
 }
 
 }  // namespace

@@ -59,30 +59,20 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
     KernelParams p;
     std::string cmp = LoweringContext::compare_body(p, A, "i", cols, B, "j", cols, desc);
     // dup_a(i) / dup_b(j): row equals its predecessor (false when the planner knows the
-    // input is duplicate-free). An input whose declared order lower_input left to this
-    // operator is verified here: the row before must not order after the row (flag),
-    // and emits are bounded by the output's capacity.
-    auto dup = [&](const DeviceRelation& X, NodeId x, const char* r) -> std::string {
-      std::string cmp =
-          fmt::format("[&](long long i, long long j) {{\n{0}    }}({1} - 1, {1})",
-                      LoweringContext::compare_body(p, X, "i", cols, X, "j", cols, desc), r);
-      if (X.unverified)
-        return fmt::format(
-            "    if ({0} == 0) return false;\n    const int c = {1};\n"
-            "    if (c > 0) {2}[0] = 1;\n    return c == 0;\n",
-            r, cmp, p.buffer(X.unverified->flag, "int", false));
-      if (ctx.physical(x).unique) return "    return false;\n";
-      return fmt::format("    if ({0} == 0) return false;\n    return {1} == 0;\n", r, cmp);
-    };
-    std::string dup_a = dup(A, n.inputs.at(0), "i"), dup_b = dup(B, n.inputs.at(1), "j");
+    // input is duplicate-free).
+    std::string dup_a = "    return false;\n", dup_b = dup_a;
+    if (!ctx.physical(n.inputs.at(0)).unique)
+      dup_a = fmt::format(
+          "    if (i == 0) return false;\n    return [&](long long i, long long j) "
+          "{{\n{}    }}(i - 1, i) == 0;\n",
+          LoweringContext::compare_body(p, A, "i", cols, A, "j", cols, desc));
+    if (!ctx.physical(n.inputs.at(1)).unique)
+      dup_b = fmt::format(
+          "    if (j == 0) return false;\n    return [&](long long i, long long j) "
+          "{{\n{}    }}(j - 1, j) == 0;\n",
+          LoweringContext::compare_body(p, B, "i", cols, B, "j", cols, desc));
     std::string copy_a = ctx.copy_row(p, A, "row", out, "o"),
                 copy_b = ctx.copy_row(p, B, "row", out, "o");
-    if (A.unverified || B.unverified) {
-      std::string cap = p.slot(A.size);
-      if (n.kind == OpKind::Union) cap += " + " + p.slot(B.size);
-      copy_a = fmt::format("    if (o >= {}) return;\n{}", cap, copy_a);
-      copy_b = fmt::format("    if (o >= {}) return;\n{}", cap, copy_b);
-    }
     std::string na = p.slot(A.size), nb = p.slot(B.size), pa = p.buffer(parts, "long long");
     std::string ts = p.buffer(state, "void", false), cnt = p.buffer(count, "long long", false);
     std::string name = ctx.kernel_name(n.id, n.kind == OpKind::Union       ? "union"
@@ -109,8 +99,6 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
     ctx.kernel(n.id, name, p, body,
                LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Merge"), false});
   }
-  for (const DeviceRelation* X : {&A, &B})
-    if (X->unverified) ctx.step(rt::CheckFlag{X->unverified->flag, X->unverified->message, n.id});
   out.size = ctx.new_slot();
   ctx.step(rt::ReadSize{out.size, count, 0});
   ctx.set_relation(n.id, out);

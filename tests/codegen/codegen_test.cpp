@@ -520,8 +520,8 @@ TEST(NvrtcCompile, HashJoinEveryKeyType) {
   expect_compiles(testing::hash_join_program(), {.join = codegen::JoinAlgorithm::Hash});
 }
 
-// Declared input orders: verified by a check kernel, or (one consumer comparing by
-// exactly the declared keys) inside the reduce or set operation.
+// Declared input orders: verified by a check kernel, or (one reduce grouping by
+// exactly the declared keys) inside the reduce.
 TEST(NvrtcCompile, DeclaredInputOrders) {
   ProgramBuilder b;
   std::vector<Attribute> kv = {{"k", Type::I64}, {"s", Type::String}, {"w", Type::F64}};
@@ -534,8 +534,9 @@ TEST(NvrtcCompile, DeclaredInputOrders) {
   b.output(h.join(h.project({as(col("k"), "hk"), as(col("w"), "hw")}), {"k"}, {"hk"}), "checked");
   Program p = b.check();
   rt::Plan plan = codegen::generate_plan(p);
-  // r, q and g are verified inside their consumers, h (two consumers) by a check kernel.
-  EXPECT_EQ(count_of(plan.source, "_check_order("), 1) << plan.source;
+  // g is verified inside its reduce; r and q (a set operation) and h (two consumers)
+  // by check kernels.
+  EXPECT_EQ(count_of(plan.source, "_check_order("), 3) << plan.source;
   EXPECT_EQ(steps_of<rt::CheckFlag>(plan), 4);
   EXPECT_EQ(steps_of<rt::SortPairs>(plan), 0);
   expect_compiles(p);

@@ -129,8 +129,8 @@ TEST(GpuDeclaredOrderViolation, IsAnExecutionError) {
   }
 }
 
-// One consumer comparing by exactly the declared keys (reduce, set operations) checks
-// the order itself, in its own pass: results match the reference on sorted data with
+// A reduce grouping by exactly the declared keys checks the order itself, in its own
+// pass (set operations use the check kernel): results match the reference on sorted data with
 // duplicates, and data out of order is still an ExecutionError (never a crash or a
 // wrong result), wherever the bad row is.
 TEST(GpuDeclaredOrderFused, ReduceAndSetOperations) {
@@ -161,8 +161,9 @@ TEST(GpuDeclaredOrderFused, ReduceAndSetOperations) {
       programs.push_back(b.check());
     }
     for (size_t i = 0; i < programs.size(); ++i) {
+      // The reduce checks the order itself; set operations use the check kernel.
       rt::Plan plan = codegen::generate_plan(programs[i]);
-      EXPECT_EQ(plan.source.find("_check_order("), std::string::npos) << "program " << i;
+      EXPECT_EQ(plan.source.find("_check_order(") == std::string::npos, i == 3) << "program " << i;
       EXPECT_EQ(run_and_compare(programs[i], in), "") << "program " << i << " n=" << n;
     }
     if (n < 2) continue;

@@ -353,9 +353,12 @@ __global__ void k_unique(const int* k, int* o, ll n, void* ts, ll* cnt) {
 
 TEST(TemplatesGpu, ReduceAndUnique) {
   REQUIRE_GPU();
-  for (int dist : {0, 1, 2, 3}) {
+  for (int dist : {0, 1, 2, 3, 4}) {
     for (ll n : sizes_for(RP::tile_items)) {
-      std::vector<int> k = dist == 3 ? std::vector<int>(n, 42) : sorted_keys(n, dist, unsigned(n + dist));
+      // dist 4: groups of exactly three tiles, so groups that span tiles end exactly at a
+      // tile boundary (the next tile starts with a head and has no rows before it).
+      std::vector<int> k = dist == 3 ? std::vector<int>(n, 42) : dist == 4 ? std::vector<int>(n) : sorted_keys(n, dist, unsigned(n + dist));
+      if (dist == 4) for (ll i = 0; i < n; ++i) k[i] = int(i / (3 * RP::tile_items));
       std::vector<int> v(n);
       std::mt19937 rng(n);
       for (auto& x : v) x = int(rng() % 2001) - 1000;
@@ -372,6 +375,9 @@ TEST(TemplatesGpu, ReduceAndUnique) {
       Buf<ll> out(5 * std::max<ll>(n, 1)), ts(tile_state_elems(tiles)), meta(3 * tiles), cnt(1);
       Buf<RAgg::State> carry(tiles), tail(tiles);
       init_ts(ts.p, tiles);
+      // Scratch is not zeroed in real use (pool memory): poison it.
+      CK(cudaMemset(carry.p, 0x5a, sizeof(RAgg::State) * tiles));
+      CK(cudaMemset(tail.p, 0x5a, sizeof(RAgg::State) * tiles));
       k_reduce<<<unsigned(tiles), RP::block_threads>>>(dk.p, dv.p, out.p, n, ts.p, carry.p, tail.p, meta.p, cnt.p);
       k_fixup<<<grid_of(tiles, 256), 256>>>(dk.p, dv.p, out.p, tiles, carry.p, tail.p, meta.p);
       CK(cudaDeviceSynchronize());

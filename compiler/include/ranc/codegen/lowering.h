@@ -30,8 +30,8 @@
 namespace ranc::codegen {
 
 // A declared input order whose verification is left to the relation's one consumer
-// (a reduce or set operation that compares adjacent rows by exactly these keys anyway
-// checks them on the fly, instead of a separate pass over the key columns). The
+// (a reduce that compares adjacent rows by exactly these keys anyway checks them on
+// the fly, instead of a separate pass over the key columns). The
 // consumer sets `flag` (int32, zeroed) when a row orders before its predecessor and
 // adds the CheckFlag step with `message`.
 struct PendingOrderCheck {

@@ -8,7 +8,8 @@
 //     at the end of the tile stores its partial state in tail[tile]; the rows of a tile before its
 //     first head (the end of a group begun in an earlier tile) store their state in carry[tile].
 //   phase 2 (ReduceFixupAgent, one thread per tile): for every tile whose last group spills over,
-//     merges carry[] of the following tiles up to the tile containing the next head, and emits it.
+//     merges carry[] of the following tiles up to the tile containing the next head (its carry is the
+//     identity when that head is the tile's first row), and emits it.
 //     (A group spanning T tiles costs T merges in one thread: fine for realistic skew; a group of
 //     2^30 rows with 1024-row tiles is ~1M merges, a few ms.)
 //
@@ -94,6 +95,9 @@ struct ReduceAgent {
 #pragma unroll
     for (int k = 0; k <= kItems; ++k) head[k] = first + k <= tile_last + 1 ? is_boundary(first + k) : true;
 
+    // carry[tile] must be defined for every tile the fixup may visit: when the tile's first
+    // row starts a group, the rows "before its first head" are none.
+    if (threadIdx.x == 0 && base <= tile_last && head[0]) carry[tile] = agg.init();
     // Each row is read and folded once: its state stays in registers for both loops.
     State vals[kItems];
 #pragma unroll

@@ -14,10 +14,7 @@
 //   Cmp:  __device__ int operator()(long long i, long long j) const;  // A row i vs B row j, whole tuple
 //   DupA: __device__ bool operator()(long long i) const;  // i > 0 and A row i equals A row i - 1
 //   DupB: __device__ bool operator()(long long j) const;  // j > 0 and B row j equals B row j - 1
-//         (return false when the input is known to be duplicate-free). Both are called once for
-//         every row of their input, so they may also verify the input's order (a generator that
-//         does so must guard its emit against the output bound: unsorted inputs can make the
-//         merge path visit rows more than once).
+//         (return false when the input is known to be duplicate-free)
 //   Emit: __device__ void operator()(bool from_b, long long row, long long o) const;
 //         // copy A row `row` (from_b false) or B row `row` (from_b true) to output row o
 //
@@ -72,9 +69,8 @@ struct SetOpAgent {
         }
         tags[k] = i;
       } else {
-        const bool dup = dup_b(j);  // evaluated for every B row: the hook may verify B's order
         if constexpr (Op == SetOp::set_union) {
-          kept = !dup && !(i > 0 && cmp(i - 1, j) == 0);
+          kept = !dup_b(j) && !(i > 0 && cmp(i - 1, j) == 0);
         } else {
           kept = Op == SetOp::merge_all;
         }
