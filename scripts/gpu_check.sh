@@ -2,7 +2,7 @@
 # Runs the GPU test suites, compute-sanitizer memcheck and the operator benchmark
 # from a folder of built binaries (as collected by scripts/collect_gpu_binaries.sh),
 # writing one log per step and a summary to $OUT (default /tmp/ranc-gpu-check).
-#   scripts/gpu_check.sh BIN_DIR [steps...]   steps: runtime ops tpch bench memcheck random large
+#   scripts/gpu_check.sh BIN_DIR [steps...]   steps: runtime ops tpch bench memcheck random random2 large
 set -u
 BIN=${1:?usage: gpu_check.sh BIN_DIR [steps...]}
 shift
@@ -24,13 +24,17 @@ step() {
 for s in $STEPS; do
   case $s in
     runtime) step runtime 120 "$BIN/runtime_tests" ;;
-    ops) step ops 300 "$BIN/gpu_tests" --gtest_filter='Sizes/*:GpuOperatorsCoverage.*' ;;
+    ops) step ops 330 "$BIN/gpu_tests" --gtest_filter='Sizes/*:GpuOperatorsCoverage.*:GpuJoinKeys.*:GpuDeclared*' ;;
     tpch) step tpch 120 "$BIN/tpch_ra_tests" --gtest_filter='*Gpu*' ;;
     bench) step bench 240 "$BIN/ra_bench" 26 28 ;;
     memcheck)
       step memcheck 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
         "$BIN/gpu_tests" --gtest_filter='Sizes/*/n33_*:Sizes/*/n4097_*:GpuOperatorsCoverage.*' ;;
-    random) step random 560 "$BIN/gpu_tests" --gtest_filter='RandomPrograms.*' ;;
+    # 1000 random programs in two halves of 25 batches x 20 chains (one half fits a
+    # 10-minute device call on an H100).
+    random) RANC_RANDOM_BATCHES=25 step random 560 "$BIN/gpu_tests" --gtest_filter='RandomPrograms.*' ;;
+    random2) RANC_SEED=20261147 RANC_RANDOM_BATCHES=25 step random2 560 "$BIN/gpu_tests" \
+      --gtest_filter='RandomPrograms.MatchTheReferenceOnTheGpu' ;;
     large) step large 300 "$BIN/gpu_tests" --gtest_filter='GpuOperatorsLarge.*' ;;
     *) echo "unknown step $s" >>"$OUT/summary.txt" ;;
   esac
