@@ -43,22 +43,20 @@ void lower_input(LoweringContext& ctx, const Node& n) {
   if (!n.sort_keys.empty()) {
     std::vector<int32_t> cols;
     std::vector<bool> desc;
-    std::string keys;
+    passes::Order declared;
     for (const SortKey& k : n.sort_keys) {
       cols.push_back(k.index);
       desc.push_back(k.descending);
-      keys += fmt::format("{}{}{}", keys.empty() ? "" : ", ", k.attr, k.descending ? " desc" : "");
+      declared.push_back({k.index, k.descending});
     }
     rt::BufferId flag =
         ctx.allocate(fmt::format("n{}.order_flag", n.id), 4, rt::SizeExpr::fixed(1), n.id, true);
     const std::string message = fmt::format(
         "input relation '{}' is not sorted by ({}) as declared; sort the data, or "
         "drop the declared order so that ranc sorts it",
-        n.name, keys);
-    passes::Order declared;
-    for (const SortKey& k : n.sort_keys) declared.push_back({k.index, k.descending});
+        n.name, order_text(n.sort_keys));
     if (consumer_checks_order(ctx, n.id, declared)) {
-      r.unverified = PendingOrderCheck{flag, declared, message};
+      r.unverified = PendingOrderCheck{flag, message};
       ctx.set_relation(n.id, r);
       return;
     }

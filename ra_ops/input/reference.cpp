@@ -6,16 +6,6 @@
 #include "../reference_internal.h"
 
 namespace ranc::ops::ref {
-namespace {
-
-std::string order_text(const std::vector<SortKey>& keys) {
-  std::string s;
-  for (const SortKey& k : keys)
-    s += fmt::format("{}{}{}", s.empty() ? "" : ", ", k.attr, k.descending ? " desc" : "");
-  return s;
-}
-
-}  // namespace
 
 HostRelation eval_input(const Node& n, const Inputs& in) {
   const HostRelation& r = *in[0];

@@ -120,18 +120,10 @@ void lower_join(LoweringContext& ctx, const Node& n) {
     const int64_t ctile =
         static_cast<int64_t>(ctx.policy_threads("JoinCount")) * ctx.policy_items("JoinCount");
     rt::SlotId ctiles = ctx.num_tiles(n.id, L.size, -1, ctile);
-    rt::BufferId cstate = ctx.allocate(fmt::format("n{}.count_state", n.id), 8,
-                                       rt::SizeExpr{64, {rt::SizeTerm{2, {ctiles}}}}, n.id);
+    rt::BufferId cstate = ctx.tile_state(n.id, "count_state", "join_count_init", ctiles);
     rt::BufferId tot =
         ctx.allocate(fmt::format("n{}.total", n.id), 8, rt::SizeExpr::fixed(1), n.id);
     offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
-    {
-      KernelParams ip;
-      std::string body = fmt::format("  ranc::tpl::init_tile_state({}, {});\n",
-                                     ip.buffer(cstate, "void", false), ip.slot(ctiles));
-      ctx.kernel(n.id, ctx.kernel_name(n.id, "join_count_init"), ip, body,
-                 LaunchShape{rt::SizeExpr::slot(ctiles), 256, 256, false});
-    }
     KernelParams p;
     std::string m = jc.members(ctx, p);
     std::string ns = p.slot(L.size), nr = p.slot(R.size), plo = p.buffer(lo, "long long", false),
@@ -153,19 +145,12 @@ void lower_join(LoweringContext& ctx, const Node& n) {
     rt::BufferId cnt = ctx.allocate(fmt::format("n{}.counts", n.id), 8, nl, n.id);
     KernelParams p;
     std::string m = jc.members(ctx, p);
-    std::string plo = p.buffer(lo, "long long", false), pc = p.buffer(cnt, "long long", false),
-                ns = p.slot(L.size);
-    m += fmt::format(
-        "  __device__ __forceinline__ void operator()(long long i) const {{\n"
-        "    const long long l = lower(i), h = upper(i, l);\n"
-        "    {}[i] = l;\n    {}[i] = h - l;\n  }}\n",
-        plo, pc);
-    std::string name = ctx.kernel_name(n.id, "join_count");
-    std::string make = ctx.functor(name + "_fn", p, m);
-    std::string body =
-        fmt::format("{}  ranc::tpl::MapAgent<{}>::run({}, [&](long long i) {{ f(i); }});\n", make,
-                    ctx.policy("Map"), ns);
-    ctx.kernel(n.id, name, p, body, ctx.map_launch(nl));
+    std::string plo = p.buffer(lo, "long long", false), pc = p.buffer(cnt, "long long", false);
+    ctx.map_kernel(n.id, "join_count", p, L.size,
+                   fmt::format("    const long long l = lower(i), h = upper(i, l);\n"
+                               "    {}[i] = l;\n    {}[i] = h - l;\n",
+                               plo, pc),
+                   m);
     offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8,
                         rt::SizeExpr{1, {rt::SizeTerm{1, {L.size}}}}, n.id);
     ctx.step(rt::ScanInt64{cnt, offs, nl, n.id});
@@ -182,14 +167,8 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   rt::BufferId state = -1, count = -1;
   if (residual) {
     etiles = ctx.num_tiles(n.id, total, -1, etile);
-    state = ctx.allocate(fmt::format("n{}.tile_state", n.id), 8,
-                         rt::SizeExpr{64, {rt::SizeTerm{2, {etiles}}}}, n.id);
+    state = ctx.tile_state(n.id, "tile_state", "join_init", etiles);
     count = ctx.allocate(fmt::format("n{}.count", n.id), 8, rt::SizeExpr::fixed(1), n.id);
-    KernelParams ip;
-    std::string body = fmt::format("  ranc::tpl::init_tile_state({}, {});\n",
-                                   ip.buffer(state, "void", false), ip.slot(etiles));
-    ctx.kernel(n.id, ctx.kernel_name(n.id, "join_init"), ip, body,
-               LaunchShape{rt::SizeExpr::slot(etiles), 256, 256, false});
   }
   DeviceRelation out = ctx.allocate_relation(n, rt::SizeExpr::slot(total), total);
   {

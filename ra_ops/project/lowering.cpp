@@ -27,18 +27,7 @@ void lower_project(LoweringContext& ctx, const Node& n) {
     stmts += fmt::format("    {}[i] = ({})({});\n", params.buffer(b, storage_ctype(t), false),
                          storage_ctype(t), v);
   }
-  if (!stmts.empty()) {
-    std::string ns = params.slot(in.size);
-    std::string name = ctx.kernel_name(n.id, "project");
-    std::string make = ctx.functor(
-        name + "_fn", params,
-        fmt::format("  __device__ __forceinline__ void operator()(long long i) const {{\n{}  }}\n",
-                    stmts));
-    std::string body =
-        fmt::format("{}  ranc::tpl::MapAgent<{}>::run({}, [&](long long i) {{ f(i); }});\n", make,
-                    ctx.policy("Map"), ns);
-    ctx.kernel(n.id, name, params, body, ctx.map_launch(rt::SizeExpr::slot(in.size)));
-  }
+  if (!stmts.empty()) ctx.map_kernel(n.id, "project", params, in.size, stmts);
   ctx.set_relation(n.id, out);
 }
 

@@ -25,8 +25,7 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
   const int64_t tile =
       static_cast<int64_t>(ctx.policy_threads("Reduce")) * ctx.policy_items("Reduce");
   rt::SlotId tiles = ctx.num_tiles(n.id, in.size, -1, tile);
-  rt::BufferId state = ctx.allocate(fmt::format("n{}.tile_state", n.id), 8,
-                                    rt::SizeExpr{64, {rt::SizeTerm{2, {tiles}}}}, n.id);
+  rt::BufferId state = ctx.tile_state(n.id, "tile_state", "reduce_init", tiles);
   rt::BufferId meta = ctx.allocate(fmt::format("n{}.meta", n.id), 8,
                                    rt::SizeExpr{0, {rt::SizeTerm{3, {tiles}}}}, n.id);
   rt::BufferId count =
@@ -149,13 +148,6 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
       fmt::format("static_assert(sizeof({}) <= {} * 8, \"reduce state larger than its "
                   "carry/tail slots\");\n",
                   st, state_words));
-  {
-    KernelParams ip;
-    std::string body = fmt::format("  ranc::tpl::init_tile_state({}, {});\n",
-                                   ip.buffer(state, "void", false), ip.slot(tiles));
-    ctx.kernel(n.id, ctx.kernel_name(n.id, "reduce_init"), ip, body,
-               LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
-  }
   const std::string hooks =
       "  struct Agg {\n    const " + name + "_fn* f;\n    using State = " + st +
       ";\n"

@@ -28,20 +28,12 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
   const int64_t tile =
       static_cast<int64_t>(ctx.policy_threads("Merge")) * ctx.policy_items("Merge");
   rt::SlotId tiles = ctx.num_tiles(n.id, A.size, B.size, tile);
-  rt::BufferId state = ctx.allocate(fmt::format("n{}.tile_state", n.id), 8,
-                                    rt::SizeExpr{64, {rt::SizeTerm{2, {tiles}}}}, n.id);
+  rt::BufferId state = ctx.tile_state(n.id, "tile_state", "init", tiles);
   rt::BufferId parts = ctx.allocate(fmt::format("n{}.partitions", n.id), 8,
                                     rt::SizeExpr{1, {rt::SizeTerm{1, {tiles}}}}, n.id);
   rt::BufferId count =
       ctx.allocate(fmt::format("n{}.count", n.id), 8, rt::SizeExpr::fixed(1), n.id);
   const char* cmp_sig = "  __device__ __forceinline__ int cmp(long long i, long long j) const {\n";
-  {
-    KernelParams p;
-    std::string body = fmt::format("  ranc::tpl::init_tile_state({}, {});\n",
-                                   p.buffer(state, "void", false), p.slot(tiles));
-    ctx.kernel(n.id, ctx.kernel_name(n.id, "init"), p, body,
-               LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
-  }
   {
     KernelParams p;
     std::string cmp = LoweringContext::compare_body(p, A, "i", cols, B, "j", cols, desc);
@@ -60,17 +52,14 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
     std::string cmp = LoweringContext::compare_body(p, A, "i", cols, B, "j", cols, desc);
     // dup_a(i) / dup_b(j): row equals its predecessor (false when the planner knows the
     // input is duplicate-free).
-    std::string dup_a = "    return false;\n", dup_b = dup_a;
-    if (!ctx.physical(n.inputs.at(0)).unique)
-      dup_a = fmt::format(
-          "    if (i == 0) return false;\n    return [&](long long i, long long j) "
-          "{{\n{}    }}(i - 1, i) == 0;\n",
-          LoweringContext::compare_body(p, A, "i", cols, A, "j", cols, desc));
-    if (!ctx.physical(n.inputs.at(1)).unique)
-      dup_b = fmt::format(
-          "    if (j == 0) return false;\n    return [&](long long i, long long j) "
-          "{{\n{}    }}(j - 1, j) == 0;\n",
-          LoweringContext::compare_body(p, B, "i", cols, B, "j", cols, desc));
+    auto dup = [&](const DeviceRelation& X, NodeId x, const char* r) -> std::string {
+      if (ctx.physical(x).unique) return "    return false;\n";
+      return fmt::format(
+          "    if ({0} == 0) return false;\n    return [&](long long i, long long j) "
+          "{{\n{1}    }}({0} - 1, {0}) == 0;\n",
+          r, LoweringContext::compare_body(p, X, "i", cols, X, "j", cols, desc));
+    };
+    std::string dup_a = dup(A, n.inputs.at(0), "i"), dup_b = dup(B, n.inputs.at(1), "j");
     std::string copy_a = ctx.copy_row(p, A, "row", out, "o"),
                 copy_b = ctx.copy_row(p, B, "row", out, "o");
     std::string na = p.slot(A.size), nb = p.slot(B.size), pa = p.buffer(parts, "long long");

@@ -93,8 +93,7 @@ class Context final : public LoweringContext {
   Context(passes::PhysicalPlan pp, const CodegenOptions& options)
       : pp_(std::move(pp)), options_(options), rels_(pp_.program.size()) {
     src_ = fmt::format(fmt::runtime(kPrelude), fmt::arg("arch", options_.arch >= 900 ? 900 : 800));
-    for (const char* k : {"ranc_copy_element", "ranc_limit_count"})
-      plan_.kernels.push_back(k);
+    for (const char* k : {"ranc_copy_element", "ranc_limit_count"}) plan_.kernels.push_back(k);
     plan_.nvrtc_options = {"-std=c++17"};
   }
 
@@ -210,15 +209,8 @@ class Context final : public LoweringContext {
   }
   rt::SlotId read_element(NodeId id, rt::BufferId buffer, rt::SlotId index_slot) override {
     rt::BufferId out = allocate(fmt::format("n{}.total", id), 8, rt::SizeExpr::fixed(1), id);
-    rt::Launch l;
-    l.kernel = "ranc_copy_element";
-    l.items = rt::SizeExpr::fixed(1);
-    l.items_per_block = 1;
-    l.block_threads = 32;
-    l.skip_if_empty = false;
-    l.args = {rt::ArgBuffer{buffer}, rt::ArgSlot{index_slot}, rt::ArgBuffer{out}};
-    l.node = id;
-    step(std::move(l));
+    launch_one(id, "ranc_copy_element",
+               {rt::ArgBuffer{buffer}, rt::ArgSlot{index_slot}, rt::ArgBuffer{out}});
     rt::SlotId s = new_slot();
     step(rt::ReadSize{s, out, 0});
     return s;
@@ -252,7 +244,7 @@ class Context final : public LoweringContext {
         std::string body = fmt::format(
             "  ranc::tpl::MapAgent<P::Map>::run({}, [&](long long i) {{ {}[i] = {}; }});\n",
             params.slot(rel.size), out, key);
-        kernel(id, name, params, body, map_shape(count));
+        kernel(id, name, params, body, map_launch(count));
       } else if (perm >= 0) {
         keys_in = allocate(fmt::format("n{}.sortkey{}", id, k), wide ? 8 : 4, count, id);
         step(rt::Gather{rel.columns[c], perm, keys_in, wide ? 8 : 4, count, id});
@@ -278,11 +270,6 @@ class Context final : public LoweringContext {
       out.columns.push_back(b);
     }
     return out;
-  }
-
-  LaunchShape map_shape(const rt::SizeExpr& items) const {
-    return LaunchShape{items, static_cast<int64_t>(policy_threads("Map")) * policy_items("Map"),
-                       policy_threads("Map"), true};
   }
 
  private:

@@ -35,6 +35,13 @@ std::string sort_keys(const std::vector<SortKey>& keys) {
 
 }  // namespace
 
+std::string order_text(const std::vector<SortKey>& keys) {
+  std::string s;
+  for (const SortKey& k : keys)
+    s += fmt::format("{}{}{}", s.empty() ? "" : ", ", k.attr, k.descending ? " desc" : "");
+  return s;
+}
+
 std::string describe_node(const Program& program, const Node& n) {
   std::string_view kind = op_kind_name(n.kind);
   switch (n.kind) {

@@ -36,7 +36,6 @@ namespace ranc::codegen {
 // adds the CheckFlag step with `message`.
 struct PendingOrderCheck {
   rt::BufferId flag = -1;
-  passes::Order keys;
   std::string message;
 };
 
@@ -209,16 +208,8 @@ class LoweringContext {
                            std::string_view extra_members = {}) {
     const int64_t tile = static_cast<int64_t>(policy_threads("Select")) * policy_items("Select");
     rt::SlotId tiles = num_tiles(id, n, -1, tile);
-    rt::BufferId state = allocate(fmt::format("n{}.tile_state", id), 8,
-                                  rt::SizeExpr{64, {rt::SizeTerm{2, {tiles}}}}, id);
+    rt::BufferId state = tile_state(id, "tile_state", std::string(what) + "_init", tiles);
     rt::BufferId count = allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
-    {
-      KernelParams ip;
-      std::string body = fmt::format("  ranc::tpl::init_tile_state({}, {});\n",
-                                     ip.buffer(state, "void", false), ip.slot(tiles));
-      kernel(id, kernel_name(id, std::string(what) + "_init"), ip, body,
-             LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
-    }
     std::string ts = params.buffer(state, "void", false),
                 cnt = params.buffer(count, "long long", false);
     std::string ns = params.slot(n);
@@ -240,6 +231,47 @@ class LoweringContext {
     rt::SlotId out = new_slot();
     step(rt::ReadSize{out, count, 0});
     return out;
+  }
+  // The decoupled look-back state of `tiles` tiles (buffer n<id>.<buffer>), allocated
+  // and initialised by kernel n<id>_<init_kernel>, as every single-pass template needs.
+  rt::BufferId tile_state(NodeId id, std::string_view buffer, std::string_view init_kernel,
+                          rt::SlotId tiles) {
+    rt::BufferId state = allocate(fmt::format("n{}.{}", id, buffer), 8,
+                                  rt::SizeExpr{64, {rt::SizeTerm{2, {tiles}}}}, id);
+    KernelParams ip;
+    std::string body = fmt::format("  ranc::tpl::init_tile_state({}, {});\n",
+                                   ip.buffer(state, "void", false), ip.slot(tiles));
+    kernel(id, kernel_name(id, init_kernel), ip, body,
+           LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
+    return state;
+  }
+  // A MapAgent<P::Map> kernel n<id>_<what> over `size` rows whose functor has `members`
+  // and operator()(i) running `stmts`. `params` must hold what they use.
+  void map_kernel(NodeId id, std::string_view what, KernelParams& params, rt::SlotId size,
+                  std::string_view stmts, std::string_view members = {}) {
+    std::string ns = params.slot(size);
+    std::string name = kernel_name(id, what);
+    std::string make = functor(
+        name + "_fn", params,
+        fmt::format(
+            "{}  __device__ __forceinline__ void operator()(long long i) const {{\n{}  }}\n",
+            members, stmts));
+    std::string body =
+        fmt::format("{}  ranc::tpl::MapAgent<{}>::run({}, [&](long long i) {{ f(i); }});\n", make,
+                    policy("Map"), ns);
+    kernel(id, name, params, body, map_launch(rt::SizeExpr::slot(size)));
+  }
+  // A one-thread launch of a prelude kernel (ranc_copy_element, ranc_limit_count).
+  void launch_one(NodeId id, std::string kernel_name, std::vector<rt::KernelArg> args) {
+    rt::Launch l;
+    l.kernel = std::move(kernel_name);
+    l.items = rt::SizeExpr::fixed(1);
+    l.items_per_block = 1;
+    l.block_threads = 32;
+    l.skip_if_empty = false;
+    l.args = std::move(args);
+    l.node = id;
+    step(std::move(l));
   }
   // Launch shape of a MapAgent<P::Map> kernel over `items`.
   LaunchShape map_launch(rt::SizeExpr items) {

@@ -194,6 +194,8 @@ Program check(const Program& program);
 
 // The checked graph as text: one line per node with its schema (and order).
 std::string print_program(const Program& program);
+// Sort keys as messages write them: "k, v desc".
+std::string order_text(const std::vector<SortKey>& keys);
 // One node's operator and parameters ("join inner on (a = b) where ...").
 std::string describe_node(const Program& program, const Node& n);
 
