@@ -14,8 +14,13 @@
 //   n<id>_hash_count:  one block per partition builds the right keys into a shared-memory
 //                      table and probes it with the left keys, counting the matches that
 //                      pass the residual -> ScanInt64 -> read the total.
-//   n<id>_hash_write:  the same, writing the original (left row, right row) of every match
-//                      -> one Gather per output column through those row ids.
+//   n<id>_hash_write:  the same, writing every output attribute of each match from the
+//                      original (left row, right row) directly into the output columns.
+// The join's output is a view over the matches (left row, right row), so select and
+// project stages after the join are evaluated in the count and write kernels (a select
+// joins the residual); the two kernels are emitted when the view is materialised. Either
+// input may be a view over row numbers (select/project fused into the partitioning):
+// rows it drops are not partitioned.
 // Keys are packed into one 32- or 64-bit word (passes::hash_join_key_bits): integers,
 // dates, string codes and bools as unsigned values, floats by total_order_key so that two
 // keys are equal exactly when their bits are (the IR's key semantics). The residual is
@@ -29,8 +34,8 @@ namespace {
 // C++ expression: key attribute `c` of `rel` at row `row` as an unsigned word.
 std::string key_word(KernelParams& p, const DeviceRelation& rel, int32_t c, std::string_view row) {
   const Type t = rel.types[static_cast<size_t>(c)];
-  std::string v =
-      fmt::format("{}[{}]", p.buffer(rel.columns[static_cast<size_t>(c)], storage_ctype(t)), row);
+  std::string v = fmt::format("(({}){})", storage_ctype(t),
+                              LoweringContext::raw(p, rel, static_cast<size_t>(c), row));
   switch (t) {
     case Type::F32:
     case Type::F64:
@@ -54,7 +59,7 @@ std::string packed_key(KernelParams& p, const DeviceRelation& rel, const std::ve
 
 // One input of the join and, once partitioned, its buffers.
 struct Side {
-  const DeviceRelation& rel;
+  DeviceRelation rel;
   std::vector<int32_t> key_cols;
   std::string_view name;      // "left" or "right"
   rt::SlotId tiles = -1;      // partitioning tiles (HashPart)
@@ -86,14 +91,17 @@ struct HashJoinCode {
       KernelParams p;
       std::string ns = p.slot(s.rel.size), nb = p.slot(bits),
                   ph = p.buffer(hist, "long long", false);
-      std::string name = ctx.kernel_name(n.id, fmt::format("hash_hist_{}", s.name));
+      std::string name = ctx.kernel_name(n.id, fmt::format("{}hash_hist_{}", prefix(s), s.name));
       std::string make = ctx.functor(name + "_fn", p, key_member(p, s));
       std::string body =
           make + agent +
           fmt::format(
-              "  Agent::histogram(temp, {}, [&](long long i) {{ return f.key(i); }}, {}, {});\n",
+              "  Agent::histogram(temp, {}, [&](long long i) {{ return f.key(i); }}, {}, {}, "
+              "[&](long long i) {{ return f.keep(i); }});\n",
               ns, nb, ph);
-      ctx.kernel(n.id, name, p, body, LaunchShape{rt::SizeExpr::slot(s.tiles), 1, threads, false});
+      ctx.kernel(n.id, name, p, body,
+                 LaunchShape{rt::SizeExpr::slot(s.tiles), 1, threads, false,
+                             LoweringContext::fused_nodes({&s.rel}, n.id)});
     }
     s.offsets = ctx.allocate(fmt::format("n{}.{}_part_offsets", n.id, s.name), 8,
                              rt::SizeExpr{1, cells.terms}, n.id);
@@ -104,21 +112,29 @@ struct HashJoinCode {
       KernelParams p;
       std::string ns = p.slot(s.rel.size), nb = p.slot(bits), po = p.buffer(s.offsets, "long long"),
                   pk = p.buffer(s.keys, key_t, false), pr = p.buffer(s.rows, "unsigned int", false);
-      std::string name = ctx.kernel_name(n.id, fmt::format("hash_scatter_{}", s.name));
+      std::string name = ctx.kernel_name(n.id, fmt::format("{}hash_scatter_{}", prefix(s), s.name));
       std::string make = ctx.functor(name + "_fn", p, key_member(p, s));
       std::string body = make + agent +
                          fmt::format(
                              "  Agent::scatter(temp, {}, [&](long long i) {{ return f.key(i); }}, "
-                             "{}, {}, {}, {});\n",
+                             "{}, {}, {}, {}, [&](long long i) {{ return f.keep(i); }});\n",
                              ns, nb, po, pk, pr);
       // Skipped when the side is empty; otherwise the grid is the histogram's.
-      ctx.kernel(n.id, name, p, body, LaunchShape{rows, tile, threads, true});
+      ctx.kernel(n.id, name, p, body,
+                 LaunchShape{rows, tile, threads, true, LoweringContext::fused_nodes({&s.rel}, n.id)});
     }
   }
 
+  // "select_project_" when a fused chain feeds the side, for kernel names.
+  std::string prefix(const Side& s) const {
+    return s.rel.view ? s.rel.view->op_names(ctx.program()) + "_" : "";
+  }
+
   std::string key_member(KernelParams& p, const Side& s) const {
-    return fmt::format("  __device__ __forceinline__ {} key(long long i) const {{ return {}; }}\n",
-                       key_t, packed_key(p, s.rel, s.key_cols, "i"));
+    return fmt::format(
+        "  __device__ __forceinline__ {} key(long long i) const {{ return {}; }}\n"
+        "  __device__ __forceinline__ bool keep(long long i) const {{ return {}; }}\n",
+        key_t, packed_key(p, s.rel, s.key_cols, "i"), LoweringContext::keep(p, s.rel, "i"));
   }
 
   // Registers the parameters of HashJoinAgent::run and returns its arguments from `bits`
@@ -133,30 +149,20 @@ struct HashJoinCode {
     return fmt::format("{}, {}, {}", nb, l, side(right));
   }
 
-  // The residual member (on partitioned positions) and the hook text passed to the agent.
-  std::pair<std::string, std::string> residual(KernelParams& p) const {
-    if (!n.predicate.ptr()) return {"", "ranc::tpl::NoResidual{}"};
-    const DeviceRelation& L = left.rel;
-    const DeviceRelation& R = right.rel;
-    std::vector<int32_t> right_rest = rest_of_right();
+  // The hook text passed to the agent for the view's filter (residual and fused selects),
+  // evaluated on the original rows found through the partitioned row ids.
+  std::string filter_hook(KernelParams& p, const DeviceRelation& view) const {
+    if (view.view->keep_fn.empty()) return "ranc::tpl::NoResidual{}";
     std::string lr = p.buffer(left.rows, "unsigned int"), rr = p.buffer(right.rows, "unsigned int");
-    std::string pred = ctx.expr(n.predicate.ptr(), p, [&](int32_t c) {
-      if (static_cast<size_t>(c) < L.columns.size())
-        return LoweringContext::load(p, L, static_cast<size_t>(c), "i");
-      return LoweringContext::load(
-          p, R, static_cast<size_t>(right_rest.at(static_cast<size_t>(c) - L.columns.size())), "j");
-    });
-    std::string member = fmt::format(
-        "  __device__ __forceinline__ bool residual(long long lpos, long long rpos) const {{\n"
-        "    const long long i = {}[lpos], j = {}[rpos];\n"
-        "    return {};\n  }}\n",
-        lr, rr, pred);
-    return {member, "[&](long long lpos, long long rpos) { return f.residual(lpos, rpos); }"};
+    p.use(*view.view);
+    return fmt::format("[&](long long lpos, long long rpos) {{ const long long i = {}[lpos], j = "
+                       "{}[rpos]; return f.{}(i, j); }}",
+                       lr, rr, view.view->keep_fn);
   }
 
   std::vector<int32_t> rest_of_right() const {
     std::vector<int32_t> rest;
-    for (size_t c = 0; c < right.rel.columns.size(); ++c)
+    for (size_t c = 0; c < right.rel.types.size(); ++c)
       if (std::find(n.right_key_index.begin(), n.right_key_index.end(), static_cast<int32_t>(c)) ==
           n.right_key_index.end())
         rest.push_back(static_cast<int32_t>(c));
@@ -177,19 +183,26 @@ struct HashJoinCode {
 }  // namespace
 
 void lower_hash_join(LoweringContext& ctx, const Node& n) {
-  const DeviceRelation L = ctx.relation(n.inputs.at(0));
-  const DeviceRelation R = ctx.relation(n.inputs.at(1));
+  // Both inputs are streamed once by the partitioning: views over row numbers fuse.
+  auto streamed = [&](DeviceRelation r) {
+    if (r.view && r.view->source != RowView::Source::Index) r = ctx.dense(r);
+    return r;
+  };
+  const DeviceRelation L = streamed(ctx.relation(n.inputs.at(0)));
+  const DeviceRelation R = streamed(ctx.relation(n.inputs.at(1)));
   std::vector<Type> key_types;
   for (int32_t c : n.right_key_index) key_types.push_back(R.types.at(static_cast<size_t>(c)));
   const int key_bits = passes::hash_join_key_bits(key_types);
   internal_check(n.join_kind == JoinKind::Inner && key_bits != 0,
                  "hash join planned for a join it cannot run");
-  HashJoinCode hj{ctx,
-                  n,
-                  Side{L, n.left_key_index, "left"},
-                  Side{R, n.right_key_index, "right"},
-                  key_bits == 64 ? "unsigned long long" : "unsigned int",
-                  key_bits / 8};
+  auto hjp = std::make_shared<HashJoinCode>(HashJoinCode{ctx,
+                                                         n,
+                                                         Side{L, n.left_key_index, "left"},
+                                                         Side{R, n.right_key_index, "right"},
+                                                         key_bits == 64 ? "unsigned long long"
+                                                                        : "unsigned int",
+                                                         key_bits / 8});
+  HashJoinCode& hj = *hjp;
 
   // Radix bits and partitions (read back), partitioning tiles of both sides.
   {
@@ -227,70 +240,94 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
   hj.partition(hj.left);
   hj.partition(hj.right);
 
-  // Matches per partition, their scan and the total.
-  const rt::SizeExpr parts_plus_1{1, {rt::SizeTerm{1, {hj.parts}}}};
-  rt::BufferId counts = ctx.allocate(fmt::format("n{}.part_counts", n.id), 8, parts_plus_1, n.id);
-  {
-    KernelParams p;
-    std::string args = hj.join_args(p);
-    std::string pc = p.buffer(counts, "long long", false);
-    auto [member, hook] = hj.residual(p);
-    std::string name = ctx.kernel_name(n.id, "hash_count");
-    std::string make = member.empty() ? "" : ctx.functor(name + "_fn", p, member);
-    std::string body =
-        make + hj.join_agent() +
-        fmt::format("  Agent::run<true>(temp, {}, {}, ranc::tpl::NoJoinEmit{{}}, {}, nullptr);\n",
-                    args, hook, pc);
-    ctx.kernel(n.id, name, p, body, hj.join_launch());
-  }
-  rt::BufferId offsets = ctx.allocate(fmt::format("n{}.part_out_offsets", n.id), 8,
-                                      rt::SizeExpr{2, {rt::SizeTerm{1, {hj.parts}}}}, n.id);
-  ctx.step(rt::ScanInt64{counts, offsets, parts_plus_1, n.id});
-  rt::SlotId total = ctx.read_element(n.id, offsets, hj.parts);
-
-  // The original rows of every match, then the output columns gathered through them.
+  // The output: a view over the matches (original left row i, right row j).
+  RowView v;
+  v.source = RowView::Source::HashJoin;
+  KernelParams& d = v.deps;
+  std::vector<Type> types;
+  auto attr = [&](const DeviceRelation& X, size_t c, std::string_view row) {
+    const std::string fn = fmt::format("v{}_a{}", n.id, types.size());
+    d.add_member(fn, fmt::format("  __device__ __forceinline__ {} {}(long long i, long long j) "
+                                 "const {{ return {}; }}\n",
+                                 value_ctype(X.types[c]), fn, LoweringContext::load(d, X, c, row)));
+    v.attrs.push_back(ViewAttr{-1, fn});
+    types.push_back(X.types[c]);
+  };
   const std::vector<int32_t> right_rest = hj.rest_of_right();
-  const rt::SizeExpr out_rows = rt::SizeExpr::slot(total);
-  rt::BufferId left_match = ctx.allocate(fmt::format("n{}.left_match", n.id), 4, out_rows, n.id);
-  rt::BufferId right_match =
-      right_rest.empty() ? -1
-                         : ctx.allocate(fmt::format("n{}.right_match", n.id), 4, out_rows, n.id);
-  {
-    KernelParams p;
-    std::string args = hj.join_args(p);
-    std::string po = p.buffer(offsets, "long long");
-    auto [member, hook] = hj.residual(p);
-    std::string emit =
-        fmt::format("    {}[o] = {}[lpos];\n", p.buffer(left_match, "unsigned int", false),
-                    p.buffer(hj.left.rows, "unsigned int"));
-    if (right_match >= 0)
-      emit += fmt::format("    {}[o] = {}[rpos];\n", p.buffer(right_match, "unsigned int", false),
-                          p.buffer(hj.right.rows, "unsigned int"));
-    member += fmt::format(
-        "  __device__ __forceinline__ void emit(long long lpos, long long rpos, long long o) const "
-        "{{\n{}  }}\n",
-        emit);
-    std::string name = ctx.kernel_name(n.id, "hash_write");
-    std::string make = ctx.functor(name + "_fn", p, member);
-    std::string body = make + hj.join_agent() +
-                       fmt::format(
-                           "  Agent::run<false>(temp, {}, {},\n"
-                           "                    [&](long long lpos, long long rpos, long long o) "
-                           "{{ f.emit(lpos, rpos, o); }},\n"
-                           "                    nullptr, {});\n",
-                           args, hook, po);
-    ctx.kernel(n.id, name, p, body, hj.join_launch());
+  for (size_t c = 0; c < L.types.size(); ++c) attr(L, c, "i");
+  for (int32_t c : right_rest) attr(R, static_cast<size_t>(c), "j");
+  if (n.predicate.ptr()) {
+    std::string pred = ctx.expr(n.predicate.ptr(), d, [&](int32_t c) {
+      if (static_cast<size_t>(c) < L.types.size())
+        return LoweringContext::load(d, L, static_cast<size_t>(c), "i");
+      return LoweringContext::load(
+          d, R, static_cast<size_t>(right_rest.at(static_cast<size_t>(c) - L.types.size())), "j");
+    });
+    const std::string fn = fmt::format("v{}_keep", n.id);
+    d.add_member(fn, fmt::format("  __device__ __forceinline__ bool {}(long long i, long long j) "
+                                 "const {{ return {}; }}\n",
+                                 fn, pred));
+    v.keep_fn = fn;
+    v.filters = true;
   }
-  DeviceRelation out = ctx.allocate_relation(n, out_rows, total);
-  for (size_t c = 0; c < L.columns.size(); ++c)
-    ctx.step(rt::Gather{L.columns[c], left_match, out.columns[c], type_size(L.types[c]), out_rows,
-                        n.id});
-  for (size_t k = 0; k < right_rest.size(); ++k) {
-    const size_t c = static_cast<size_t>(right_rest[k]);
-    ctx.step(rt::Gather{R.columns[c], right_match, out.columns[L.columns.size() + k],
-                        type_size(R.types[c]), out_rows, n.id});
-  }
-  ctx.set_relation(n.id, out);
+  v.nodes.push_back(n.id);
+  const NodeId id = n.id;
+  // Matches per partition (passing the view's filter), their scan and the total; then
+  // every output attribute of every match written directly.
+  v.materialize = [hjp, id](LoweringContext& ctx, const DeviceRelation& rel) {
+    HashJoinCode& hj = *hjp;
+    const RowView& v = *rel.view;
+    const Node& last = ctx.program().node(v.nodes.back());
+    const std::string ops = v.op_names(ctx.program());
+    const rt::SizeExpr parts_plus_1{1, {rt::SizeTerm{1, {hj.parts}}}};
+    rt::BufferId counts = ctx.allocate(fmt::format("n{}.part_counts", id), 8, parts_plus_1, id);
+    {
+      KernelParams p;
+      std::string args = hj.join_args(p);
+      std::string pc = p.buffer(counts, "long long", false);
+      std::string hook = hj.filter_hook(p, rel);
+      std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash_count");
+      std::string make = ctx.functor(name + "_fn", p, "");
+      std::string body =
+          make + hj.join_agent() +
+          fmt::format("  Agent::run<true>(temp, {}, {}, ranc::tpl::NoJoinEmit{{}}, {}, nullptr);\n",
+                      args, hook, pc);
+      LaunchShape shape = hj.join_launch();
+      shape.nodes = v.nodes;
+      ctx.kernel(id, name, p, body, shape);
+    }
+    rt::BufferId offsets = ctx.allocate(fmt::format("n{}.part_out_offsets", id), 8,
+                                        rt::SizeExpr{2, {rt::SizeTerm{1, {hj.parts}}}}, id);
+    ctx.step(rt::ScanInt64{counts, offsets, parts_plus_1, id});
+    rt::SlotId total = ctx.read_element(id, offsets, hj.parts);
+    DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(total), total);
+    {
+      KernelParams p;
+      std::string args = hj.join_args(p);
+      std::string po = p.buffer(offsets, "long long");
+      std::string hook = hj.filter_hook(p, rel);
+      std::string lr = p.buffer(hj.left.rows, "unsigned int"),
+                  rr = p.buffer(hj.right.rows, "unsigned int");
+      std::string member = fmt::format(
+          "  __device__ __forceinline__ void emit(long long lpos, long long rpos, long long o) "
+          "const {{\n    const long long i = {}[lpos], j = {}[rpos];\n{}  }}\n",
+          lr, rr, ctx.copy_row(p, rel, "i, j", out, "o"));
+      std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash_write");
+      std::string make = ctx.functor(name + "_fn", p, member);
+      std::string body = make + hj.join_agent() +
+                         fmt::format(
+                             "  Agent::run<false>(temp, {}, {},\n"
+                             "                    [&](long long lpos, long long rpos, long long o) "
+                             "{{ f.emit(lpos, rpos, o); }},\n"
+                             "                    nullptr, {});\n",
+                             args, hook, po);
+      LaunchShape shape = hj.join_launch();
+      shape.nodes = v.nodes;
+      ctx.kernel(id, name, p, body, shape);
+    }
+    return out;
+  };
+  ctx.set_relation(n.id, make_view(std::move(v), std::move(types), L.size));
 }
 
 }  // namespace ranc::codegen

@@ -1,11 +1,18 @@
 // Lowering of join (sort-merge): the right input is sorted by the join keys (physical
 // planning); each left row finds its range of equal right keys by binary search.
-//   inner: count kernel (per-left-row range of equal keys) -> ScanInt64 -> read the total
-//          -> JoinExpandAgent (join.cuh): load-balanced expansion of the key matches (skewed
-//          keys spread over many blocks); with a residual, the expansion is compacted like a
-//          select into an output sized by the key matches, and the exact size is read back.
-//   semi/anti: a SelectAgent over the left rows whose predicate is "some right row in the
-//          range satisfies the residual" (or its negation).
+//   inner: count stage (per-left-row range of equal keys and their scan: JoinCountAgent
+//          when the left input is sorted by the keys, else a count kernel and ScanInt64),
+//          then the total is read back. The output is a view over the key matches (i, j);
+//          select/project stages after the join extend it, and it is materialised by
+//          JoinExpandAgent (join.cuh): load-balanced expansion of the key matches (skewed
+//          keys spread over many blocks), evaluating the fused stages per match; with a
+//          residual or a fused select, the expansion is compacted like a select into an
+//          output sized by the key matches, and the exact size is read back.
+//   semi/anti: a fused stage over the left rows: "some right row in the range satisfies
+//          the residual" (or its negation), materialised (when not fused) by SelectAgent.
+// The left input may be a view (select/project fused into the join's input loading): its
+// rows that the view drops have no matches. The right input is read at random, so it is
+// dense (or a view that keeps every row and checks nothing).
 // The output keeps the left input's order.
 // An inner join that physical planning gave JoinAlgorithm::Hash is lowered by
 // lower_hash_join (hash_lowering.cpp) instead.
@@ -23,21 +30,23 @@ struct JoinCode {
   std::vector<bool> desc;
   std::vector<int32_t> right_rest;  // right non-key columns, in output order
 
-  // Members: cmp(i, j), lower(i), upper(i, lo) and, with a residual, residual(i, j).
-  std::string members(LoweringContext& ctx, KernelParams& p) const {
-    std::string s = "  __device__ __forceinline__ int cmp(long long i, long long j) const {\n";
+  // Members (names prefixed by `pre`): cmp(i, j), lower(i), upper(i, lo) and, with a
+  // residual, residual(i, j).
+  std::string members(LoweringContext& ctx, KernelParams& p, std::string_view pre = "") const {
+    std::string s =
+        fmt::format("  __device__ __forceinline__ int {}cmp(long long i, long long j) const {{\n", pre);
     s += LoweringContext::compare_body(p, L, "i", lcols, R, "j", rcols, desc) + "  }\n";
     std::string nr = p.slot(R.size);
     s += fmt::format(
-        "  __device__ __forceinline__ long long lower(long long i) const {{\n"
-        "    return ranc::tpl::partition_point(0, {0}, [&](long long j) {{ return cmp(i, j) > 0; "
+        "  __device__ __forceinline__ long long {1}lower(long long i) const {{\n"
+        "    return ranc::tpl::partition_point(0, {0}, [&](long long j) {{ return {1}cmp(i, j) > 0; "
         "}});\n  }}\n"
-        "  __device__ __forceinline__ long long upper(long long i, long long lo) const {{\n"
-        "    return ranc::tpl::partition_point(lo, {0}, [&](long long j) {{ return cmp(i, j) >= 0; "
+        "  __device__ __forceinline__ long long {1}upper(long long i, long long lo) const {{\n"
+        "    return ranc::tpl::partition_point(lo, {0}, [&](long long j) {{ return {1}cmp(i, j) >= 0; "
         "}});\n  }}\n",
-        nr);
+        nr, pre);
     if (n.predicate.ptr()) {
-      const size_t la = L.columns.size();
+      const size_t la = L.types.size();
       std::string r = ctx.expr(n.predicate.ptr(), p, [&](int32_t c) {
         if (static_cast<size_t>(c) < la)
           return LoweringContext::load(p, L, static_cast<size_t>(c), "i");
@@ -45,21 +54,9 @@ struct JoinCode {
             p, R, static_cast<size_t>(right_rest.at(static_cast<size_t>(c) - la)), "j");
       });
       s += fmt::format(
-          "  __device__ __forceinline__ bool residual(long long i, long long j) const {{ return "
+          "  __device__ __forceinline__ bool {}residual(long long i, long long j) const {{ return "
           "{}; }}\n",
-          r);
-    }
-    return s;
-  }
-  // Statements writing left row i and right row j to output row o.
-  std::string write(LoweringContext& ctx, KernelParams& p, const DeviceRelation& out) const {
-    std::string s = ctx.copy_row(p, L, "i", out, "o");
-    for (size_t k = 0; k < right_rest.size(); ++k) {
-      size_t c = static_cast<size_t>(right_rest[k]);
-      auto ct = storage_ctype(R.types[c]);
-      s += fmt::format("    {}[o] = {}[j];\n",
-                       p.buffer(out.columns[L.columns.size() + k], ct, false),
-                       p.buffer(R.columns[c], ct));
+          pre, r);
     }
     return s;
   }
@@ -72,35 +69,50 @@ void lower_join(LoweringContext& ctx, const Node& n) {
     lower_hash_join(ctx, n);
     return;
   }
-  const DeviceRelation L = ctx.relation(n.inputs.at(0));
-  const DeviceRelation R = ctx.relation(n.inputs.at(1));
+  DeviceRelation L = ctx.relation(n.inputs.at(0));
+  if (L.view && L.view->source != RowView::Source::Index) L = ctx.dense(L);
+  DeviceRelation R = ctx.relation(n.inputs.at(1));
+  if (R.view && (R.view->source != RowView::Source::Index || !R.view->keep_fn.empty()))
+    R = ctx.dense(R);
   JoinCode jc{n, L, R, {}, {}, {}, {}};
   for (const auto& k : ctx.physical(n.id).compare_keys) {
     jc.lcols.push_back(n.left_key_index.at(static_cast<size_t>(k.index)));
     jc.rcols.push_back(n.right_key_index.at(static_cast<size_t>(k.index)));
     jc.desc.push_back(k.descending);
   }
-  for (size_t c = 0; c < R.columns.size(); ++c)
+  for (size_t c = 0; c < R.types.size(); ++c)
     if (std::find(n.right_key_index.begin(), n.right_key_index.end(), static_cast<int32_t>(c)) ==
         n.right_key_index.end())
       jc.right_rest.push_back(static_cast<int32_t>(c));
   const bool residual = n.predicate.ptr() != nullptr;
 
   if (n.join_kind != JoinKind::Inner) {
-    DeviceRelation out = ctx.allocate_relation(n, rt::SizeExpr::slot(L.size), -1);
-    KernelParams p;
-    std::string m = jc.members(ctx, p);
-    std::string found = residual ? "exists(i)" : "(upper(i, lower(i)) > lower(i))";
+    // A stage over the left rows: keep(i) = the left view keeps row i and it has a
+    // (residual-satisfying) match, or none for an anti join.
+    RowView v = view_of(L);
+    KernelParams& d = v.deps;
+    const std::string pre = fmt::format("v{}_", n.id);
+    std::string m = jc.members(ctx, d, pre);
+    std::string found = residual ? pre + "exists(i)"
+                                 : fmt::format("({0}upper(i, {0}lower(i)) > {0}lower(i))", pre);
     if (residual)
-      m += "  __device__ __forceinline__ bool exists(long long i) const {\n"
-           "    const long long lo = lower(i), hi = upper(i, lo);\n"
-           "    for (long long j = lo; j < hi; ++j)\n      if (residual(i, j)) return true;\n    "
-           "return false;\n  }\n";
-    std::string copy = ctx.copy_row(p, L, "i", out, "o");
-    std::string pred = fmt::format("{}{}", n.join_kind == JoinKind::Anti ? "!" : "", found);
-    out.size = ctx.select_kernel(n.id, n.join_kind == JoinKind::Semi ? "semijoin" : "antijoin",
-                                 L.size, p, pred, copy, m);
-    ctx.set_relation(n.id, out);
+      m += fmt::format(
+          "  __device__ __forceinline__ bool {0}exists(long long i) const {{\n"
+          "    const long long lo = {0}lower(i), hi = {0}upper(i, lo);\n"
+          "    for (long long j = lo; j < hi; ++j)\n      if ({0}residual(i, j)) return true;\n"
+          "    return false;\n  }}\n",
+          pre);
+    const std::string prev = LoweringContext::keep(d, L, "i");
+    const std::string fn = pre + "keep";
+    m += fmt::format(
+        "  __device__ __forceinline__ bool {}(long long i) const {{\n    if (!{}) return false;\n"
+        "    return {}{};\n  }}\n",
+        fn, prev, n.join_kind == JoinKind::Anti ? "!" : "", found);
+    d.add_member(fn, m);
+    v.keep_fn = fn;
+    v.filters = true;
+    v.nodes.push_back(n.id);
+    ctx.set_relation(n.id, make_view(std::move(v), L.types, L.size));
     return;
   }
 
@@ -109,6 +121,9 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   rt::BufferId lo = ctx.allocate(fmt::format("n{}.lower", n.id), 8, nl, n.id);
   rt::BufferId offs = -1;
   rt::SlotId total = -1;
+  const std::vector<NodeId> count_nodes = LoweringContext::fused_nodes({&L, &R}, n.id);
+  const std::string count_name =
+      (L.view ? L.view->op_names(ctx.program()) + "_" : std::string()) + "join_count";
   // A left input sorted by the join keys (in the comparison's sequence and directions)
   // takes JoinCountAgent: each tile narrows its searches to the right rows matching
   // its key range, and the counts are scanned in the same pass (decoupled look-back).
@@ -126,92 +141,134 @@ void lower_join(LoweringContext& ctx, const Node& n) {
     offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
     KernelParams p;
     std::string m = jc.members(ctx, p);
+    m += fmt::format("  __device__ __forceinline__ bool keep(long long i) const {{ return {}; }}\n",
+                     LoweringContext::keep(p, L, "i"));
     std::string ns = p.slot(L.size), nr = p.slot(R.size), plo = p.buffer(lo, "long long", false),
                 po = p.buffer(offs, "long long", false), ts = p.buffer(cstate, "void", false),
                 pt = p.buffer(tot, "long long", false);
-    std::string name = ctx.kernel_name(n.id, "join_count");
+    std::string name = ctx.kernel_name(n.id, count_name);
     std::string make = ctx.functor(name + "_fn", p, m);
     std::string body = fmt::format(
         "{}  using Agent = ranc::tpl::JoinCountAgent<{}>;\n"
         "  __shared__ typename Agent::TempStorage temp;\n"
         "  Agent::run(temp, {}, {}, [&](long long i, long long j) {{ return f.cmp(i, j); }}, {}, "
-        "{}, {}, {});\n",
+        "{}, {}, {}, [&](long long i) {{ return f.keep(i); }});\n",
         make, ctx.policy("JoinCount"), ns, nr, plo, po, ts, pt);
     ctx.kernel(n.id, name, p, body,
-               LaunchShape{rt::SizeExpr::slot(ctiles), 1, ctx.policy_threads("JoinCount"), false});
+               LaunchShape{rt::SizeExpr::slot(ctiles), 1, ctx.policy_threads("JoinCount"), false,
+                           count_nodes});
     total = ctx.new_slot();
     ctx.step(rt::ReadSize{total, tot, 0});
   } else {
     rt::BufferId cnt = ctx.allocate(fmt::format("n{}.counts", n.id), 8, nl, n.id);
     KernelParams p;
     std::string m = jc.members(ctx, p);
+    std::string keep = LoweringContext::keep(p, L, "i");
     std::string plo = p.buffer(lo, "long long", false), pc = p.buffer(cnt, "long long", false);
-    ctx.map_kernel(n.id, "join_count", p, L.size,
-                   fmt::format("    const long long l = lower(i), h = upper(i, l);\n"
-                               "    {}[i] = l;\n    {}[i] = h - l;\n",
-                               plo, pc),
-                   m);
+    ctx.map_kernel(n.id, count_name, p, L.size,
+                   fmt::format("    if (!{2}) {{\n      {0}[i] = 0;\n      {1}[i] = 0;\n"
+                               "      return;\n    }}\n"
+                               "    const long long l = lower(i), h = upper(i, l);\n"
+                               "    {0}[i] = l;\n    {1}[i] = h - l;\n",
+                               plo, pc, keep),
+                   m, count_nodes);
     offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8,
                         rt::SizeExpr{1, {rt::SizeTerm{1, {L.size}}}}, n.id);
     ctx.step(rt::ScanInt64{cnt, offs, nl, n.id});
     total = ctx.read_element(n.id, offs, L.size);
   }
 
-  // Expansion (join.cuh JoinExpandAgent): each block takes a tile of key matches and finds
-  // their left rows by a load-balanced search over the offsets, so skewed keys spread over
-  // many blocks. With a residual the matches are compacted like a select (output sized by
-  // the key matches, an upper bound; the exact size is read back).
-  const int64_t etile =
-      static_cast<int64_t>(ctx.policy_threads("JoinExpand")) * ctx.policy_items("JoinExpand");
-  rt::SlotId etiles = -1;
-  rt::BufferId state = -1, count = -1;
+  // The output: a view over the key matches (i, j), with the residual as its filter.
+  RowView v;
+  v.source = RowView::Source::MergeJoin;
+  KernelParams& d = v.deps;
+  std::vector<Type> types;
+  auto attr = [&](const DeviceRelation& X, size_t c, std::string_view row) {
+    const std::string fn = fmt::format("v{}_a{}", n.id, types.size());
+    d.add_member(fn, fmt::format("  __device__ __forceinline__ {} {}(long long i, long long j) "
+                                 "const {{ return {}; }}\n",
+                                 value_ctype(X.types[c]), fn, LoweringContext::load(d, X, c, row)));
+    v.attrs.push_back(ViewAttr{-1, fn});
+    types.push_back(X.types[c]);
+  };
+  for (size_t c = 0; c < L.types.size(); ++c) attr(L, c, "i");
+  for (int32_t c : jc.right_rest) attr(R, static_cast<size_t>(c), "j");
   if (residual) {
-    etiles = ctx.num_tiles(n.id, total, -1, etile);
-    state = ctx.tile_state(n.id, "tile_state", "join_init", etiles);
-    count = ctx.allocate(fmt::format("n{}.count", n.id), 8, rt::SizeExpr::fixed(1), n.id);
+    std::string m = jc.members(ctx, d, fmt::format("v{}_", n.id));
+    const std::string fn = fmt::format("v{}_keep", n.id);
+    m += fmt::format("  __device__ __forceinline__ bool {0}(long long i, long long j) const {{ "
+                     "return v{1}_residual(i, j); }}\n",
+                     fn, n.id);
+    d.add_member(fn, m);
+    v.keep_fn = fn;
+    v.filters = true;
   }
-  DeviceRelation out = ctx.allocate_relation(n, rt::SizeExpr::slot(total), total);
-  {
+  v.nodes.push_back(n.id);
+  const NodeId id = n.id;
+  const rt::SlotId nls = L.size;
+  // Expansion (join.cuh JoinExpandAgent): each block takes a tile of key matches and
+  // finds their left rows by a load-balanced search over the offsets, so skewed keys
+  // spread over many blocks. With a filter the matches are compacted like a select
+  // (output sized by the key matches, an upper bound; the exact size is read back).
+  v.materialize = [id, nls, lo, offs, total](LoweringContext& ctx, const DeviceRelation& rel) {
+    const RowView& v = *rel.view;
+    const Node& last = ctx.program().node(v.nodes.back());
+    const int64_t etile =
+        static_cast<int64_t>(ctx.policy_threads("JoinExpand")) * ctx.policy_items("JoinExpand");
+    const bool filter = !v.keep_fn.empty();
+    rt::SlotId etiles = -1;
+    rt::BufferId state = -1, count = -1;
+    if (filter) {
+      etiles = ctx.num_tiles(id, total, -1, etile);
+      state = ctx.tile_state(id, "tile_state", "join_init", etiles);
+      count = ctx.allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
+    }
+    DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(total), total);
     KernelParams p;
-    std::string m = residual ? jc.members(ctx, p) : "";
-    std::string w = jc.write(ctx, p, out);
-    m += fmt::format(
+    std::string keep = filter ? LoweringContext::keep(p, rel, "i, j") : "";
+    std::string m = fmt::format(
         "  __device__ __forceinline__ void write(long long i, long long j, long long o) const "
         "{{\n{}  }}\n",
-        w);
+        ctx.copy_row(p, rel, "i, j", out, "o"));
+    if (filter)
+      m += fmt::format(
+          "  __device__ __forceinline__ bool residual(long long i, long long j) const {{ return "
+          "{}; }}\n",
+          keep);
     std::string plo = p.buffer(lo, "long long"), po = p.buffer(offs, "long long"),
-                ns = p.slot(L.size), nt = p.slot(total);
+                ns = p.slot(nls), nt = p.slot(total);
     std::string ts, cn;
-    if (residual) ts = p.buffer(state, "void", false), cn = p.buffer(count, "long long", false);
-    std::string name = ctx.kernel_name(n.id, "join_write");
+    if (filter) ts = p.buffer(state, "void", false), cn = p.buffer(count, "long long", false);
+    std::string name = ctx.kernel_name(v.nodes.back(), v.op_names(ctx.program()) + "_write");
     std::string make = ctx.functor(name + "_fn", p, m);
     std::string body = fmt::format(
         "{}  using Agent = ranc::tpl::JoinExpandAgent<{}>;\n  __shared__ typename "
         "Agent::TempStorage temp;\n",
         make, ctx.policy("JoinExpand"));
-    if (!residual) {
+    if (!filter) {
       body += fmt::format(
           "  Agent::run(temp, {}, {}, {}, {}, [&](long long i, long long j, long long o) {{ "
           "f.write(i, j, o); }});\n",
           nt, ns, plo, po);
-      ctx.kernel(
-          n.id, name, p, body,
-          LaunchShape{rt::SizeExpr::slot(total), etile, ctx.policy_threads("JoinExpand"), true});
-    } else {
-      body += fmt::format(
-          "  Agent::run_residual(temp, {}, {}, {}, {}, [&](long long i, long long j) {{ return "
-          "f.residual(i, j); }},\n"
-          "                      [&](long long i, long long j, long long o) {{ f.write(i, j, o); "
-          "}}, {}, {});\n",
-          nt, ns, plo, po, ts, cn);
-      ctx.kernel(
-          n.id, name, p, body,
-          LaunchShape{rt::SizeExpr::slot(etiles), 1, ctx.policy_threads("JoinExpand"), false});
-      out.size = ctx.new_slot();
-      ctx.step(rt::ReadSize{out.size, count, 0});
+      ctx.kernel(id, name, p, body,
+                 LaunchShape{rt::SizeExpr::slot(total), etile, ctx.policy_threads("JoinExpand"),
+                             true, v.nodes});
+      return out;
     }
-  }
-  ctx.set_relation(n.id, out);
+    body += fmt::format(
+        "  Agent::run_residual(temp, {}, {}, {}, {}, [&](long long i, long long j) {{ return "
+        "f.residual(i, j); }},\n"
+        "                      [&](long long i, long long j, long long o) {{ f.write(i, j, o); "
+        "}}, {}, {});\n",
+        nt, ns, plo, po, ts, cn);
+    ctx.kernel(id, name, p, body,
+               LaunchShape{rt::SizeExpr::slot(etiles), 1, ctx.policy_threads("JoinExpand"), false,
+                           v.nodes});
+    out.size = ctx.new_slot();
+    ctx.step(rt::ReadSize{out.size, count, 0});
+    return out;
+  };
+  ctx.set_relation(n.id, make_view(std::move(v), std::move(types), total));
 }
 
 }  // namespace ranc::codegen

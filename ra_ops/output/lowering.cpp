@@ -4,7 +4,7 @@
 namespace ranc::codegen {
 
 void lower_output(LoweringContext& ctx, const Node& n) {
-  const DeviceRelation& in = ctx.relation(n.inputs.at(0));
+  const DeviceRelation in = ctx.dense(ctx.relation(n.inputs.at(0)));
   ctx.add_output(n, in);
   ctx.set_relation(n.id, in);
 }

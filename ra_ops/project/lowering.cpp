@@ -1,34 +1,51 @@
-// Lowering of project: attributes passed through unchanged alias the input's buffers;
-// computed attributes are written by one MapAgent kernel.
+// Lowering of project: a fused stage. The output is a view whose attributes are the
+// input's (passed through) or member functions computing the expressions. A computed
+// attribute that can fail (integer division) is also evaluated in the view's keep
+// function, so that every row reaching the project is checked as in an unfused plan,
+// whether or not a consumer reads the attribute. Materialised (code generator) by one
+// MapAgent kernel writing only the computed attributes; the others alias the input.
 #include "ranc/codegen/lowering.h"
 
 namespace ranc::codegen {
 
 void lower_project(LoweringContext& ctx, const Node& n) {
   const DeviceRelation in = ctx.relation(n.inputs.at(0));
-  DeviceRelation out;
-  out.size = in.size;
-  KernelParams params;
-  std::string stmts;
+  RowView v = view_of(in);
+  const std::string h = v.handle_args();
+  std::vector<ViewAttr> attrs;
+  std::vector<Type> types;
+  std::string checks;
   for (size_t j = 0; j < n.exprs.size(); ++j) {
     const ExprPtr& e = n.exprs[j].expr.ptr();
-    Type t = n.schema[j].type;
-    out.types.push_back(t);
+    const Type t = n.schema[j].type;
+    types.push_back(t);
     if (e->kind == ExprKind::Attr) {
-      out.columns.push_back(in.columns.at(static_cast<size_t>(e->attr_index)));
+      attrs.push_back(v.attrs.at(static_cast<size_t>(e->attr_index)));
       continue;
     }
-    rt::BufferId b = ctx.allocate(fmt::format("n{}.c{}", n.id, j), type_size(t),
-                                  rt::SizeExpr::slot(in.size), n.id);
-    out.columns.push_back(b);
-    std::string v = ctx.expr(e, params, [&](int32_t c) {
-      return LoweringContext::load(params, in, static_cast<size_t>(c), "i");
+    KernelParams p;
+    std::string text = ctx.expr(e, p, [&](int32_t c) {
+      return LoweringContext::load(p, in, static_cast<size_t>(c), h);
     });
-    stmts += fmt::format("    {}[i] = ({})({});\n", params.buffer(b, storage_ctype(t), false),
-                         storage_ctype(t), v);
+    const std::string fn = fmt::format("v{}_a{}", n.id, j);
+    p.add_member(fn, fmt::format("  __device__ __forceinline__ {0} {1}({2}) const {{ return ({0})({3}); "
+                                 "}}\n",
+                                 value_ctype(t), fn, v.handle_params(), text));
+    if (p.uses_error_flag) checks += fmt::format("    (void){}({});\n", fn, h);
+    v.deps.merge(p);
+    attrs.push_back(ViewAttr{-1, fn});
   }
-  if (!stmts.empty()) ctx.map_kernel(n.id, "project", params, in.size, stmts);
-  ctx.set_relation(n.id, out);
+  if (!checks.empty()) {
+    const std::string prev = LoweringContext::keep(v.deps, in, h);
+    const std::string fn = fmt::format("v{}_keep", n.id);
+    v.deps.add_member(fn, fmt::format("  __device__ __forceinline__ bool {}({}) const {{\n"
+                                      "    if (!{}) return false;\n{}    return true;\n  }}\n",
+                                      fn, v.handle_params(), prev, checks));
+    v.keep_fn = fn;
+  }
+  v.attrs = std::move(attrs);
+  v.nodes.push_back(n.id);
+  ctx.set_relation(n.id, make_view(std::move(v), std::move(types), in.size));
 }
 
 }  // namespace ranc::codegen

@@ -8,8 +8,15 @@
 namespace ranc::codegen {
 
 void lower_set_op(LoweringContext& ctx, const Node& n) {
-  const DeviceRelation A = ctx.relation(n.inputs.at(0));
-  const DeviceRelation B = ctx.relation(n.inputs.at(1));
+  // The merge reads rows at random: a view reaches it only when it keeps every row and
+  // checks nothing (a fused project); otherwise it is materialised.
+  auto random_access = [&](DeviceRelation r) {
+    if (r.view && (r.view->source != RowView::Source::Index || !r.view->keep_fn.empty()))
+      r = ctx.dense(r);
+    return r;
+  };
+  const DeviceRelation A = random_access(ctx.relation(n.inputs.at(0)));
+  const DeviceRelation B = random_access(ctx.relation(n.inputs.at(1)));
   const auto& keys = ctx.physical(n.id).compare_keys;
   std::vector<int32_t> cols;
   std::vector<bool> desc;

@@ -6,7 +6,8 @@
 namespace ranc::codegen {
 
 void lower_sort(LoweringContext& ctx, const Node& n) {
-  const DeviceRelation in = ctx.relation(n.inputs.at(0));
+  // A global barrier: its input is materialised.
+  const DeviceRelation in = ctx.dense(ctx.relation(n.inputs.at(0)));
   ctx.set_relation(n.id, ctx.sort(n.id, in, ctx.physical(n.id).sort_keys));
 }
 

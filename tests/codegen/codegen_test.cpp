@@ -298,10 +298,18 @@ TEST(GeneratePlan, KernelNamesCarryOperatorAndNode) {
   auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
   b.output(r.select(col("v") > 1).join(q, {"k"}, {"qk"}), "out");
   rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::SortMerge});
-  // n0 r, n1 q, n2 select, n3 inserted sort of q, n4 join, n5 output.
-  for (const char* k : {"n2_select", "n4_join_count", "n4_join_write"}) {
+  // n0 r, n1 q, n2 select, n3 inserted sort of q, n4 join, n5 output. Fused, the select
+  // runs in the join's count kernel, which is named after both.
+  for (const char* k : {"n4_select_join_count", "n4_join_write"}) {
     EXPECT_NE(std::find(plan.kernels.begin(), plan.kernels.end(), k), plan.kernels.end()) << k;
     EXPECT_NE(plan.source.find(fmt::format(" {}(", k)), std::string::npos) << k;
+  }
+  rt::Plan unfused = codegen::generate_plan(
+      b.check(), {.join = codegen::JoinAlgorithm::SortMerge, .fusion = false});
+  for (const char* k : {"n2_select", "n4_join_count", "n4_join_write"}) {
+    EXPECT_NE(std::find(unfused.kernels.begin(), unfused.kernels.end(), k), unfused.kernels.end())
+        << k;
+    EXPECT_NE(unfused.source.find(fmt::format(" {}(", k)), std::string::npos) << k;
   }
   for (const auto& k : plan.kernels)
     EXPECT_NE(plan.source.find(fmt::format("extern \"C\" __global__ void __launch_bounds__"), 0),
@@ -319,8 +327,8 @@ int steps_of(const rt::Plan& plan) {
   return n;
 }
 
-// A hash join: setup, histogram and scatter of each side, count and write, no sort; its
-// output columns are gathered through the matched row ids.
+// A hash join: setup, histogram and scatter of each side, count and write, no sort; the
+// write kernel writes the output columns from the matched rows directly (no gathers).
 TEST(GeneratePlan, HashJoinKernelsAndSteps) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
@@ -330,16 +338,17 @@ TEST(GeneratePlan, HashJoinKernelsAndSteps) {
   // n0 r, n1 q, n2 join, n3 output.
   for (const char* k :
        {"n2_hash_setup", "n2_hash_hist_left", "n2_hash_scatter_left", "n2_hash_hist_right",
-        "n2_hash_scatter_right", "n2_hash_count", "n2_hash_write"}) {
+        "n2_hash_scatter_right", "n2_join_hash_count", "n2_join_hash_write"}) {
     EXPECT_NE(std::find(plan.kernels.begin(), plan.kernels.end(), k), plan.kernels.end()) << k;
     EXPECT_NE(plan.source.find(fmt::format(" {}(", k)), std::string::npos) << k;
   }
   EXPECT_NE(plan.source.find("ranc::tpl::HashJoinAgent<P::HashJoin, unsigned int>"),
             std::string::npos);
-  EXPECT_NE(plan.source.find("f.residual(lpos, rpos)"), std::string::npos);
+  // The residual, on the original rows of a match.
+  EXPECT_NE(plan.source.find("return f.v2_keep(i, j);"), std::string::npos);
   EXPECT_EQ(steps_of<rt::SortPairs>(plan), 0);
   EXPECT_EQ(steps_of<rt::ScanInt64>(plan), 3);  // two histograms, the partition counts
-  EXPECT_EQ(steps_of<rt::Gather>(plan), 4);     // k, v, w, qb
+  EXPECT_EQ(steps_of<rt::Gather>(plan), 0);
   expect_frees_after_last_use(plan);
 #ifdef RANC_HAVE_RUNTIME
   EXPECT_NO_THROW(rt::validate_plan(plan));

@@ -431,11 +431,15 @@ struct Partitioned { std::unique_ptr<Buf<unsigned>> keys, rows; std::unique_ptr<
 Partitioned partition(const Buf<int>& k, ll n, ll bits) {
   Partitioned p;
   p.tiles = tiles_of(n, HP::tile_items);
-  p.hist = std::make_unique<Buf<ll>>((ll(1) << bits) * p.tiles);
+  // parts * tiles counts and one more entry: after the scan, the number of rows (the end of
+  // the last partition).
+  const ll cells = (ll(1) << bits) * p.tiles;
+  p.hist = std::make_unique<Buf<ll>>(cells + 1);
   p.keys = std::make_unique<Buf<unsigned>>(n);
   p.rows = std::make_unique<Buf<unsigned>>(n);
   k_hist<<<unsigned(p.tiles), HP::block_threads>>>(k.p, n, bits, p.hist->p);
-  exclusive_scan(p.hist->p, (ll(1) << bits) * p.tiles);
+  (void)cudaMemset(p.hist->p + cells, 0, sizeof(ll));  // checked by the synchronisation later
+  exclusive_scan(p.hist->p, cells + 1);
   k_scatter<<<unsigned(p.tiles), HP::block_threads>>>(k.p, n, bits, p.hist->p, p.keys->p, p.rows->p);
   return p;
 }

@@ -16,6 +16,8 @@
 #include "ranc/codegen/codegen.h"
 #include "ranc/frontend/ra_parser.h"
 #include "ranc/io/csv.h"
+#include "ranc/passes/pass_runner.h"
+#include "ranc/runtime/plan_validate.h"
 #include "ranc/ra_ops/ra_ops.h"
 #include "ranc/runtime/device.h"
 #include "ranc/runtime/errors.h"
@@ -52,17 +54,24 @@ every error with file:line:column and the offending line.
 )";
 
 constexpr const char* kExplainHelp =
-    R"(usage: ranc explain PROGRAM.ra [--dot] [--join=auto|merge|hash]
+    R"(usage: ranc explain PROGRAM.ra [--dot] [--after=PASS] [--join=auto|merge|hash]
+                    [--no-fusion]
 
-Prints the checked graph (one line per operator with its schema and order) and the
-physical plan: kernels, built-in device steps, buffers and size slots.
-  --dot            print the checked graph as a Graphviz digraph instead
+Prints the checked graph (one line per operator with its schema and order), the
+physical plan (orders, join algorithms, which operators are fused into which kernel),
+the kernels with the operators each contains, and the steps: kernels, built-in device
+steps, buffers and size slots.
+  --dot            print the physical plan as a Graphviz digraph instead, one cluster
+                   per kernel; fused edges (views, never in device memory) dashed
+  --after=PASS     print only the plan after PASS: plan_sort_orders, fuse_pipelines,
+                   lower or insert_frees
   --join=ALGO      join algorithm of inner joins: hash, merge or auto (default:
                    merge, which measures faster than hash today)
+  --no-fusion      one kernel per operator, every intermediate in device memory
 )";
 
 constexpr const char* kEmitHelp =
-    R"(usage: ranc emit PROGRAM.ra [-o OUT.cu] [--join=auto|merge|hash]
+    R"(usage: ranc emit PROGRAM.ra [-o OUT.cu] [--join=auto|merge|hash] [--no-fusion]
 
 Prints the CUDA translation unit generated for PROGRAM.ra (or writes it to OUT.cu).
 )";
@@ -82,6 +91,8 @@ Runs PROGRAM.ra and prints each output as an aligned table.
   --join=ALGO         join algorithm of inner joins on the GPU: hash (partitioned
                       hash join), merge (sort-merge) or auto (default: merge,
                       which measures faster than hash today)
+  --no-fusion         one kernel per operator (every intermediate materialised);
+                      the same results, for comparison (also RANC_NO_FUSION=1)
 Without --cpu or --gpu, ranc uses the GPU when one is present and otherwise says so
 on stderr and runs on the CPU reference.
 )";
@@ -93,7 +104,8 @@ struct Args {
   std::map<std::string, std::string> outputs;  // --output
   std::string data_dir;
   std::string out_file;  // emit -o
-  bool cpu = false, gpu = false, time = false, dot = false, help = false;
+  bool cpu = false, gpu = false, time = false, dot = false, help = false, no_fusion = false;
+  std::string after;  // explain --after=PASS
   size_t max_rows = 50;
   codegen::JoinAlgorithm join = codegen::JoinAlgorithm::Auto;
 };
@@ -135,6 +147,18 @@ Args parse_args(const std::vector<std::string>& argv) {
       a.time = true;
     else if (s == "--dot")
       a.dot = true;
+    else if (s == "--no-fusion")
+      a.no_fusion = true;
+    else if (auto v = inline_value("--after")) {
+      bool known = false;
+      std::string names;
+      for (const auto& p : passes::pipeline_passes()) {
+        known = known || p.name == *v;
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);
+      }
+      if (!known) throw UsageError{fmt::format("--after expects one of {}, got '{}'", names, *v)};
+      a.after = *v;
+    }
     else if (auto v = inline_value("--input"))
       a.inputs.insert(split_assignment("--input", *v));
     else if (auto v = inline_value("--output"))
@@ -229,19 +253,53 @@ std::string dot_escape(const std::string& s) {
   return o;
 }
 
-std::string to_dot(const Program& p) {
+// The physical plan as a Graphviz digraph: one cluster per kernel group (the operators
+// fuse_pipelines puts in one kernel); fused edges, which never touch device memory,
+// dashed.
+std::string to_dot(const passes::PhysicalPlan& pp) {
+  const Program& p = pp.program;
   std::string s = "digraph ranc {\n  rankdir=BT;\n  node [shape=box, fontname=\"monospace\"];\n";
-  for (const Node& n : p.nodes()) {
-    s += fmt::format("  n{} [label=\"n{} {}\\n{}\"];\n", n.id, n.id,
-                     dot_escape(describe_node(p, n)), dot_escape(n.schema.str()));
-    for (NodeId in : n.inputs) s += fmt::format("  n{} -> n{};\n", in, n.id);
+  std::map<NodeId, std::vector<NodeId>> groups;
+  for (const Node& n : p.nodes()) groups[pp.nodes[static_cast<size_t>(n.id)].kernel].push_back(n.id);
+  for (const auto& [k, members] : groups) {
+    const bool cluster = members.size() > 1;
+    if (cluster)
+      s += fmt::format("  subgraph cluster_k{} {{\n    label=\"kernel of n{}\";\n    style=rounded;\n",
+                       k, k);
+    for (NodeId id : members) {
+      const Node& n = p.node(id);
+      s += fmt::format("  {}n{} [label=\"n{} {}\\n{}\"];\n", cluster ? "  " : "", n.id, n.id,
+                       dot_escape(describe_node(p, n)), dot_escape(n.schema.str()));
+    }
+    if (cluster) s += "  }\n";
   }
+  for (const Node& n : p.nodes())
+    for (NodeId in : n.inputs)
+      s += fmt::format("  n{} -> n{}{};\n", in, n.id,
+                       pp.nodes[static_cast<size_t>(in)].fused ? " [style=dashed]" : "");
   return s + "}\n";
+}
+
+// One line per kernel of the plan with the operators fused into it.
+std::string kernels_text(const rt::Plan& plan) {
+  std::string out;
+  for (const auto& step : plan.steps) {
+    const auto* l = std::get_if<rt::Launch>(&step);
+    if (!l) continue;
+    std::string ops;
+    std::vector<int32_t> nodes = l->nodes;
+    if (nodes.empty() && l->node >= 0) nodes.push_back(l->node);
+    for (int32_t n : nodes)
+      ops += fmt::format("{}{}", ops.empty() ? "" : ", ", rt::node_name(plan, n));
+    out += fmt::format("{}: {}\n", l->kernel, ops.empty() ? "(prelude)" : ops);
+  }
+  return out;
 }
 
 codegen::CodegenOptions codegen_options(const Args& a) {
   codegen::CodegenOptions o;
   o.join = a.join;
+  o.fusion = !a.no_fusion;
   return o;
 }
 
@@ -257,13 +315,21 @@ int cmd_check(const Args& a, std::ostream& out) {
 
 int cmd_explain(const Args& a, std::ostream& out) {
   Loaded l = load_program(a);
+  codegen::CodegenOptions options = codegen_options(a);
+  options.dump_after = a.after;
+  passes::PipelineResult r = passes::run_pipeline(l.checked, options);
   if (a.dot) {
-    out << to_dot(l.checked);
+    out << to_dot(r.physical);
+    return kOk;
+  }
+  if (!a.after.empty()) {
+    out << fmt::format("== plan after {} ==\n", a.after) << r.dump;
     return kOk;
   }
   out << "== checked graph ==\n" << print_program(l.checked);
-  rt::Plan plan = codegen::generate_plan(l.checked, codegen_options(a));
-  out << "\n== physical plan ==\n" << codegen::describe_plan(plan);
+  out << "\n== physical plan ==\n" << passes::print_physical_plan(r.physical);
+  out << "\n== kernels ==\n" << kernels_text(r.plan);
+  out << "\n== steps ==\n" << codegen::describe_plan(r.plan);
   return kOk;
 }
 

@@ -9,7 +9,7 @@
 
 #include "ranc/codegen/emit_expr.h"
 #include "ranc/codegen/lowering.h"
-#include "ranc/passes/insert_frees.h"
+#include "ranc/passes/pass_runner.h"
 #include "ranc/passes/plan_sort_orders.h"
 
 namespace ranc::codegen {
@@ -109,7 +109,6 @@ class Context final : public LoweringContext {
     }
     for (const Node& n : pp_.program.nodes())
       plan_.node_names.push_back(fmt::format("n{} {}", n.id, op_kind_name(n.kind)));
-    passes::insert_frees(plan_);
     return std::move(plan_);
   }
 
@@ -174,6 +173,7 @@ class Context final : public LoweringContext {
     l.skip_if_empty = shape.skip_if_empty;
     l.args = params.args();
     l.node = id;
+    l.nodes = shape.nodes;
     step(std::move(l));
     if (params.uses_error_flag)
       step(rt::CheckFlag{error_flag_,
@@ -214,6 +214,17 @@ class Context final : public LoweringContext {
     rt::SlotId s = new_slot();
     step(rt::ReadSize{s, out, 0});
     return s;
+  }
+
+  DeviceRelation dense(const DeviceRelation& rel) override {
+    if (!rel.view) return rel;
+    const RowView* key = rel.view.get();
+    if (auto it = dense_.find(key); it != dense_.end()) return it->second;
+    DeviceRelation out = rel.view->materialize ? rel.view->materialize(*this, rel)
+                                               : materialize_index(rel);
+    dense_.emplace(key, out);
+    keep_alive_.push_back(rel.view);
+    return out;
   }
 
   DeviceRelation sort(NodeId id, const DeviceRelation& rel, const passes::Order& keys) override {
@@ -273,6 +284,47 @@ class Context final : public LoweringContext {
   }
 
  private:
+  // A view over row numbers written out: a MapAgent kernel when it keeps every row (its
+  // plain column attributes alias the base's buffers, only computed ones are written),
+  // otherwise a SelectAgent kernel (order-preserving compaction, size read back).
+  DeviceRelation materialize_index(const DeviceRelation& rel) {
+    const RowView& v = *rel.view;
+    internal_check(v.source == RowView::Source::Index, "codegen: materialising a join view");
+    const NodeId id = v.nodes.back();
+    const Node& n = pp_.program.node(id);
+    const std::string what = v.op_names(pp_.program);
+    DeviceRelation out;
+    out.types = rel.types;
+    if (!v.filters) {
+      out.size = rel.size;
+      KernelParams p;
+      std::string stmts;
+      for (size_t c = 0; c < rel.types.size(); ++c) {
+        if (v.attrs[c].column >= 0) {
+          out.columns.push_back(v.attrs[c].column);
+          continue;
+        }
+        rt::BufferId b = allocate(fmt::format("n{}.c{}", id, c), type_size(rel.types[c]),
+                                  rt::SizeExpr::slot(rel.size), id);
+        out.columns.push_back(b);
+        stmts += fmt::format("      {}[i] = ({}){};\n",
+                             p.buffer(b, storage_ctype(rel.types[c]), false),
+                             storage_ctype(rel.types[c]), LoweringContext::raw(p, rel, c, "i"));
+      }
+      const std::string keep = LoweringContext::keep(p, rel, "i");
+      if (stmts.empty() && keep == "true") return out;  // all attributes alias the base
+      map_kernel(id, what, p, rel.size, fmt::format("    if ({}) {{\n{}    }}\n", keep, stmts), {},
+                 v.nodes);
+      return out;
+    }
+    out = allocate_relation(n, rt::SizeExpr::slot(rel.size), -1);
+    KernelParams p;
+    std::string pred = LoweringContext::keep(p, rel, "i");
+    std::string copy = copy_row(p, rel, "i", out, "o");
+    out.size = select_kernel(id, what, rel.size, p, pred, copy, {}, v.nodes);
+    return out;
+  }
+
   std::pair<int32_t, int32_t> policy_shape(std::string_view f) const {
     const bool h = options_.arch >= 900;
     if (f == "Map" || f == "Select") return {256, h ? 16 : 8};
@@ -318,11 +370,15 @@ class Context final : public LoweringContext {
   rt::Plan plan_;
   std::string src_;
   rt::BufferId error_flag_ = -1;
+  std::map<const RowView*, DeviceRelation> dense_;        // materialised views
+  std::vector<std::shared_ptr<const RowView>> keep_alive_;  // keys of dense_ stay valid
 };
 
-rt::Plan generate(const Program& checked, const CodegenOptions& options) {
-  internal_check(checked.checked(), "generate_plan needs a checked program (ranc::check)");
-  Context ctx(passes::plan_sort_orders(checked, options), options);
+}  // namespace
+
+// The `lower` pass (passes/pass_runner.h): one lowering per node into one unit.
+rt::Plan lower_plan(const passes::PhysicalPlan& physical, const CodegenOptions& options) {
+  Context ctx(physical, options);
   const Program& prog = ctx.program();
   for (const Node& n : prog.nodes()) {
     ctx.comment(fmt::format("n{} {}{}", n.id, describe_node(prog, n),
@@ -364,19 +420,21 @@ rt::Plan generate(const Program& checked, const CodegenOptions& options) {
         lower_distinct(ctx, n);
         break;
     }
+    // A view that fuse_pipelines did not fuse into its consumer is materialised here.
+    if (!ctx.fused(n.id) && ctx.relation(n.id).is_view())
+      ctx.set_relation(n.id, ctx.dense(ctx.relation(n.id)));
     ctx.emit("\n");
   }
   return ctx.finish();
 }
 
-}  // namespace
-
 rt::Plan generate_plan(const Program& checked, const CodegenOptions& options) {
-  return generate(checked, options);
+  internal_check(checked.checked(), "generate_plan needs a checked program (ranc::check)");
+  return passes::run_pipeline(checked, options).plan;
 }
 
 std::string emit_cuda(const Program& checked, const CodegenOptions& options) {
-  return generate(checked, options).source;
+  return generate_plan(checked, options).source;
 }
 
 }  // namespace ranc::codegen

@@ -16,7 +16,9 @@ std::string size_text(const rt::SizeExpr& e) {
   }
   if (e.constant != 0 || s.empty()) s += fmt::format("{}{}", s.empty() ? "" : " + ", e.constant);
   if (e.divisor > 1) s = fmt::format("ceil(({}) / {})", s, e.divisor);
+  if (e.saturate) s = fmt::format("max(0, {})", s);
   if (e.at_least > 0) s = fmt::format("max({}, {})", e.at_least, s);
+  if (e.at_most >= 0) s = fmt::format("min({}, {})", e.at_most, s);
   return s;
 }
 

@@ -288,6 +288,7 @@ std::string print_physical_plan(const PhysicalPlan& plan) {
     if (n.kind == OpKind::Join && p.join == codegen::JoinAlgorithm::Hash) out += " hash";
     if (!p.order.empty()) out += fmt::format(" order [{}]", order_text(plan.program, n, p.order));
     if (p.unique) out += " unique";
+    if (p.fused) out += fmt::format(" fused into n{}", p.kernel);
     out += "\n";
   }
   return out;

@@ -287,10 +287,14 @@ class Run {
       if (__builtin_add_overflow(total, prod, &total)) overflow(node);
     }
     if (total < 0) {
-      throw ExecutionError(fmt::format("a size evaluated to {} (negative)", total), node_of(node));
+      if (!e.saturate)
+        throw ExecutionError(fmt::format("a size evaluated to {} (negative)", total),
+                             node_of(node));
+      total = 0;
     }
     if (e.divisor > 1) total = total / e.divisor + (total % e.divisor != 0);
-    return std::max(total, e.at_least);
+    total = std::max(total, e.at_least);
+    return e.at_most >= 0 ? std::min(total, e.at_most) : total;
   }
   [[noreturn]] void overflow(int32_t node) const {
     throw ExecutionError("a size computation overflowed 64 bits", node_of(node));

@@ -4,11 +4,13 @@
 //   ranc::Program checked = ranc::check(program);
 //   ranc::rt::Plan plan = ranc::codegen::generate_plan(checked);
 //
-// The pipeline (generate_plan): plan_sort_orders (physical planning: sort orders, join
-// algorithm) -> per-operator lowering (ra_ops/<op>/lowering.cpp) -> insert_frees.
+// The pipeline (generate_plan runs passes/pass_runner.h): plan_sort_orders (physical
+// planning: sort orders, join algorithm) -> fuse_pipelines (kernel groups) -> lower
+// (per-operator lowering, ra_ops/<op>/lowering.cpp) -> insert_frees.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ranc/ir/program.h"
 #include "ranc/runtime/plan.h"
@@ -31,6 +33,13 @@ struct CodegenOptions {
   // Comments in the source that quote the program (sanitised); off gives source that
   // depends only on the program's structure.
   bool comments = true;
+  // Kernel fusion (passes/fuse_pipelines.h); off: every operator's output is
+  // materialised (`ranc --no-fusion`, RANC_NO_FUSION=1), with the same results.
+  bool fusion = true;
+  // Optional passes to switch off, and the pass after which run_pipeline keeps the plan
+  // as text (passes/pass_runner.h).
+  std::vector<std::string> disabled_passes = {};
+  std::string dump_after = {};
 };
 
 // The plan of a checked program (ranc::check's output). Throws InternalError for an

@@ -11,7 +11,15 @@
 // pointers and long long); a buffer parameter is named b<id>, a slot parameter s<id>;
 // user identifiers never appear in code, only in sanitised comments. Functor structs
 // (`struct n4_join_fn`) hold the parameters as members and expose the hooks the
-// templates take (pred, emit, cmp, ...), so that a later fusion pass can compose them.
+// templates take (pred, emit, cmp, ...).
+//
+// Fusion (passes/fuse_pipelines.h decides, the lowerings carry it out): a lowering may
+// return a relation that is not materialised, a RowView: the rows of a source (a dense
+// relation, a product, the matches of a join) passed through fused stages (select,
+// project, semi/anti join). A view is code, not data: member functions keep(h) and
+// a<k>(h) of the row handle h that every kernel reading the view includes in its functor
+// (KernelParams::use). A consumer either streams the view in its own kernel (the fused
+// case) or calls LoweringContext::dense(), which materialises it with one kernel.
 #pragma once
 
 #include <fmt/format.h>
@@ -39,12 +47,19 @@ struct PendingOrderCheck {
   std::string message;
 };
 
-// A relation on the device: one buffer per attribute and a size slot.
+struct RowView;
+class LoweringContext;
+
+// A relation on the device: one buffer per attribute and a size slot, or a view.
 struct DeviceRelation {
-  std::vector<rt::BufferId> columns;
+  std::vector<rt::BufferId> columns;  // empty for a view
   std::vector<Type> types;
+  // Rows (dense), or the row handles a view streams over (index sources: an upper
+  // bound on its rows; join sources: unused until dense()).
   rt::SlotId size = -1;
   std::optional<PendingOrderCheck> unverified;  // set on inputs only
+  std::shared_ptr<const RowView> view;          // set when not materialised
+  bool is_view() const { return view != nullptr; }
 };
 
 // C++ type of a value of `t` in expressions, and of its storage in columns.
@@ -105,6 +120,27 @@ class KernelParams {
   const std::vector<rt::KernelArg>& args() const { return args_; }
   bool uses_error_flag = false;  // set by expression code that may divide by zero
 
+  // The parameters and member functions of a view, for a kernel that reads it.
+  inline void use(const RowView& v);
+  // Another parameter list's parameters and view members (deduplicated) and error-flag use.
+  void merge(const KernelParams& o) {
+    for (size_t i = 0; i < o.params_.size(); ++i)
+      add(o.params_[i].type, o.params_[i].name, o.args_[i]);
+    for (const auto& m : o.members_) add_member(m.first, m.second);
+    uses_error_flag = uses_error_flag || o.uses_error_flag;
+  }
+  // Member function definitions of the views in use (in the order they were added).
+  std::string view_members() const {
+    std::string s;
+    for (const auto& [name, text] : members_) s += text;
+    return s;
+  }
+  void add_member(const std::string& name, const std::string& text) {
+    for (const auto& m : members_)
+      if (m.first == name) return;
+    members_.emplace_back(name, text);
+  }
+
  private:
   struct Param {
     std::string type, name;
@@ -117,7 +153,72 @@ class KernelParams {
   }
   std::vector<Param> params_;
   std::vector<rt::KernelArg> args_;
+  std::vector<std::pair<std::string, std::string>> members_;
 };
+
+// An attribute of a view: a column of its dense base read at the row index, or a
+// member function of the row handle.
+struct ViewAttr {
+  rt::BufferId column = -1;
+  std::string fn;
+};
+
+// A relation that is not materialised (see the file comment). Built by the lowerings
+// of select, project, product and join; extended by select, project and semi/anti
+// joins; consumed by kernels that stream it or materialised by LoweringContext::dense.
+struct RowView {
+  // Index: handles are row numbers 0..size-1 of a dense relation or of a product
+  // (handle params "long long i"). Join sources: handles are (left row, right row) of
+  // the join's matches ("long long i, long long j"), streamed only by the join's own
+  // write stage, which materialises the view.
+  enum class Source : uint8_t { Index, MergeJoin, HashJoin };
+  Source source = Source::Index;
+  std::vector<NodeId> nodes;  // the fused operators, in order (for kernel names)
+  std::vector<ViewAttr> attrs;
+  std::string keep_fn;   // bool member of the handle; empty when it is always true
+  bool filters = false;  // keep_fn may return false (a select or semi/anti join stage)
+  KernelParams deps;     // the parameters and members the view's code uses
+  // Join sources: emits the join's write stage over `view` and returns the dense
+  // relation (the join's count stage was emitted when the join was lowered).
+  std::function<DeviceRelation(LoweringContext&, const DeviceRelation& view)> materialize;
+
+  std::string handle_params() const {
+    return source == Source::Index ? "long long i" : "long long i, long long j";
+  }
+  std::string handle_args() const { return source == Source::Index ? "i" : "i, j"; }
+  // "select_project" from the fused operators, for kernel names.
+  std::string op_names(const Program& prog) const {
+    std::string s;
+    for (NodeId n : nodes) {
+      std::string_view k = op_kind_name(prog.node(n).kind);
+      if (prog.node(n).kind == OpKind::Join && prog.node(n).join_kind != JoinKind::Inner)
+        k = prog.node(n).join_kind == JoinKind::Semi ? "semijoin" : "antijoin";
+      s += fmt::format("{}{}", s.empty() ? "" : "_", k);
+    }
+    return s;
+  }
+};
+
+inline void KernelParams::use(const RowView& v) {
+  merge(v.deps);
+}
+
+// The view a fused stage extends: `in`'s own, or the identity view of a dense relation
+// (its attributes are its columns, read at the row index).
+inline RowView view_of(const DeviceRelation& in) {
+  if (in.view) return *in.view;
+  RowView v;
+  for (rt::BufferId b : in.columns) v.attrs.push_back(ViewAttr{b, ""});
+  return v;
+}
+// A relation that is the view `v` with attribute types `types` over `size` handles.
+inline DeviceRelation make_view(RowView v, std::vector<Type> types, rt::SlotId size) {
+  DeviceRelation r;
+  r.types = std::move(types);
+  r.size = size;
+  r.view = std::make_shared<const RowView>(std::move(v));
+  return r;
+}
 
 // C++ text of attribute `index` of the row being evaluated (a value of its type).
 using AttrAccess = std::function<std::string(int32_t index)>;
@@ -128,6 +229,7 @@ struct LaunchShape {
   int64_t items_per_block = 1;
   int32_t block_threads = 256;
   bool skip_if_empty = true;
+  std::vector<NodeId> nodes;  // the operators fused into the kernel (rt::Launch::nodes)
 };
 
 class LoweringContext {
@@ -178,25 +280,64 @@ class LoweringContext {
   virtual rt::SlotId read_element(NodeId id, rt::BufferId buffer, rt::SlotId index_slot) = 0;
   // `rel` sorted stably by `keys` (LSD: one SortPairs per key column, then a Gather per column).
   virtual DeviceRelation sort(NodeId id, const DeviceRelation& rel, const passes::Order& keys) = 0;
-  // C++ statement text copying every column of `src` row `from` to `dst` row `to`.
+  // `rel` itself when it is dense; a view materialised by one kernel (once per view:
+  // later calls return the same relation).
+  virtual DeviceRelation dense(const DeviceRelation& rel) = 0;
+  // Does node `id` hand its output to its consumer as a view (passes/fuse_pipelines.h)?
+  bool fused(NodeId id) const { return physical(id).fused; }
+
+  // C++ statement text copying every attribute of `src` at row (handle) `from` to
+  // `dst` row `to`.
   std::string copy_row(KernelParams& params, const DeviceRelation& src, std::string_view from,
                        const DeviceRelation& dst, std::string_view to, size_t dst_first = 0) {
     std::string s;
-    for (size_t c = 0; c < src.columns.size(); ++c) {
+    for (size_t c = 0; c < src.types.size(); ++c) {
       auto ct = storage_ctype(src.types[c]);
-      s += fmt::format("    {}[{}] = {}[{}];\n",
-                       params.buffer(dst.columns[dst_first + c], ct, false), to,
-                       params.buffer(src.columns[c], ct), from);
+      s += fmt::format("    {}[{}] = ({}){};\n", params.buffer(dst.columns[dst_first + c], ct, false),
+                       to, ct, raw(params, src, c, from));
     }
     return s;
   }
-  // Emits `struct name { <params as members> members };` and returns the statement
-  // that builds it in a kernel body from the kernel's parameters. Call it after every
-  // parameter of the kernel has been registered.
+  // Emits `struct name { <params as members> <view members> members };` and returns
+  // the statement that builds it in a kernel body from the kernel's parameters. Call
+  // it after every parameter of the kernel has been registered.
   std::string functor(const std::string& name, const KernelParams& params,
                       std::string_view members) {
-    emit(fmt::format("struct {} {{\n{}{}}};\n", name, params.fields(), members));
+    emit(fmt::format("struct {} {{\n{}{}{}}};\n", name, params.fields(), params.view_members(),
+                     members));
     return fmt::format("  const {} f{{{}}};\n", name, params.names());
+  }
+  // The operators a kernel of node `id` contains: those fused into the views it reads,
+  // then `id` itself (rt::Launch::nodes).
+  static std::vector<NodeId> fused_nodes(std::initializer_list<const DeviceRelation*> inputs,
+                                         NodeId id) {
+    std::vector<NodeId> nodes;
+    for (const DeviceRelation* r : inputs)
+      if (r->view) nodes.insert(nodes.end(), r->view->nodes.begin(), r->view->nodes.end());
+    if (nodes.empty()) return {};
+    nodes.push_back(id);
+    return nodes;
+  }
+  // Bool text: does the view keep the row `handle` (true for a dense relation)? It also
+  // evaluates what the fused stages must evaluate for every row (error checks).
+  static std::string keep(KernelParams& params, const DeviceRelation& rel,
+                          std::string_view handle) {
+    if (!rel.view || rel.view->keep_fn.empty()) return "true";
+    params.use(*rel.view);
+    return fmt::format("{}({})", rel.view->keep_fn, handle);
+  }
+  // Attribute `c` of `rel` at `row` in its storage representation (bool as 0/1 byte
+  // for dense columns, the value type for view members).
+  static std::string raw(KernelParams& params, const DeviceRelation& rel, size_t c,
+                         std::string_view row) {
+    if (rel.view) {
+      params.use(*rel.view);
+      const ViewAttr& a = rel.view->attrs.at(c);
+      if (a.column >= 0)
+        return fmt::format("{}[{}]", params.buffer(a.column, storage_ctype(rel.types[c])), row);
+      return fmt::format("{}({})", a.fn, row);
+    }
+    return fmt::format("{}[{}]", params.buffer(rel.columns[c], storage_ctype(rel.types[c])), row);
   }
   // A select (SelectAgent, one pass with decoupled look-back) over `n` rows of node
   // `id`: `pred` is a bool expression of row i, `emit_stmts` copy row i to output row o.
@@ -205,7 +346,7 @@ class LoweringContext {
   // number of rows kept.
   rt::SlotId select_kernel(NodeId id, std::string_view what, rt::SlotId n, KernelParams& params,
                            std::string_view pred, std::string_view emit_stmts,
-                           std::string_view extra_members = {}) {
+                           std::string_view extra_members = {}, std::vector<NodeId> nodes = {}) {
     const int64_t tile = static_cast<int64_t>(policy_threads("Select")) * policy_items("Select");
     rt::SlotId tiles = num_tiles(id, n, -1, tile);
     rt::BufferId state = tile_state(id, "tile_state", std::string(what) + "_init", tiles);
@@ -227,7 +368,8 @@ class LoweringContext {
         "long o) {{ f.emit(i, o); }}, {}, {});\n",
         make, policy("Select"), ns, ts, cnt);
     kernel(id, name, params, body,
-           LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads("Select"), false});
+           LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads("Select"), false,
+                       std::move(nodes)});
     rt::SlotId out = new_slot();
     step(rt::ReadSize{out, count, 0});
     return out;
@@ -248,7 +390,8 @@ class LoweringContext {
   // A MapAgent<P::Map> kernel n<id>_<what> over `size` rows whose functor has `members`
   // and operator()(i) running `stmts`. `params` must hold what they use.
   void map_kernel(NodeId id, std::string_view what, KernelParams& params, rt::SlotId size,
-                  std::string_view stmts, std::string_view members = {}) {
+                  std::string_view stmts, std::string_view members = {},
+                  std::vector<NodeId> nodes = {}) {
     std::string ns = params.slot(size);
     std::string name = kernel_name(id, what);
     std::string make = functor(
@@ -259,7 +402,9 @@ class LoweringContext {
     std::string body =
         fmt::format("{}  ranc::tpl::MapAgent<{}>::run({}, [&](long long i) {{ f(i); }});\n", make,
                     policy("Map"), ns);
-    kernel(id, name, params, body, map_launch(rt::SizeExpr::slot(size)));
+    LaunchShape shape = map_launch(rt::SizeExpr::slot(size));
+    shape.nodes = std::move(nodes);
+    kernel(id, name, params, body, shape);
   }
   // A one-thread launch of a prelude kernel (ranc_copy_element, ranc_limit_count).
   void launch_one(NodeId id, std::string kernel_name, std::vector<rt::KernelArg> args) {
@@ -290,12 +435,13 @@ class LoweringContext {
     }
     return r;
   }
-  // A value-typed load of column `c` of `rel` at row `row` (bool storage becomes bool).
+  // A value-typed load of attribute `c` of `rel` at row (handle) `row` (bool storage
+  // becomes bool).
   static std::string load(KernelParams& params, const DeviceRelation& rel, size_t c,
                           std::string_view row) {
-    std::string p = params.buffer(rel.columns[c], storage_ctype(rel.types[c]));
-    if (rel.types[c] == Type::Bool) return fmt::format("({}[{}] != 0)", p, row);
-    return fmt::format("{}[{}]", p, row);
+    std::string v = raw(params, rel, c, row);
+    if (rel.types[c] == Type::Bool) return fmt::format("({} != 0)", v);
+    return v;
   }
   // Three-way total-order comparison code of column pairs (a: rows `ra` of `A`, b:
   // rows `rb` of `B`) as a sequence of early returns inside a function body.
@@ -308,9 +454,9 @@ class LoweringContext {
     for (size_t k = 0; k < acols.size(); ++k) {
       auto ct = storage_ctype(A.types[static_cast<size_t>(acols[k])]);
       std::string a =
-          fmt::format("{}[{}]", params.buffer(A.columns[static_cast<size_t>(acols[k])], ct), ra);
+          fmt::format("({}){}", ct, raw(params, A, static_cast<size_t>(acols[k]), ra));
       std::string b =
-          fmt::format("{}[{}]", params.buffer(B.columns[static_cast<size_t>(bcols[k])], ct), rb);
+          fmt::format("({}){}", ct, raw(params, B, static_cast<size_t>(bcols[k]), rb));
       s += fmt::format("    {{ int c = ranc::tpl::cmp3({}, {}); if (c != 0) return {}c; }}\n", a, b,
                        descending[k] ? "-" : "");
     }

@@ -49,6 +49,11 @@ struct PhysicalNode {
   // positions into left_key_index/right_key_index.
   Order compare_keys;
   codegen::JoinAlgorithm join = codegen::JoinAlgorithm::SortMerge;
+  // Set by fuse_pipelines (passes/fuse_pipelines.h): the output is not materialised but
+  // handed to its one consumer as a view, so this operator runs inside `kernel`, the
+  // node whose kernel streams it. Otherwise `kernel` is the node itself.
+  bool fused = false;
+  NodeId kernel = -1;
 };
 
 struct PhysicalPlan {

@@ -78,5 +78,9 @@ inline void internal_check(bool cond, const char* what,
                            std::source_location loc = std::source_location::current()) {
   if (!cond) throw InternalError(what, loc);
 }
+inline void internal_check(bool cond, const std::string& what,
+                           std::source_location loc = std::source_location::current()) {
+  if (!cond) throw InternalError(what, loc);
+}
 
 }  // namespace ranc

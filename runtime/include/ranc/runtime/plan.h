@@ -23,9 +23,11 @@ namespace ranc::rt {
 using SlotId = int32_t;
 using BufferId = int32_t;
 
-// An element count: max(at_least, ceil((constant + sum of terms) / divisor)), where a
-// term is factor * product of slots. Covers n, n_a * n_b, n + m (two terms), fixed
-// sizes and tile counts max(1, ceil((n + m) / tile)) without a device round trip.
+// An element count: min(at_most, max(at_least, ceil((constant + sum of terms) /
+// divisor))), where a term is factor * product of slots. Covers n, n_a * n_b, n + m
+// (two terms), fixed sizes, tile counts max(1, ceil((n + m) / tile)) and limits
+// min(k, max(0, n - offset)) (constant -offset with `saturate`) without a device round
+// trip. A negative sum is an error unless `saturate` is set, when it counts as 0.
 struct SizeTerm {
   int64_t factor = 1;
   std::vector<SlotId> slots;  // product of these slot values
@@ -35,6 +37,8 @@ struct SizeExpr {
   std::vector<SizeTerm> terms;  // sum of terms
   int64_t divisor = 1;          // >= 1; the sum is divided rounding up
   int64_t at_least = 0;         // lower bound of the result
+  int64_t at_most = -1;         // upper bound of the result; -1: none
+  bool saturate = false;        // a negative sum counts as 0 instead of an error
   static SizeExpr fixed(int64_t c) { return SizeExpr{c, {}}; }
   static SizeExpr slot(SlotId s) { return SizeExpr{0, {SizeTerm{1, {s}}}}; }
   // max(1, ceil((a [+ b]) / tile)): the number of tiles over a (+ b) items.
@@ -90,6 +94,9 @@ struct Launch {
   bool skip_if_empty = true;  // no launch when items == 0
   std::vector<KernelArg> args;
   int32_t node = -1;  // the program node, for error messages
+  // The program nodes fused into this kernel, in pipeline order (empty: just `node`),
+  // for explain and profiles.
+  std::vector<int32_t> nodes;
 };
 // Built-in device-wide primitives, compiled at build time with nvcc.
 // Stable sort of (key, value) pairs, ascending or descending: keys of elem size 4 or 8

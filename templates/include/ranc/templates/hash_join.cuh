@@ -12,6 +12,8 @@
 //
 // Hooks
 //   Key:      __device__ KeyT operator()(long long row) const;             // key of an input row
+//   Keep:     __device__ bool operator()(long long row) const;  // optional (AlwaysTrue): the row takes
+//             part (a select fused into the partitioning); Key is evaluated only on kept rows
 //   Move:     __device__ void operator()(long long row, long long pos) const;  // optional (NoMove):
 //             copy payload columns of row to partitioned position pos (GFTR)
 //   Residual: __device__ bool operator()(long long lpos, long long rpos) const;  // NoResidual = none;
@@ -26,7 +28,8 @@
 // Kernels, per input side X in {left, right} (H = HashPart policy, tilesX = max(1, ceil(nX / H::tile_items))):
 //   1. hist:    HashPartitionAgent<H>::histogram(temp, nX, key, bits, hist)
 //               threads H::block_threads, grid = tilesX. Buffer hist: parts * tilesX int64.
-//   2. scan:    runtime exclusive scan over hist (parts * tilesX int64) -> hist (in place or a copy)
+//   2. scan:    runtime exclusive scan over hist (parts * tilesX int64) -> parts * tilesX + 1 int64
+//               (the last entry, the number of rows kept, ends the last partition)
 //   3. scatter: HashPartitionAgent<H>::scatter(temp, nX, key, bits, hist_scanned, out_keys, out_rows, move)
 //               grid = tilesX. Buffers out_keys nX KeyT, out_rows nX unsigned int (original row ids,
 //               in partition order; stable within each partition).
@@ -46,6 +49,7 @@
 
 #include <cub/block/block_radix_sort.cuh>
 #include <ranc/templates/join.cuh>
+#include <ranc/templates/select.cuh>
 
 namespace ranc::tpl {
 
@@ -90,8 +94,9 @@ struct HashPartitionAgent {
     int counts[kMaxParts];  // histogram, then the first sorted slot of every partition in the tile
   };
 
-  template <class Key>
-  __device__ __forceinline__ static void histogram(TempStorage& temp, i64 n, Key key, i64 bits, i64* hist) {
+  template <class Key, class Keep = AlwaysTrue>
+  __device__ __forceinline__ static void histogram(TempStorage& temp, i64 n, Key key, i64 bits, i64* hist,
+                                                   Keep keep = {}) {
     const int parts = 1 << static_cast<int>(bits);
     const i64 tiles = num_tiles(n, kTile);
     for (int p = threadIdx.x; p < parts; p += kThreads) temp.counts[p] = 0;
@@ -100,15 +105,16 @@ struct HashPartitionAgent {
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       const i64 i = base + k * kThreads + threadIdx.x;
-      if (i < n) atomicAdd(&temp.counts[hash_partition(key(i), static_cast<int>(bits))], 1);
+      if (i < n && keep(i)) atomicAdd(&temp.counts[hash_partition(key(i), static_cast<int>(bits))], 1);
     }
     __syncthreads();
     for (int p = threadIdx.x; p < parts; p += kThreads) hist[p * tiles + tile_index()] = temp.counts[p];
   }
 
-  template <class Key, class KeyT, class Move = NoMove>
+  template <class Key, class KeyT, class Keep = AlwaysTrue, class Move = NoMove>
   __device__ __forceinline__ static void scatter(TempStorage& temp, i64 n, Key key, i64 bits, const i64* hist,
-                                                 KeyT* out_keys, unsigned int* out_rows, Move move = {}) {
+                                                 KeyT* out_keys, unsigned int* out_rows, Keep keep = {},
+                                                 Move move = {}) {
     const int parts = 1 << static_cast<int>(bits);
     const i64 tiles = num_tiles(n, kTile);
     const i64 base = tile_base(kTile);
@@ -119,7 +125,7 @@ struct HashPartitionAgent {
       // Blocked arrangement so that the stable block sort keeps the input order within a partition.
       local[k] = threadIdx.x * kItems + k;
       const i64 i = base + local[k];
-      pid[k] = i < n ? hash_partition(key(i), static_cast<int>(bits)) : static_cast<unsigned int>(parts);
+      pid[k] = i < n && keep(i) ? hash_partition(key(i), static_cast<int>(bits)) : static_cast<unsigned int>(parts);
     }
     Sort(temp.u.sort).Sort(pid, local, 0, static_cast<int>(bits) + 1);
     __syncthreads();
@@ -170,8 +176,9 @@ struct HashJoinAgent {
     const i64 parts = i64(1) << bits;
     const i64 p = tile_index();
     if (p >= parts) return;
-    const i64 l0 = l_hist[p * l_tiles], l1 = p + 1 < parts ? l_hist[(p + 1) * l_tiles] : nl;
-    const i64 r0 = r_hist[p * r_tiles], r1 = p + 1 < parts ? r_hist[(p + 1) * r_tiles] : nr;
+    // The scanned histograms hold parts * tiles + 1 entries: the last is the number of rows kept.
+    const i64 l0 = l_hist[p * l_tiles], l1 = l_hist[(p + 1) * l_tiles];
+    const i64 r0 = r_hist[p * r_tiles], r1 = r_hist[(p + 1) * r_tiles];
     if (threadIdx.x == 0) temp.counter = 0;
     unsigned long long my_count = 0;
     const i64 out_base = CountOnly ? 0 : offsets[p];

@@ -2,6 +2,8 @@
 // allowed on both sides; inner join (optionally with a residual predicate), semi and anti joins.
 //
 // Hooks
+//   Keep:     __device__ bool operator()(long long l) const;  // optional (AlwaysTrue): left row l
+//             takes part (a select fused into the join's left input); Cmp is evaluated only on kept rows
 //   Cmp:      __device__ int operator()(long long l, long long r) const;  // left key of row l vs right
 //                                                                         // key of row r: <0, 0, >0
 //   Residual: __device__ bool operator()(long long l, long long r) const; // extra condition on a key
@@ -103,15 +105,17 @@ struct JoinCountAgent {
     i64 bounds[2];
   };
 
-  template <class Cmp>
+  template <class Cmp, class Keep = AlwaysTrue>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, i64* lo_out,
-                                             i64* offsets, void* tile_state, i64* total) {
+                                             i64* offsets, void* tile_state, i64* total, Keep keep = {}) {
     TileState state = make_tile_state(tile_state);
     const i64 base = tile_base(kTile);
     const i64 last = min64(base + kTile, nl) - 1;
-    // Narrow every search of the tile to the right rows matching the tile's key range.
-    if (threadIdx.x == 0) temp.bounds[0] = base <= last ? join_lower_bound(base, 0, nr, cmp) : 0;
-    if (threadIdx.x == 32 % kThreads) temp.bounds[1] = base <= last ? join_upper_bound(last, 0, nr, cmp) : 0;
+    // Narrow every search of the tile to the right rows matching the tile's key range (from the
+    // tile's first and last rows when the left input keeps them; otherwise all right rows).
+    if (threadIdx.x == 0) temp.bounds[0] = base <= last && keep(base) ? join_lower_bound(base, 0, nr, cmp) : 0;
+    if (threadIdx.x == 32 % kThreads)
+      temp.bounds[1] = base > last ? 0 : keep(last) ? join_upper_bound(last, 0, nr, cmp) : nr;
     __syncthreads();
     const i64 tlo = temp.bounds[0], thi = temp.bounds[1];
     i64 lo[kItems], cnt[kItems];
@@ -120,7 +124,7 @@ struct JoinCountAgent {
       const i64 l = base + static_cast<i64>(threadIdx.x) * kItems + k;
       lo[k] = 0;
       cnt[k] = 0;
-      if (l < nl) {
+      if (l < nl && keep(l)) {
         lo[k] = join_lower_bound(l, tlo, thi, cmp);
         cnt[k] = join_upper_bound(l, lo[k], thi, cmp) - lo[k];
       }

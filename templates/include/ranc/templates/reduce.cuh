@@ -34,8 +34,22 @@
 // Buffers: tile_state tile_state_elems(tiles) int64; carry and tail: tiles * sizeof(State) bytes each
 //          (void* parameters); meta: 3 * tiles int64; out_count: 1 int64 = number of groups.
 // Output columns: sized by n (upper bound on groups) or by *out_count read back after kernel 2.
+//
+// GlobalReduceAgent: the reduction with no group keys, at the end of any pipeline (no order
+// needed, no look-back). Phase 1, one block per tile: every thread folds the rows the Keep hook
+// keeps (warp-striped, coalesced), the block merges its threads' states (cub::BlockReduce) and
+// writes partials[tile]. Phase 2 (GlobalReduceFinish, one block): merges the partials in tile
+// order and calls emit(state) once. Deterministic for a given tiling (floating-point sums are
+// added in a fixed tree order, which differs from a sequential order).
+//   Keep: __device__ bool operator()(long long row) const;  // the row takes part (fused select)
+//   Agg:  as above (accumulate is called only on kept rows).
+//   Emit: __device__ void operator()(const State& s) const;  // the state of all kept rows
+// Kernels: 1. GlobalReduceAgent<P>::run(temp, n, keep, agg, partials)   grid = tiles, P threads
+//          2. GlobalReduceFinish<T>::run(temp, tiles, agg, partials, emit) grid 1, T threads
+// Buffers: partials tiles * sizeof(State) bytes (void*).
 #pragma once
 
+#include <cub/block/block_reduce.cuh>
 #include <ranc/templates/common.cuh>
 
 namespace ranc::tpl {
@@ -189,6 +203,64 @@ struct ReduceFixupAgent {
       if (meta[3 * k + 2] > 0) break;
     }
     emit(group, meta[3 * t + 1], s);
+  }
+};
+
+/// Merge operator over states for cub::BlockReduce.
+template <class Agg>
+struct MergeOp {
+  Agg agg;
+  __device__ __forceinline__ typename Agg::State operator()(const typename Agg::State& a,
+                                                            const typename Agg::State& b) const {
+    typename Agg::State r = a;
+    agg.merge(r, b);
+    return r;
+  }
+};
+
+template <class Policy>
+struct GlobalReduceAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+
+  template <class State>
+  struct TempStorageT {
+    typename cub::BlockReduce<State, kThreads>::TempStorage reduce;
+  };
+
+  template <class Keep, class Agg>
+  __device__ __forceinline__ static void run(TempStorageT<typename Agg::State>& temp, i64 n, Keep keep, Agg agg,
+                                             void* partials_buf) {
+    using State = typename Agg::State;
+    const i64 base = tile_base(kTile);
+    State s = agg.init();
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const i64 i = base + k * kThreads + threadIdx.x;
+      if (i < n && keep(i)) agg.accumulate(s, i);
+    }
+    const State total = cub::BlockReduce<State, kThreads>(temp.reduce).Reduce(s, MergeOp<Agg>{agg});
+    if (threadIdx.x == 0) static_cast<State*>(partials_buf)[tile_index()] = total;
+  }
+};
+
+template <int BlockThreads>
+struct GlobalReduceFinish {
+  template <class State>
+  struct TempStorageT {
+    typename cub::BlockReduce<State, BlockThreads>::TempStorage reduce;
+  };
+
+  template <class Agg, class Emit>
+  __device__ __forceinline__ static void run(TempStorageT<typename Agg::State>& temp, i64 tiles, Agg agg,
+                                             const void* partials_buf, Emit emit) {
+    using State = typename Agg::State;
+    const State* partials = static_cast<const State*>(partials_buf);
+    State s = agg.init();
+    for (i64 t = threadIdx.x; t < tiles; t += BlockThreads) agg.merge(s, partials[t]);
+    const State total = cub::BlockReduce<State, BlockThreads>(temp.reduce).Reduce(s, MergeOp<Agg>{agg});
+    if (threadIdx.x == 0) emit(total);
   }
 };
 

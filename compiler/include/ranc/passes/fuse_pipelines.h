@@ -1,0 +1,38 @@
+// fuse_pipelines: groups operators into kernels (DESIGN.md section 4, step 4; Kernel
+// Weaver, paper 002). It marks an operator `fused` when its output is not materialised
+// but handed to its one consumer as a view (codegen/lowering.h, RowView) that the
+// consumer's kernel streams, so the intermediate never touches device memory.
+//
+// Dependence classes decide (the rules, in fuse_pipelines.cpp, next to the code):
+//   thread-level (row to row): select, project, a semi/anti join's probe, the output
+//     stage of a join (its matches one by one) fuse freely into the next stage;
+//   block-level (a tile's scan or merge): the compaction of a select, the segmented
+//     scan of a reduce, a merge-path tile, a join's expansion tile consume a fused
+//     chain inside their tile loop;
+//   kernel-level (a global order or total): a sort, a partitioning stage, a build side
+//     that must be complete, a size that must be known before the next stage (a join's
+//     match count), a product's or a set operation's random reads of a whole input:
+//     barriers; the chain in front of them is materialised.
+// A consumer takes a view only if it can evaluate the view's keep function for every
+// row (streamed consumers) or the view keeps every row and checks nothing (consumers
+// that read rows at random: a merge join's right side, set operations, distinct, a
+// grouped reduce's neighbour comparisons).
+// Off (CodegenOptions::fusion = false, `ranc --no-fusion`, RANC_NO_FUSION=1): nothing
+// is fused, every operator's output is materialised, with the same results.
+#pragma once
+
+#include "ranc/passes/plan_sort_orders.h"
+
+namespace ranc::passes {
+
+// Sets PhysicalNode::fused and ::kernel for every node of `plan`.
+void fuse_pipelines(PhysicalPlan& plan);
+
+// Leaves every node unfused (kernel = the node itself): the plan of a run without fusion.
+void no_fusion(PhysicalPlan& plan);
+
+// The kernels of a plan as text: one line per kernel group with the operators fused into
+// it, and where the groups' outputs are materialised.
+std::string print_fusion(const PhysicalPlan& plan);
+
+}  // namespace ranc::passes

@@ -1,0 +1,51 @@
+// The compilation pipeline after checking, as one list of passes run by one runner
+// (STYLE.md habit 10). In order (DESIGN.md section 4):
+//
+//   plan_sort_orders  Program -> PhysicalPlan   sort orders, inserted sorts, join algorithms
+//   fuse_pipelines    PhysicalPlan              kernel groups (off: no_fusion)
+//   lower             PhysicalPlan -> rt::Plan  per-operator lowering into one CUDA unit
+//   insert_frees      rt::Plan                  a Free after each buffer's last use
+//
+// The runner times every pass, verifies the plan after it, can dump the plan after any
+// pass (CodegenOptions::dump_after, `ranc explain --after=PASS`, RANC_DUMP_AFTER=PASS
+// prints to stderr), and honours a switch per optional pass
+// (CodegenOptions::disabled_passes, RANC_DISABLE_PASSES=a,b): fuse_pipelines and
+// insert_frees can be switched off; the others are the pipeline itself.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ranc/codegen/codegen.h"
+#include "ranc/passes/plan_sort_orders.h"
+#include "ranc/runtime/plan.h"
+
+namespace ranc::passes {
+
+struct PassRecord {
+  std::string name;
+  bool ran = false;  // false when switched off
+  double seconds = 0;
+};
+
+struct PipelineResult {
+  PhysicalPlan physical;  // after fuse_pipelines
+  rt::Plan plan;
+  std::vector<PassRecord> passes;
+  std::string dump;  // the plan after options.dump_after, as text (empty if not asked)
+};
+
+// The passes in pipeline order, and whether each may be switched off.
+struct PassInfo {
+  std::string_view name;
+  bool optional;
+};
+const std::vector<PassInfo>& pipeline_passes();
+
+// Runs the pipeline on a checked program. Throws InternalError for a pass name it does
+// not know in options.disabled_passes or options.dump_after, or for a required pass
+// that is switched off.
+PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOptions& options);
+
+}  // namespace ranc::passes

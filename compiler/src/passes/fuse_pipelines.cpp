@@ -1,0 +1,186 @@
+// fuse_pipelines (see ranc/passes/fuse_pipelines.h): which operators hand their output
+// to their consumer as a view. The rules here and the lowerings in ra_ops/ must agree:
+// a lowering materialises a view it cannot take (LoweringContext::dense), so a rule
+// that promises too much would only put the chain in a kernel of its own; the codegen
+// tests check that every kernel contains exactly the operators this pass groups.
+#include "ranc/passes/fuse_pipelines.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <map>
+
+namespace ranc::passes {
+namespace {
+
+// What a node's output would look like as a view (codegen's RowView::Source et al.).
+enum class Source { None, Index, MergeJoin, HashJoin };
+struct ViewShape {
+  Source source = Source::None;
+  bool filters = false;  // may drop rows (a select, a semi/anti join, a join residual)
+  bool checks = false;   // its keep function must run on every row (filters or errors)
+  int length = 0;        // fused operators in the chain
+};
+
+// Can evaluating `e` set the error flag (integer division or modulo)?
+bool can_fail(const ExprPtr& e) {
+  if (!e) return false;
+  if (e->kind == ExprKind::Binary &&
+      (e->binary_op == BinaryOp::Div || e->binary_op == BinaryOp::Mod) && e->type &&
+      !is_floating(*e->type))
+    return true;
+  for (const auto& a : e->args)
+    if (can_fail(a)) return true;
+  return false;
+}
+
+// Longest chain of operators one view may hold: beyond it the chain is materialised,
+// which bounds the size of the generated member functions.
+constexpr int kMaxChain = 16;
+
+class Fuser {
+ public:
+  explicit Fuser(PhysicalPlan& plan) : plan_(plan), prog_(plan.program) {
+    consumers_.resize(prog_.size());
+    for (const Node& n : prog_.nodes())
+      for (size_t k = 0; k < n.inputs.size(); ++k)
+        consumers_[static_cast<size_t>(n.inputs[k])].push_back({n.id, k});
+    shapes_.resize(prog_.size());
+  }
+
+  void run() {
+    for (const Node& n : prog_.nodes()) {
+      PhysicalNode& p = plan_.nodes[static_cast<size_t>(n.id)];
+      shapes_[static_cast<size_t>(n.id)] = shape(n);
+      const ViewShape& s = shapes_[static_cast<size_t>(n.id)];
+      p.fused = false;
+      if (s.source == Source::None || s.length > kMaxChain) continue;
+      const auto& cs = consumers_[static_cast<size_t>(n.id)];
+      // One consumer reading it once: with two, each would recompute the chain (or a
+      // join's matches), so the output is materialised once instead.
+      if (cs.size() != 1) continue;
+      p.fused = accepts(prog_.node(cs[0].first), cs[0].second, s);
+    }
+    // kernel: the first node downstream that is not fused (whose kernel runs the chain).
+    for (size_t i = prog_.size(); i-- > 0;) {
+      PhysicalNode& p = plan_.nodes[i];
+      p.kernel = p.fused ? plan_.nodes[static_cast<size_t>(consumers_[i][0].first)].kernel
+                         : static_cast<NodeId>(i);
+    }
+  }
+
+ private:
+  const ViewShape& in_shape(const Node& n, size_t k) const {
+    static const ViewShape none;
+    NodeId i = n.inputs.at(k);
+    return plan_.nodes[static_cast<size_t>(i)].fused ? shapes_[static_cast<size_t>(i)] : none;
+  }
+
+  // The view a node's lowering returns (Source::None: it returns a dense relation).
+  ViewShape shape(const Node& n) const {
+    const PhysicalNode& p = plan_.nodes[static_cast<size_t>(n.id)];
+    ViewShape s;
+    auto extend = [&](const ViewShape& in) {
+      s = in;
+      if (s.source == Source::None) s.source = Source::Index;
+      s.length = in.length + 1;
+    };
+    switch (n.kind) {
+      case OpKind::Select:
+        extend(in_shape(n, 0));
+        s.filters = s.checks = true;
+        break;
+      case OpKind::Project:
+        extend(in_shape(n, 0));
+        for (const auto& e : n.exprs) s.checks = s.checks || can_fail(e.expr.ptr());
+        break;
+      case OpKind::Product:
+        s.source = Source::Index;
+        s.length = 1;
+        break;
+      case OpKind::Join:
+        if (n.join_kind != JoinKind::Inner) {  // a stage over the left rows (sort-merge)
+          const ViewShape& l = in_shape(n, 0);
+          extend(l.source == Source::Index ? l : ViewShape{});
+          s.filters = s.checks = true;
+          break;
+        }
+        s.source = p.join == codegen::JoinAlgorithm::Hash ? Source::HashJoin : Source::MergeJoin;
+        s.filters = s.checks = n.predicate.ptr() != nullptr;
+        s.length = 1;
+        break;
+      default:
+        break;
+    }
+    return s;
+  }
+
+  // The rules: may `c` take input `k` as a view of shape `s`?
+  bool accepts(const Node& c, size_t k, const ViewShape& s) const {
+    const bool index = s.source == Source::Index;
+    switch (c.kind) {
+      case OpKind::Select:
+      case OpKind::Project:
+        return true;  // thread-level: the stage joins the chain, whatever its source
+      case OpKind::Join: {
+        const bool hash = plan_.nodes[static_cast<size_t>(c.id)].join == codegen::JoinAlgorithm::Hash;
+        if (hash) return index;  // both sides are streamed by the partitioning
+        // Sort-merge: the left side is streamed (count stage, or the semi/anti stage); the
+        // right side is binary-searched, so only a view keeping every row.
+        return k == 0 ? index : index && !s.checks;
+      }
+      case OpKind::Reduce:
+        // Without group keys, any chain over row numbers; grouped, its neighbour
+        // comparisons need every row (a filter could leave a group empty).
+        return index && (c.group_keys.empty() || !s.filters);
+      case OpKind::Limit:
+        // A select into the limit (one compaction writing the window), or a chain that
+        // keeps every row and checks nothing (the window is read directly).
+        return index && (s.filters || !s.checks);
+      case OpKind::Distinct:
+      case OpKind::Union:
+      case OpKind::Intersect:
+      case OpKind::Difference:
+        return index && !s.checks;  // rows read at random
+      default:
+        return false;  // sort, product, output: barriers that need a dense input
+    }
+  }
+
+  PhysicalPlan& plan_;
+  const Program& prog_;
+  std::vector<std::vector<std::pair<NodeId, size_t>>> consumers_;
+  std::vector<ViewShape> shapes_;
+};
+
+}  // namespace
+
+void fuse_pipelines(PhysicalPlan& plan) {
+  Fuser(plan).run();
+}
+
+void no_fusion(PhysicalPlan& plan) {
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    plan.nodes[i].fused = false;
+    plan.nodes[i].kernel = static_cast<NodeId>(i);
+  }
+}
+
+std::string print_fusion(const PhysicalPlan& plan) {
+  std::map<NodeId, std::vector<NodeId>> groups;
+  for (const Node& n : plan.program.nodes()) {
+    NodeId k = plan.nodes.at(static_cast<size_t>(n.id)).kernel;
+    groups[k < 0 ? n.id : k].push_back(n.id);
+  }
+  std::string out;
+  for (const auto& [k, members] : groups) {
+    if (members.size() < 2) continue;
+    std::string ops;
+    for (NodeId m : members)
+      ops += fmt::format("{}n{} {}", ops.empty() ? "" : ", ", m, op_kind_name(plan.program.node(m).kind));
+    out += fmt::format("kernel of n{}: {}\n", k, ops);
+  }
+  return out;
+}
+
+}  // namespace ranc::passes

@@ -1,0 +1,129 @@
+// The pass runner (see ranc/passes/pass_runner.h).
+#include "ranc/passes/pass_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "ranc/passes/fuse_pipelines.h"
+#include "ranc/passes/insert_frees.h"
+
+namespace ranc::codegen {
+// Implemented in codegen/codegen.cpp: the per-operator lowering of a physical plan.
+rt::Plan lower_plan(const passes::PhysicalPlan& physical, const CodegenOptions& options);
+}  // namespace ranc::codegen
+
+namespace ranc::passes {
+namespace {
+
+std::vector<std::string> split_list(const char* text) {
+  std::vector<std::string> out;
+  if (!text) return out;
+  std::string cur;
+  for (const char* p = text;; ++p) {
+    if (*p == ',' || *p == '\0') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+      if (*p == '\0') break;
+    } else if (*p != ' ') {
+      cur += *p;
+    }
+  }
+  return out;
+}
+
+bool known(std::string_view name) {
+  for (const auto& p : pipeline_passes())
+    if (p.name == name) return true;
+  return false;
+}
+
+// Checks that hold after fuse_pipelines: a fused node has exactly one consumer and
+// shares its kernel with it; every node has a kernel.
+void verify_physical(const PhysicalPlan& pp) {
+  std::vector<int> uses(pp.program.size(), 0);
+  std::vector<NodeId> consumer(pp.program.size(), -1);
+  for (const Node& n : pp.program.nodes())
+    for (NodeId i : n.inputs) {
+      ++uses[static_cast<size_t>(i)];
+      consumer[static_cast<size_t>(i)] = n.id;
+    }
+  for (const Node& n : pp.program.nodes()) {
+    const PhysicalNode& p = pp.nodes.at(static_cast<size_t>(n.id));
+    internal_check(p.kernel >= 0, fmt::format("fuse_pipelines: n{} has no kernel", n.id));
+    if (!p.fused) {
+      internal_check(p.kernel == n.id, fmt::format("fuse_pipelines: unfused n{} in another kernel", n.id));
+      continue;
+    }
+    internal_check(uses[static_cast<size_t>(n.id)] == 1,
+                   fmt::format("fuse_pipelines: fused n{} has {} consumers", n.id,
+                               uses[static_cast<size_t>(n.id)]));
+    internal_check(pp.nodes[static_cast<size_t>(consumer[static_cast<size_t>(n.id)])].kernel == p.kernel,
+                   fmt::format("fuse_pipelines: n{} is not in its consumer's kernel", n.id));
+  }
+}
+
+}  // namespace
+
+const std::vector<PassInfo>& pipeline_passes() {
+  static const std::vector<PassInfo> passes = {{"plan_sort_orders", false},
+                                               {"fuse_pipelines", true},
+                                               {"lower", false},
+                                               {"insert_frees", true}};
+  return passes;
+}
+
+PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOptions& options) {
+  std::vector<std::string> disabled = options.disabled_passes;
+  for (auto& s : split_list(std::getenv("RANC_DISABLE_PASSES"))) disabled.push_back(s);
+  if (!options.fusion) disabled.push_back("fuse_pipelines");
+  if (const char* v = std::getenv("RANC_NO_FUSION"); v && *v && std::string_view(v) != "0")
+    disabled.push_back("fuse_pipelines");
+  for (const auto& d : disabled) {
+    internal_check(known(d), fmt::format("unknown pass '{}' to switch off", d));
+    for (const auto& p : pipeline_passes())
+      internal_check(p.name != d || p.optional, fmt::format("pass '{}' cannot be switched off", d));
+  }
+  const char* env_dump = std::getenv("RANC_DUMP_AFTER");
+  const std::string dump_after = !options.dump_after.empty() ? options.dump_after
+                                 : env_dump                  ? env_dump
+                                                             : "";
+  internal_check(dump_after.empty() || known(dump_after),
+                 fmt::format("unknown pass '{}' to dump after", dump_after));
+
+  PipelineResult r;
+  auto off = [&](std::string_view name) {
+    return std::find(disabled.begin(), disabled.end(), name) != disabled.end();
+  };
+  auto run = [&](std::string_view name, auto&& body, auto&& dump) {
+    PassRecord rec{std::string(name), !off(name), 0};
+    auto t0 = std::chrono::steady_clock::now();
+    if (rec.ran) body();
+    rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.passes.push_back(rec);
+    if (dump_after == name) {
+      r.dump = dump();
+      if (options.dump_after.empty())
+        std::fprintf(stderr, "ranc: plan after %s\n%s", rec.name.c_str(), r.dump.c_str());
+    }
+  };
+  auto physical_text = [&] { return print_physical_plan(r.physical) + print_fusion(r.physical); };
+  auto plan_text = [&] { return codegen::describe_plan(r.plan); };
+
+  run("plan_sort_orders", [&] { r.physical = plan_sort_orders(checked, options); }, physical_text);
+  no_fusion(r.physical);
+  run("fuse_pipelines",
+      [&] {
+        fuse_pipelines(r.physical);
+        verify_physical(r.physical);
+      },
+      physical_text);
+  run("lower", [&] { r.plan = codegen::lower_plan(r.physical, options); }, plan_text);
+  run("insert_frees", [&] { insert_frees(r.plan); }, plan_text);
+  return r;
+}
+
+}  // namespace ranc::passes
