@@ -27,5 +27,23 @@ Measurement measure_copy(size_t bytes);
 // (sorted unique inputs, set_*_by_key), sort_by_key, PK-FK join on sorted inputs
 // (vectorized lower_bound + gathers, 100% match), reduce_by_key over sorted keys.
 std::vector<Measurement> run_thrust_baselines(size_t n);
+// Operator-at-a-time baselines for fused operator chains: each operator is one or a
+// few Thrust calls that materialise their result, so every intermediate goes through
+// memory. One Measurement per chain; op names and bytes (read once + final writes):
+//   "select-select-project": k < 2^30, then v % 2 == 0, then (k + 1, 3v + 1);
+//                            bytes 8n + 8 * out_rows.
+//   "select-project-join":   R(k = 2(i/4), v = i), S(pk = 2i, pv = i + 7) of n/4 rows;
+//                            v % 2 == 0, (k, w = 3v), join k = pk -> (k, w, pv);
+//                            bytes 8n + 8(n/4) + 12 * out_rows.
+//   "join-select-reduce":    the same R and S; join -> (k, v, pv), v % 2 == 0,
+//                            sum of (i64)(v + pv); bytes 8n + 8(n/4) + 8.
+//   "two-selects":           k < 2^30 and k >= 3 * 2^29 over the same R;
+//                            bytes 8n + 8 * (rows1 + rows2).
+//   "select-project-reduce": k < 2^30, x = (i64)v * 2 + 1, sum of x; bytes 8n + 8.
+// R is n uniform (k, v) rows (the same generator as run_thrust_baselines) except in
+// the two join chains. Each chain's result is checked once against the CPU; on a
+// mismatch (or n not a multiple of 4 for the join chains) it prints a line to stderr
+// and its seconds is -1.
+std::vector<Measurement> run_thrust_chains(size_t n);
 
 }  // namespace ranc::bench

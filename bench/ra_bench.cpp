@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <cstdlib>
 #include <map>
 #include <random>
@@ -237,6 +238,92 @@ int main(int argc, char** argv) {
         b.output(b.input("r", kv("k", "v", 0).attributes).sort({"k"}), "out");
         RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
         report("sort pairs", rr.seconds, 16.0 * n, n);
+      }
+      // Fused operator chains: ranc fused (the default), ranc unfused (--no-fusion: every
+      // intermediate in device memory) and the Thrust operator-at-a-time chain.
+      std::printf("\n  chains (fused / unfused / thrust), n = 2^%d:\n", lg);
+      std::map<std::string, Measurement> chain_base;
+      for (auto& m : bench::run_thrust_chains(n)) chain_base[m.op] = m;
+      auto chain = [&](const std::string& op, const Program& p,
+                       const std::map<std::string, rt::InputBinding>& in,
+                       const std::function<double(const RancRun&)>& bytes) {
+        RancRun fused = run_ranc(ex, p, in);
+        RancRun unfused = run_ranc(ex, p, in, {.fusion = false});
+        Measurement f{op, n, fused.seconds, bytes(fused)}, u{op, n, unfused.seconds, bytes(unfused)};
+        print_row(f, copy_gbps, "fused");
+        print_row(u, copy_gbps, "unfused");
+        if (auto it = chain_base.find(op); it != chain_base.end())
+          print_row(it->second, copy_gbps, "thrust");
+        std::printf("  %-14s fused is %.2fx unfused\n", op.c_str(), unfused.seconds / fused.seconds);
+      };
+      auto rows = [](const RancRun& rr) {
+        double t = 0;
+        for (int64_t x : rr.output_rows) t += static_cast<double>(x);
+        return t;
+      };
+      {
+        ProgramBuilder b;
+        b.output(b.input("r", kv("k", "v", 0).attributes)
+                     .select(col("k") < (1 << 30))
+                     .select(col("v") % 2 == 0)
+                     .project({as(col("k") + 1, "k1"), as(col("v") * 3 + 1, "v3")}),
+                 "out");
+        chain("select-select-project", b.check(), {{"r", r.binding()}},
+              [&](const RancRun& rr) { return 8.0 * n + 8.0 * rows(rr); });
+      }
+      {
+        ProgramBuilder b;
+        Rel in = b.input("r", kv("k", "v", 0).attributes);
+        b.output(in.select(col("k") < (1 << 30)), "low");
+        b.output(in.select(col("k") >= 3 * (1 << 29)), "high");
+        chain("two-selects", b.check(), {{"r", r.binding()}},
+              [&](const RancRun& rr) { return 8.0 * n + 8.0 * rows(rr); });
+      }
+      {
+        ProgramBuilder b;
+        b.output(b.input("r", kv("k", "v", 0).attributes)
+                     .select(col("k") < (1 << 30))
+                     .project({as(cast(col("v"), Type::I64) * 2 + 1, "x")})
+                     .reduce({}, {sum(col("x"), "s")}),
+                 "out");
+        chain("select-project-reduce", b.check(), {{"r", r.binding()}},
+              [&](const RancRun&) { return 8.0 * n + 8.0; });
+      }
+      if (n % 4 == 0) {  // PK-FK chains: F(k = 2(i/4), v = i), S(pk = 2i, pv = i + 7), both sorted
+        const size_t npk = n / 4;
+        std::vector<int32_t> fk(n), fv(n), pk(npk), pv(npk);
+        for (size_t i = 0; i < n; ++i)
+          fk[i] = static_cast<int32_t>(2 * (i / 4)), fv[i] = static_cast<int32_t>(i);
+        for (size_t i = 0; i < npk; ++i)
+          pk[i] = static_cast<int32_t>(2 * i), pv[i] = static_cast<int32_t>(i + 7);
+        DeviceRel df = upload(kv("k", "v"), {fk, fv});
+        DeviceRel dp = upload(kv("pk", "pv"), {pk, pv});
+        std::map<std::string, rt::InputBinding> in = {{"f", df.binding()}, {"s", dp.binding()}};
+        {
+          ProgramBuilder b;
+          Rel f = b.input("f", kv("k", "v").attributes, 0, {"k"}),
+              sp = b.input("s", kv("pk", "pv").attributes, 0, {"pk"});
+          b.output(f.select(col("v") % 2 == 0)
+                       .project({"k", as(col("v") * 3, "w")})
+                       .join(sp, {"k"}, {"pk"}),
+                   "out");
+          chain("select-project-join", b.check(), in, [&](const RancRun& rr) {
+            return 8.0 * n + 8.0 * npk + 12.0 * rows(rr);
+          });
+        }
+        {
+          ProgramBuilder b;
+          Rel f = b.input("f", kv("k", "v").attributes, 0, {"k"}),
+              sp = b.input("s", kv("pk", "pv").attributes, 0, {"pk"});
+          b.output(f.join(sp, {"k"}, {"pk"})
+                       .select(col("v") % 2 == 0)
+                       .reduce({}, {sum(col("v") + col("pv"), "s")}),
+                   "out");
+          chain("join-select-reduce", b.check(), in,
+                [&](const RancRun&) { return 8.0 * n + 8.0 * npk + 8.0; });
+        }
+        df.free();
+        dp.free();
       }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ranc failed: %s\n", e.what());

@@ -2,7 +2,9 @@
 # Runs the GPU test suites, compute-sanitizer memcheck and the operator benchmark
 # from a folder of built binaries (as collected by scripts/collect_gpu_binaries.sh),
 # writing one log per step and a summary to $OUT (default /tmp/ranc-gpu-check).
-#   scripts/gpu_check.sh BIN_DIR [steps...]   steps: runtime ops tpch bench memcheck random random2 large
+#   scripts/gpu_check.sh BIN_DIR [steps...]
+#   steps: runtime templates ops ops_unfused tpch random memcheck racecheck large bench
+# Steps are independent: several invocations (each with its own OUT) may run at once.
 set -u
 BIN=${1:?usage: gpu_check.sh BIN_DIR [steps...]}
 shift
@@ -24,18 +26,24 @@ step() {
 for s in $STEPS; do
   case $s in
     runtime) step runtime 120 "$BIN/runtime_tests" ;;
-    ops) step ops 330 "$BIN/gpu_tests" --gtest_filter='Sizes/*:GpuOperatorsCoverage.*:GpuJoinKeys.*:GpuDeclared*' ;;
-    tpch) step tpch 120 "$BIN/tpch_ra_tests" --gtest_filter='*Gpu*' ;;
-    bench) step bench 240 "$BIN/ra_bench" 26 28 ;;
+    templates) [ -x "$BIN/templates_gpu_test" ] && step templates 300 "$BIN/templates_gpu_test" ;;
+    ops) step ops 560 "$BIN/gpu_tests" --gtest_filter='Sizes/*:GpuOperatorsCoverage.*:GpuJoinKeys.*:GpuDeclared*' ;;
+    # The same suite with fusion off (every operator its own kernel): the same results.
+    ops_unfused) RANC_NO_FUSION=1 step ops_unfused 560 "$BIN/gpu_tests" \
+      --gtest_filter='Sizes/*:GpuOperatorsCoverage.*:GpuJoinKeys.*:GpuDeclared*' ;;
+    # Every query fused and unfused against SQLite.
+    tpch) step tpch 300 "$BIN/tpch_ra_tests" --gtest_filter='*Gpu*' ;;
+    # 5000 random programs of 3 to 8 operators, each run fused and unfused; all units are
+    # compiled up front on every core.
+    random) step random 560 "$BIN/gpu_tests" --gtest_filter='RandomPrograms.*' ;;
     memcheck)
-      step memcheck 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
+      step memcheck 400 compute-sanitizer --tool memcheck --error-exitcode 1 \
         "$BIN/gpu_tests" --gtest_filter='Sizes/*/n33_*:Sizes/*/n4097_*:GpuOperatorsCoverage.*' ;;
-    # 1000 random programs in two halves of 25 batches x 20 chains (one half fits a
-    # 10-minute device call on an H100).
-    random) RANC_RANDOM_BATCHES=25 step random 560 "$BIN/gpu_tests" --gtest_filter='RandomPrograms.*' ;;
-    random2) RANC_SEED=20261147 RANC_RANDOM_BATCHES=25 step random2 560 "$BIN/gpu_tests" \
-      --gtest_filter='RandomPrograms.MatchTheReferenceOnTheGpu' ;;
+    racecheck)
+      step racecheck 400 compute-sanitizer --tool racecheck --error-exitcode 1 \
+        "$BIN/gpu_tests" --gtest_filter='Sizes/*/n4097_*:GpuOperatorsCoverage.*' ;;
     large) step large 300 "$BIN/gpu_tests" --gtest_filter='GpuOperatorsLarge.*' ;;
+    bench) step bench 300 "$BIN/ra_bench" 26 28 ;;
     *) echo "unknown step $s" >>"$OUT/summary.txt" ;;
   esac
 done

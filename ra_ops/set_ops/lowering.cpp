@@ -52,7 +52,8 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
         "j) {{ return f.cmp(i, j); }}, {});\n",
         make, na, nb, ctx.policy("Merge"), pa);
     ctx.kernel(n.id, name, p, body,
-               LaunchShape{rt::SizeExpr{1, {rt::SizeTerm{1, {tiles}}}}, 256, 256, false});
+               LaunchShape{rt::SizeExpr{1, {rt::SizeTerm{1, {tiles}}}}, 256, 256, false,
+                           LoweringContext::fused_nodes({&A, &B}, n.id)});
   }
   {
     KernelParams p;
@@ -93,7 +94,8 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
         "{}, {});\n",
         make, ctx.policy("Merge"), op, na, nb, pa, ts, cnt);
     ctx.kernel(n.id, name, p, body,
-               LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Merge"), false});
+               LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Merge"), false,
+                           LoweringContext::fused_nodes({&A, &B}, n.id)});
   }
   out.size = ctx.new_slot();
   ctx.step(rt::ReadSize{out.size, count, 0});

@@ -529,6 +529,17 @@ TEST(NvrtcCompile, HashJoinEveryKeyType) {
   expect_compiles(testing::hash_join_program(), {.join = codegen::JoinAlgorithm::Hash});
 }
 
+// Every fused kernel shape fuse_pipelines can produce (one program per rule), with each
+// join algorithm, and the operator programs unfused.
+TEST(NvrtcCompile, EveryFusedShape) {
+  expect_compiles(testing::fusion_program(), {.join = codegen::JoinAlgorithm::SortMerge});
+  expect_compiles(testing::fusion_program(), {.join = codegen::JoinAlgorithm::Hash});
+}
+TEST(NvrtcCompile, EveryOperatorUnfused) {
+  expect_compiles(testing::operators_program(), {.fusion = false});
+  expect_compiles(testing::fusion_program(), {.join = codegen::JoinAlgorithm::Hash, .fusion = false});
+}
+
 // Declared input orders: verified by a check kernel, or (one reduce grouping by
 // exactly the declared keys) inside the reduce.
 TEST(NvrtcCompile, DeclaredInputOrders) {

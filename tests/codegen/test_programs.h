@@ -5,7 +5,12 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
+#include <variant>
+
 #include "ranc/dsl.h"
+#include "ranc/passes/pass_runner.h"
 
 namespace ranc::testing {
 
@@ -166,6 +171,76 @@ inline Program hash_join_program() {
           .join(q.project({as(col("qk64"), "k64b"), as(col("qv"), "qv2")}), {"qk64"}, {"k64b"}),
       "j_of_j");
   return b.check();
+}
+
+// One program per fusion rule (passes/fuse_pipelines.h): chains of select/project, a
+// select/project in front of a join's left side and of a grouped and a global reduce, a
+// select after a join (residual), a semi and an anti join inside a chain, a limit fused
+// into a select, a theta join (select after product), project chains into set operations
+// and distinct, and barriers (sort, two consumers, product inputs, outputs).
+inline Program fusion_program() {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}, {"f", Type::F64}, {"s", Type::String}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"qv", Type::I64}});
+  auto chain = r.select(col("k") > 3).select(col("v") % 2 == 0).project(
+      {"k", as(col("v") * 3 + 1, "v3"), as(col("f") / 2.0, "f2")});
+  b.output(chain, "chain");
+  b.output(r.select(col("f") < 2.5).project({"k", as(col("v") / 3, "d")}).join(q, {"k"}, {"qk"}),
+           "into_join");
+  b.output(r.join(q, {"k"}, {"qk"}).select(col("qv") > col("v")).project({"k", as(col("qv") - col("v"), "diff")}),
+           "after_join");
+  b.output(r.select(col("k") < 10).project({as(col("v") * 2, "x"), "f"}).reduce({}, {sum(col("x"), "sx"), max(col("f"), "mf"), count("n")}),
+           "global_reduce");
+  b.output(r.project({"k", as(col("v") + 1, "w")}).reduce({"k"}, {sum(col("w"), "sw")}), "grouped_reduce");
+  b.output(r.semi_join(q, {"k"}, {"qk"}).select(col("v") > 0).anti_join(q.select(col("qv") < 0), {"k"}, {"qk"})
+               .project({"k", "s"}),
+           "semi_anti");
+  b.output(r.sort({"k"}).select(col("v") > 2).limit(5, 2), "select_limit");
+  b.output(r.project({"k", "v"}).product(q.select(col("qk") < 3)).select(col("k") < col("qk")), "theta");
+  b.output(r.project({as(col("k") + 1, "u")}).union_with(q.project({"qk"})), "set_of_projects");
+  b.output(r.project({as(col("k") * 2, "u")}).distinct(), "distinct_of_project");
+  auto shared = r.select(col("k") > 0);
+  b.output(shared.project({"k"}), "shared_a");
+  b.output(shared.project({"v"}), "shared_b");
+  return b.check();
+}
+
+// Empty when every kernel of the pipeline's plan contains exactly the operators that
+// fuse_pipelines grouped into it: a fused node runs only in kernels of its group's node
+// (the last operator a kernel lists), and a kernel lists a fused node only if the node's
+// group is that kernel's; every fused node runs in some kernel, except projects in a
+// group that runs none (only passed-through columns). Otherwise a description of the first disagreement.
+inline std::string kernel_group_mismatch(const passes::PipelineResult& r) {
+  const auto& pn = r.physical.nodes;
+  std::vector<bool> seen(pn.size(), false);
+  for (const auto& step : r.plan.steps) {
+    const auto* l = std::get_if<rt::Launch>(&step);
+    if (!l || l->nodes.empty()) continue;
+    const int32_t group = l->nodes.back();
+    for (size_t i = 0; i + 1 < l->nodes.size(); ++i) {
+      const auto& p = pn.at(static_cast<size_t>(l->nodes[i]));
+      if (!p.fused || p.kernel != group)
+        return fmt::format("kernel {} runs n{}, which fuse_pipelines put in the kernel of n{}{}",
+                           l->kernel, l->nodes[i], p.kernel, p.fused ? "" : " (not fused)");
+      seen[static_cast<size_t>(l->nodes[i])] = true;
+    }
+  }
+  // A project chain whose group keeps only passed-through attributes runs no kernel at
+  // all: its consumer reads the columns it passes through.
+  std::vector<bool> launched(pn.size(), false);
+  for (const auto& step : r.plan.steps)
+    if (const auto* l = std::get_if<rt::Launch>(&step); l && l->node >= 0)
+      launched[static_cast<size_t>(l->nodes.empty() ? l->node : l->nodes.back())] = true;
+  auto renames_only = [&](size_t i) {
+    const Node& n = r.physical.program.node(static_cast<NodeId>(i));
+    return n.kind == OpKind::Project && !launched[static_cast<size_t>(pn[i].kernel)];
+  };
+  for (size_t i = 0; i < pn.size(); ++i)
+    if (pn[i].fused && !seen[i] && !renames_only(i))
+      return fmt::format("n{} {} is fused into the kernel of n{} {}, but no kernel runs it", i,
+                         op_kind_name(r.physical.program.node(static_cast<NodeId>(i)).kind),
+                         pn[i].kernel, op_kind_name(r.physical.program.node(pn[i].kernel).kind));
+  return "";
 }
 
 }  // namespace ranc::testing

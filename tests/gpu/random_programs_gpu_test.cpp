@@ -1,21 +1,29 @@
-// Seeded random programs (random operator chains over random small relations, valid by
-// construction) run on the GPU and compared with the CPU reference. 50 batches of 20
-// chains: each batch is one program with 20 outputs, so one NVRTC compile per batch.
-// A failure prints the batch seed and the chain (output) name; RANC_SEED=<n> changes the
-// base seed, RANC_RANDOM_BATCHES=<n> the number of batches. The join algorithm follows
-// the batch seed (auto, hash, sort-merge in turn).
+// Seeded random programs (random operator chains of 3 to 8 operators over random small
+// relations, valid by construction) run on the GPU fused and unfused and compared with the
+// CPU reference. 200 batches of 25 chains (5000 programs): each batch is one program with
+// 25 outputs, compiled once fused and once unfused; all units are compiled up front on
+// every core (NVRTC is thread-safe; the shared precompiled header is off for that), then
+// run one by one. A failure prints the batch seed and the chain (output) name;
+// RANC_SEED=<n> changes the base seed, RANC_RANDOM_BATCHES=<n> the number of batches,
+// RANC_RANDOM_CHAINS=<n> the chains per batch. The join algorithm follows the batch seed
+// (auto, hash, sort-merge in turn).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <optional>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <thread>
 
 #include "gpu_test_util.h"
 #include "ranc/dsl.h"
+#include "test_programs.h"
+#include "ranc/runtime/device.h"
+#include "ranc/runtime/executor.h"
 
 namespace ranc::gputest {
 namespace {
@@ -65,7 +73,7 @@ class Generator {
     b_ = {b.input("B", schema_b().attributes), schema_b().attributes, false};
     for (int c = 0; c < chains; ++c) {
       Cur cur = pick(0, 1) ? a_ : b_;
-      int ops = static_cast<int>(pick(1, 4));
+      int ops = static_cast<int>(pick(3, 8));
       for (int k = 0; k < ops; ++k) cur = step(cur);
       b.output(cur.rel, fmt::format("chain{}", c));
     }
@@ -249,9 +257,12 @@ uint64_t base_seed() {
 }
 int batches() {
   const char* s = std::getenv("RANC_RANDOM_BATCHES");
-  return s ? std::atoi(s) : 50;
+  return s ? std::atoi(s) : 200;
 }
-constexpr int kChains = 20;
+int chains() {
+  const char* s = std::getenv("RANC_RANDOM_CHAINS");
+  return s ? std::atoi(s) : 25;
+}
 
 // The join algorithm of a batch, from its seed so that RANC_SEED reproduces it: auto,
 // hash and sort-merge in turn.
@@ -280,7 +291,7 @@ std::optional<Batch> make_batch(int k) {
   Generator g(seed);
   Inputs in = g.make_inputs();
   ProgramBuilder b;
-  g.build(b, kChains);
+  g.build(b, chains());
   try {
     return Batch{seed, std::move(in), b.check()};
   } catch (const UserError& e) {
@@ -295,36 +306,88 @@ TEST(RandomPrograms, AreValidByConstruction) {
     if (!batch) continue;
     const uint64_t seed = batch->seed;
     const Program& p = batch->program;
-    EXPECT_NO_THROW(codegen::generate_plan(p, batch_options(seed))) << "seed " << seed;
+    // Fused and unfused, and every kernel holds exactly its fused group.
+    for (bool fusion : {true, false}) {
+      codegen::CodegenOptions o = batch_options(seed);
+      o.fusion = fusion;
+      try {
+        passes::PipelineResult r = passes::run_pipeline(p, o);
+        EXPECT_EQ(testing::kernel_group_mismatch(r), "") << "seed " << seed << "\n"
+                                                         << print_program(p);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "seed " << seed << (fusion ? " fused: " : " unfused: ") << e.what();
+      }
+    }
   }
 }
 
 TEST(RandomPrograms, MatchTheReferenceOnTheGpu) {
   RANC_REQUIRE_GPU();
-  int failures = 0;
+  const int arch = rt::find_gpu(0)->arch();
+  std::vector<Batch> all;
+  std::vector<rt::Plan> plans;  // per batch: fused, unfused
   for (int k = 0; k < batches(); ++k) {
     std::optional<Batch> batch = make_batch(k);
     if (!batch) continue;
-    const uint64_t seed = batch->seed;
-    const Program& p = batch->program;
-    const Inputs& in = batch->inputs;
-    auto t0 = std::chrono::steady_clock::now();
-    const codegen::CodegenOptions options = batch_options(seed);
-    std::string diff = run_and_compare(p, in, options);
-    std::printf("batch %d (RANC_SEED=%llu, %s joins): %s in %.1f s\n", k,
+    codegen::CodegenOptions o = batch_options(batch->seed);
+    plans.push_back(codegen::generate_plan(batch->program, o));
+    o.fusion = false;
+    plans.push_back(codegen::generate_plan(batch->program, o));
+    all.push_back(std::move(*batch));
+  }
+  // Compile every unit on every core into the kernel cache; the runs below hit it.
+  auto t0 = std::chrono::steady_clock::now();
+  if (!std::getenv("RANC_JIT_PCH")) setenv("RANC_JIT_PCH", "off", 1);
+  std::atomic<size_t> next{0};
+  std::atomic<int> compile_failures{0};
+  std::vector<std::thread> pool;
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < plans.size();) {
+        try {
+          (void)rt::compile_plan(plans[i], arch, rt::KernelCache::global());
+        } catch (const std::exception& e) {
+          ++compile_failures;
+          std::printf("compile of batch %zu (%s) failed: %s\n", i / 2, i % 2 ? "unfused" : "fused",
+                      e.what());
+        }
+      }
+    });
+  for (auto& t : pool) t.join();
+  std::printf("compiled %zu units on %u threads in %.1f s\n", plans.size(), threads,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  EXPECT_EQ(compile_failures.load(), 0);
+  int failures = 0;
+  for (size_t k = 0; k < all.size(); ++k) {
+    const Batch& batch = all[k];
+    const uint64_t seed = batch.seed;
+    auto t1 = std::chrono::steady_clock::now();
+    codegen::CodegenOptions options = batch_options(seed);
+    std::string diff = run_and_compare(batch.program, batch.inputs, options);
+    options.fusion = false;
+    std::string diff_unfused = run_and_compare(batch.program, batch.inputs, options);
+    const bool ok = diff.empty() && diff_unfused.empty();
+    std::printf("batch %zu (RANC_SEED=%llu, %s joins): %s in %.2f s\n", k,
                 static_cast<unsigned long long>(seed), join_name(options),
-                diff.empty() ? "ok" : "MISMATCH",
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+                ok                ? "ok"
+                : diff.empty()    ? "MISMATCH unfused"
+                : diff_unfused.empty() ? "MISMATCH fused"
+                                  : "MISMATCH fused and unfused",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count());
     std::fflush(stdout);
-    if (!diff.empty()) {
+    if (!ok) {
       ++failures;
-      ADD_FAILURE() << "RANC_SEED=" << seed << " RANC_RANDOM_BATCHES=1 (" << join_name(options)
-                    << " joins): " << diff << "\n"
-                    << print_program(p);
+      ADD_FAILURE() << "RANC_SEED=" << seed << " RANC_RANDOM_BATCHES=1 RANC_RANDOM_CHAINS="
+                    << chains() << " (" << join_name(options) << " joins):\n  fused: "
+                    << (diff.empty() ? "ok" : diff)
+                    << "\n  unfused: " << (diff_unfused.empty() ? "ok" : diff_unfused) << "\n"
+                    << print_program(batch.program);
     }
   }
-  std::printf("random programs: %d batches x %d chains, %d failing batches\n", batches(), kChains,
-              failures);
+  std::printf("random programs: %zu batches x %d chains of 3-8 operators, fused and unfused, %d "
+              "failing batches\n",
+              all.size(), chains(), failures);
 }
 
 }  // namespace

@@ -198,19 +198,23 @@ TEST_P(TpchRaGpu, MatchesSqlite) {
   load_ra_query(q, d.tables, rq);
   if (HasFatalFailure()) return;
 
-  rt::Plan plan = codegen::generate_plan(rq.checked);
   std::map<std::string, const HostRelation*> inputs;
   for (const auto& [name, rel] : rq.inputs) inputs[name] = &rel;
   static rt::Executor* executor = new rt::Executor();  // one per run: its pool and modules
-  rt::RunResult r;
-  try {
-    r = executor->run(plan, inputs);
-  } catch (const UserError& e) {
-    FAIL() << "Q" << q.number << ": the GPU run failed:\n"
-           << render_diagnostics(e, rq.parsed.source);
+  // Fused (the default) and unfused: the same results.
+  for (bool fusion : {true, false}) {
+    rt::Plan plan = codegen::generate_plan(rq.checked, {.fusion = fusion});
+    rt::RunResult r;
+    try {
+      r = executor->run(plan, inputs);
+    } catch (const UserError& e) {
+      FAIL() << "Q" << q.number << (fusion ? " fused" : " unfused") << ": the GPU run failed:\n"
+             << render_diagnostics(e, rq.parsed.source);
+    }
+    ASSERT_EQ(r.outputs.size(), 1u);
+    expect_matches_sqlite(q, d.sqlite_result(q), r.outputs[0].second,
+                          fusion ? "GPU fused" : "GPU unfused");
   }
-  ASSERT_EQ(r.outputs.size(), 1u);
-  expect_matches_sqlite(q, d.sqlite_result(q), r.outputs[0].second, "GPU");
 #endif
 }
 

@@ -34,6 +34,10 @@ bool can_fail(const ExprPtr& e) {
   return false;
 }
 
+bool is_inner_join(const Node& n) {
+  return n.kind == OpKind::Join && n.join_kind == JoinKind::Inner;
+}
+
 // Longest chain of operators one view may hold: beyond it the chain is materialised,
 // which bounds the size of the generated member functions.
 constexpr int kMaxChain = 16;
@@ -61,11 +65,15 @@ class Fuser {
       if (cs.size() != 1) continue;
       p.fused = accepts(prog_.node(cs[0].first), cs[0].second, s);
     }
-    // kernel: the first node downstream that is not fused (whose kernel runs the chain).
+    // kernel: the node whose kernels run the chain: an inner join for the chains in front
+    // of it (its count or partitioning stage streams them), otherwise the first node
+    // downstream that is not fused.
     for (size_t i = prog_.size(); i-- > 0;) {
       PhysicalNode& p = plan_.nodes[i];
-      p.kernel = p.fused ? plan_.nodes[static_cast<size_t>(consumers_[i][0].first)].kernel
-                         : static_cast<NodeId>(i);
+      p.kernel = static_cast<NodeId>(i);
+      if (!p.fused) continue;
+      const Node& c = prog_.node(consumers_[i][0].first);
+      p.kernel = is_inner_join(c) ? c.id : plan_.nodes[static_cast<size_t>(c.id)].kernel;
     }
   }
 

@@ -61,7 +61,9 @@ void verify_physical(const PhysicalPlan& pp) {
     internal_check(uses[static_cast<size_t>(n.id)] == 1,
                    fmt::format("fuse_pipelines: fused n{} has {} consumers", n.id,
                                uses[static_cast<size_t>(n.id)]));
-    internal_check(pp.nodes[static_cast<size_t>(consumer[static_cast<size_t>(n.id)])].kernel == p.kernel,
+    const Node& c = pp.program.node(consumer[static_cast<size_t>(n.id)]);
+    const bool inner_join = c.kind == OpKind::Join && c.join_kind == JoinKind::Inner;
+    internal_check(p.kernel == (inner_join ? c.id : pp.nodes[static_cast<size_t>(c.id)].kernel),
                    fmt::format("fuse_pipelines: n{} is not in its consumer's kernel", n.id));
   }
 }

@@ -50,8 +50,9 @@ struct PhysicalNode {
   Order compare_keys;
   codegen::JoinAlgorithm join = codegen::JoinAlgorithm::SortMerge;
   // Set by fuse_pipelines (passes/fuse_pipelines.h): the output is not materialised but
-  // handed to its one consumer as a view, so this operator runs inside `kernel`, the
-  // node whose kernel streams it. Otherwise `kernel` is the node itself.
+  // handed to its one consumer as a view, so this operator runs inside the kernels of
+  // `kernel`: the inner join it feeds (its count or partitioning stage), or else the
+  // first unfused node downstream. Otherwise `kernel` is the node itself.
   bool fused = false;
   NodeId kernel = -1;
 };

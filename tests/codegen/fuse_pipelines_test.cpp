@@ -1,0 +1,227 @@
+// fuse_pipelines and the pass runner (no GPU): Before (program) / Expected (physical
+// plan with the kernel groups), each test stating the rule it checks; the kernels of
+// every plan contain exactly the operators the pass grouped (kernel_group_mismatch).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "ranc/codegen/codegen.h"
+#include "ranc/dsl.h"
+#include "ranc/passes/fuse_pipelines.h"
+#include "ranc/passes/pass_runner.h"
+#include "test_programs.h"
+
+namespace ranc {
+namespace {
+
+using codegen::CodegenOptions;
+using codegen::JoinAlgorithm;
+
+passes::PipelineResult pipeline(const Program& p, CodegenOptions o = {}) {
+  return passes::run_pipeline(p, o);
+}
+std::string physical(const Program& p, CodegenOptions o = {}) {
+  return passes::print_physical_plan(pipeline(p, o).physical);
+}
+int launches(const rt::Plan& plan) {
+  int n = 0;
+  for (const auto& s : plan.steps) n += std::holds_alternative<rt::Launch>(s) ? 1 : 0;
+  return n;
+}
+
+// Thread-level: a chain of selects and projects is one kernel (the last project's
+// materialisation), and no intermediate buffer is allocated for it.
+TEST(FusePipelines, SelectProjectChainIsOneKernel) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I32}});
+  b.output(r.select(col("k") < 5).select(col("v") > 1).project({as(col("k") + col("v"), "s")}), "o");
+  auto res = pipeline(b.check());
+  EXPECT_EQ(passes::print_physical_plan(res.physical),
+            "n0 input()\n"
+            "n1 select(n0) fused into n3\n"
+            "n2 select(n1) fused into n3\n"
+            "n3 project(n2)\n"
+            "n4 output(n3)\n");
+  // The tile-state init and the one SelectAgent kernel.
+  EXPECT_EQ(launches(res.plan), 2) << codegen::describe_plan(res.plan);
+  EXPECT_NE(res.plan.source.find("n3_select_select_project("), std::string::npos);
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+  // Unfused: a select kernel for each select (with its init) and a map for the project.
+  auto off = pipeline(b.check(), {.fusion = false});
+  EXPECT_EQ(launches(off.plan), 5);
+  EXPECT_EQ(passes::print_physical_plan(off.physical).find("fused"), std::string::npos);
+}
+
+// Block-level: a select/project in front of a join fuses into its input loading (the
+// left side of a sort-merge join, both sides of a hash join); a select after a join
+// joins its output stage (the residual).
+TEST(FusePipelines, SelectsAroundJoins) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::I64}});
+  b.output(r.select(col("v") > 1)
+               .join(q.select(col("w") < 9), {"k"}, {"qk"})
+               .select(col("v") < col("w"))
+               .project({"k", as(col("w") - col("v"), "d")}),
+           "o");
+  Program p = b.check();
+  // Sort-merge: the right side is sorted (a barrier: its select is materialised).
+  EXPECT_EQ(physical(p, {.join = JoinAlgorithm::SortMerge}),
+            "n0 input()\n"
+            "n1 input()\n"
+            "n2 select(n0) fused into n5\n"
+            "n3 select(n1)\n"
+            "n4 sort(n3) by [qk] (inserted) order [qk]\n"
+            "n5 join(n2, n4) fused into n7\n"
+            "n6 select(n5) fused into n7\n"
+            "n7 project(n6)\n"
+            "n8 output(n7)\n");
+  // Hash: both sides stream into the partitioning.
+  EXPECT_EQ(physical(p, {.join = JoinAlgorithm::Hash}),
+            "n0 input()\n"
+            "n1 input()\n"
+            "n2 select(n0) fused into n4\n"
+            "n3 select(n1) fused into n4\n"
+            "n4 join(n2, n3) hash fused into n6\n"
+            "n5 select(n4) fused into n6\n"
+            "n6 project(n5)\n"
+            "n7 output(n6)\n");
+  for (JoinAlgorithm j : {JoinAlgorithm::SortMerge, JoinAlgorithm::Hash}) {
+    auto res = pipeline(p, {.join = j});
+    EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+    EXPECT_EQ(res.plan.source.find("n2_select("), std::string::npos);
+  }
+}
+
+// A reduce with no group keys at the end of any pipeline over rows; a grouped reduce
+// takes a fused project but not a select (a filter could leave a group empty).
+TEST(FusePipelines, ReducesAtTheEndOfPipelines) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}}, 0, {"k"});
+  b.output(r.select(col("k") > 1).project({as(col("v") * 2, "x")}).reduce({}, {sum(col("x"), "s")}),
+           "global");
+  b.output(r.project({"k", as(col("v") + 1, "w")}).reduce({"k"}, {sum(col("w"), "s")}), "grouped");
+  b.output(r.select(col("v") > 1).reduce({"k"}, {count("c")}), "grouped_filtered");
+  auto res = pipeline(b.check());
+  EXPECT_EQ(passes::print_physical_plan(res.physical),
+            "n0 input() order [k]\n"
+            "n1 select(n0) order [k] fused into n3\n"
+            "n2 project(n1) fused into n3\n"
+            "n3 reduce(n2) unique\n"
+            "n4 project(n0) order [k] fused into n5\n"
+            "n5 reduce(n4) order [k] unique\n"
+            "n6 select(n0) order [k]\n"
+            "n7 reduce(n6) order [k] unique\n"
+            "n8 output(n3) unique\n"
+            "n9 output(n5) order [k] unique\n"
+            "n10 output(n7) order [k] unique\n");
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+  EXPECT_NE(res.plan.source.find("GlobalReduceAgent"), std::string::npos);
+}
+
+// A limit fuses into the select before it (one compaction that writes only the window);
+// its size is host arithmetic, not a read-back kernel.
+TEST(FusePipelines, LimitIntoItsProducer) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}}, 0, {"k"});
+  b.output(r.select(col("k") > 1).limit(10, 3), "o");
+  auto res = pipeline(b.check());
+  EXPECT_EQ(passes::print_physical_plan(res.physical),
+            "n0 input() order [k]\n"
+            "n1 select(n0) order [k] fused into n2\n"
+            "n2 limit(n1) order [k]\n"
+            "n3 output(n2) order [k]\n");
+  EXPECT_NE(res.plan.source.find("n2_select_limit("), std::string::npos);
+  EXPECT_EQ(res.plan.source.find("ranc_limit_count<<<"), std::string::npos);
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+}
+
+// Barriers: nothing fuses into a sort, an output, a product's inputs, or across a node
+// with two consumers; a view that filters does not reach consumers that read rows at
+// random (set operations, distinct, a sort-merge join's right side).
+TEST(FusePipelines, NothingFusesAcrossBarriers) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto q = b.input("q", {{"qk", Type::I32}});
+  auto shared = r.select(col("k") > 0);
+  b.output(shared.sort({"k"}), "sorted");
+  b.output(shared.project({"v"}), "projected");
+  b.output(r.select(col("v") > 0).project({"k"}).union_with(q), "union");
+  b.output(r.project({"k"}).product(q), "product");
+  auto res = pipeline(b.check());
+  const std::string text = passes::print_physical_plan(res.physical);
+  EXPECT_EQ(text,
+            "n0 input()\n"
+            "n1 input()\n"
+            "n2 select(n0)\n"
+            "n3 sort(n2) by [k, v] order [k, v]\n"
+            "n4 project(n2)\n"
+            "n5 select(n0) fused into n6\n"
+            "n6 project(n5)\n"
+            "n7 sort(n6) by [k] (inserted) order [k]\n"
+            "n8 sort(n1) by [qk] (inserted) order [qk]\n"
+            "n9 union(n7, n8) order [k] unique\n"
+            "n10 project(n0)\n"
+            "n11 product(n10, n1)\n"
+            "n12 output(n3) order [k, v]\n"
+            "n13 output(n4)\n"
+            "n14 output(n9) order [k] unique\n"
+            "n15 output(n11)\n")
+      << text;
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+}
+
+// Every rule at once, and the operator programs: the kernels contain exactly the
+// operators the pass grouped, with either join algorithm; without fusion nothing is.
+TEST(FusePipelines, KernelsHoldTheirGroups) {
+  for (const Program& p : {testing::fusion_program(), testing::operators_program(),
+                           testing::expressions_program(), testing::hash_join_program()})
+    for (JoinAlgorithm j : {JoinAlgorithm::SortMerge, JoinAlgorithm::Hash}) {
+      auto res = pipeline(p, {.join = j});
+      EXPECT_EQ(testing::kernel_group_mismatch(res), "") << print_program(p);
+      auto off = pipeline(p, {.join = j, .fusion = false});
+      EXPECT_EQ(testing::kernel_group_mismatch(off), "");
+      for (const auto& n : off.physical.nodes) EXPECT_FALSE(n.fused);
+    }
+  auto res = pipeline(testing::fusion_program());
+  EXPECT_NE(passes::print_fusion(res.physical), "");
+}
+
+// The pass runner: the passes in order with timings, a dump after any pass, switches
+// for the optional passes, errors for unknown or required ones, RANC_NO_FUSION.
+TEST(PassRunner, RunsTheListTimesDumpsAndSwitches) {
+  Program p = testing::fusion_program();
+  auto res = pipeline(p, {.dump_after = "fuse_pipelines"});
+  ASSERT_EQ(res.passes.size(), 4u);
+  EXPECT_EQ(res.passes[0].name, "plan_sort_orders");
+  EXPECT_EQ(res.passes[1].name, "fuse_pipelines");
+  EXPECT_EQ(res.passes[2].name, "lower");
+  EXPECT_EQ(res.passes[3].name, "insert_frees");
+  for (const auto& r : res.passes) EXPECT_TRUE(r.ran) << r.name;
+  EXPECT_NE(res.dump.find("fused into"), std::string::npos);
+  EXPECT_NE(res.dump.find("kernel of n"), std::string::npos);
+  auto lowered = pipeline(p, {.dump_after = "lower"});
+  EXPECT_EQ(lowered.dump.find("free "), std::string::npos);  // before insert_frees
+  auto freed = pipeline(p, {.dump_after = "insert_frees"});
+  EXPECT_NE(freed.dump.find("free "), std::string::npos);
+
+  auto no_frees = pipeline(p, {.disabled_passes = {"insert_frees"}});
+  EXPECT_FALSE(no_frees.passes[3].ran);
+  for (const auto& s : no_frees.plan.steps) EXPECT_FALSE(std::holds_alternative<rt::Free>(s));
+  auto no_fuse = pipeline(p, {.disabled_passes = {"fuse_pipelines"}});
+  EXPECT_FALSE(no_fuse.passes[1].ran);
+  EXPECT_EQ(passes::print_physical_plan(no_fuse.physical).find("fused"), std::string::npos);
+
+  EXPECT_THROW(pipeline(p, {.disabled_passes = {"lower"}}), InternalError);
+  EXPECT_THROW(pipeline(p, {.disabled_passes = {"no_such_pass"}}), InternalError);
+  EXPECT_THROW(pipeline(p, {.dump_after = "no_such_pass"}), InternalError);
+
+  setenv("RANC_NO_FUSION", "1", 1);
+  auto env_off = pipeline(p);
+  unsetenv("RANC_NO_FUSION");
+  EXPECT_EQ(passes::print_physical_plan(env_off.physical).find("fused"), std::string::npos);
+  EXPECT_NE(passes::print_physical_plan(pipeline(p).physical).find("fused"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ranc
