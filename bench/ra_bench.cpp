@@ -102,8 +102,15 @@ void print_row(const Measurement& m, double copy_gbps, const char* who) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // "ra_bench chains 28": only the fused operator chains.
+  bool chains_only = false;
   std::vector<int> log_sizes;
-  for (int i = 1; i < argc; ++i) log_sizes.push_back(std::atoi(argv[i]));
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "chains")
+      chains_only = true;
+    else
+      log_sizes.push_back(std::atoi(argv[i]));
+  }
   if (log_sizes.empty()) log_sizes = {26, 28};
   std::string dev = bench::device_name();
   if (dev.empty()) {
@@ -118,7 +125,8 @@ int main(int argc, char** argv) {
     const double copy_gbps = copy.gbps();
     std::printf("\nn = 2^%d tuples (i32 key, i32 value); copy of %zu MB: %.1f GB/s (read+write)\n",
                 lg, n * 8 >> 20, copy_gbps);
-    std::vector<Measurement> base = bench::run_thrust_baselines(n);
+    std::vector<Measurement> base;
+    if (!chains_only) base = bench::run_thrust_baselines(n);
     std::map<std::string, Measurement> base_by_op;
     for (auto& m : base) base_by_op[m.op] = m;
 
@@ -136,6 +144,7 @@ int main(int argc, char** argv) {
       if (it != base_by_op.end()) print_row(it->second, copy_gbps, "thrust");
     };
     try {
+      if (!chains_only) {
       {  // select 50%
         ProgramBuilder b;
         b.output(b.input("r", kv("k", "v", 0).attributes).select(col("k") < (1 << 30)), "out");
@@ -239,6 +248,7 @@ int main(int argc, char** argv) {
         RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
         report("sort pairs", rr.seconds, 16.0 * n, n);
       }
+      }  // !chains_only
       // Fused operator chains: ranc fused (the default), ranc unfused (--no-fusion: every
       // intermediate in device memory) and the Thrust operator-at-a-time chain.
       std::printf("\n  chains (fused / unfused / thrust), n = 2^%d:\n", lg);

@@ -115,7 +115,17 @@ class Planner {
   std::pair<NodeId, Order> grouped(NodeId input, const std::vector<int32_t>& set) {
     auto keys = distinct_in_order(set);
     if (groups_by(phys(input).order, keys)) return {input, prefix(phys(input).order, keys.size())};
-    Order o = ascending(keys);
+    // The sort keeps the part of the input's order made of keys of the set (a distinct
+    // after a sort and a project must keep the sort's order), then the rest ascending.
+    Order o;
+    std::set<int32_t> used;
+    for (const auto& k : phys(input).order) {
+      if (std::find(keys.begin(), keys.end(), k.index) == keys.end()) break;
+      o.push_back(k);
+      used.insert(k.index);
+    }
+    for (int32_t k : keys)
+      if (!used.count(k)) o.push_back({k, false});
     return {insert_sort(input, o), o};
   }
 
