@@ -203,5 +203,35 @@ TEST_F(CliTest, ExplainShowsGraphAndPlan) {
   EXPECT_EQ(out_.rfind("digraph ranc {", 0), 0u) << out_;
 }
 
+// The kernels with their fused operators, --no-fusion, the plan after a pass, and the
+// Graphviz clusters per kernel; an unknown pass is a usage error.
+TEST_F(CliTest, ExplainShowsFusedKernelsAndPasses) {
+  std::string prog = write("sum.ra",
+                           "input r(k i32, v i64);\n"
+                           "s = r |> select k > 3 |> project v * 2 as w |> reduce total = sum(w);\n"
+                           "output s;\n");
+  ASSERT_EQ(run({"explain", prog}), kOk) << err_;
+  EXPECT_NE(out_.find("== kernels =="), std::string::npos) << out_;
+  EXPECT_NE(out_.find("n3_select_project_reduce: n1 select, n2 project, n3 reduce"),
+            std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("n1 select(n0) fused into n3"), std::string::npos) << out_;
+  ASSERT_EQ(run({"explain", prog, "--no-fusion"}), kOk) << err_;
+  EXPECT_EQ(out_.find("fused into"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("n1_select: n1 select"), std::string::npos) << out_;
+  ASSERT_EQ(run({"explain", prog, "--after=fuse_pipelines"}), kOk) << err_;
+  EXPECT_EQ(out_.rfind("== plan after fuse_pipelines ==", 0), 0u) << out_;
+  EXPECT_NE(out_.find("kernel of n3: n1 select, n2 project, n3 reduce"), std::string::npos) << out_;
+  ASSERT_EQ(run({"explain", prog, "--after=insert_frees"}), kOk) << err_;
+  EXPECT_NE(out_.find("free b"), std::string::npos) << out_;
+  ASSERT_EQ(run({"explain", "--dot", prog}), kOk) << err_;
+  EXPECT_NE(out_.find("subgraph cluster_k3"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("[style=dashed]"), std::string::npos) << out_;
+  EXPECT_EQ(run({"explain", prog, "--after=optimise"}), kUsageError);
+  EXPECT_NE(err_.find("--after expects one of plan_sort_orders"), std::string::npos) << err_;
+  ASSERT_EQ(run({"emit", prog, "--no-fusion"}), kOk) << err_;
+  EXPECT_NE(out_.find("n1_select("), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ranc::cli
