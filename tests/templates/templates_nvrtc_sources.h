@@ -202,7 +202,7 @@ extern "C" __global__ void __launch_bounds__(H::block_threads) h_hist32(const in
 extern "C" __global__ void __launch_bounds__(H::block_threads) h_scatter32(const int* k, const double* p, double* tp, long long n,
     long long bits, const long long* hist, unsigned int* okeys, unsigned int* orows) {
   __shared__ typename HashPartitionAgent<H>::TempStorage temp;
-  HashPartitionAgent<H>::scatter(temp, n, Key32{k}, bits, hist, okeys, orows, MovePay{p, tp}); }
+  HashPartitionAgent<H>::scatter(temp, n, Key32{k}, bits, hist, okeys, orows, AlwaysTrue{}, MovePay{p, tp}); }
 extern "C" __global__ void __launch_bounds__(H::block_threads) h_hist64(const double* k, long long n, long long bits, long long* hist) {
   __shared__ typename HashPartitionAgent<H>::TempStorage temp;
   HashPartitionAgent<H>::histogram(temp, n, Key64{k}, bits, hist); }
