@@ -245,17 +245,8 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
   v.source = RowView::Source::HashJoin;
   KernelParams& d = v.deps;
   std::vector<Type> types;
-  auto attr = [&](const DeviceRelation& X, size_t c, std::string_view row) {
-    const std::string fn = fmt::format("v{}_a{}", n.id, types.size());
-    d.add_member(fn, fmt::format("  __device__ __forceinline__ {} {}(long long i, long long j) "
-                                 "const {{ return {}; }}\n",
-                                 value_ctype(X.types[c]), fn, LoweringContext::load(d, X, c, row)));
-    v.attrs.push_back(ViewAttr{-1, fn});
-    types.push_back(X.types[c]);
-  };
   const std::vector<int32_t> right_rest = hj.rest_of_right();
-  for (size_t c = 0; c < L.types.size(); ++c) attr(L, c, "i");
-  for (int32_t c : right_rest) attr(R, static_cast<size_t>(c), "j");
+  add_join_attrs(v, types, n.id, L, R, right_rest);
   if (n.predicate.ptr()) {
     std::string pred = ctx.expr(n.predicate.ptr(), d, [&](int32_t c) {
       if (static_cast<size_t>(c) < L.types.size())

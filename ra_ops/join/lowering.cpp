@@ -185,16 +185,7 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   v.source = RowView::Source::MergeJoin;
   KernelParams& d = v.deps;
   std::vector<Type> types;
-  auto attr = [&](const DeviceRelation& X, size_t c, std::string_view row) {
-    const std::string fn = fmt::format("v{}_a{}", n.id, types.size());
-    d.add_member(fn, fmt::format("  __device__ __forceinline__ {} {}(long long i, long long j) "
-                                 "const {{ return {}; }}\n",
-                                 value_ctype(X.types[c]), fn, LoweringContext::load(d, X, c, row)));
-    v.attrs.push_back(ViewAttr{-1, fn});
-    types.push_back(X.types[c]);
-  };
-  for (size_t c = 0; c < L.types.size(); ++c) attr(L, c, "i");
-  for (int32_t c : jc.right_rest) attr(R, static_cast<size_t>(c), "j");
+  add_join_attrs(v, types, n.id, L, R, jc.right_rest);
   if (residual) {
     std::string m = jc.members(ctx, d, fmt::format("v{}_", n.id));
     const std::string fn = fmt::format("v{}_keep", n.id);

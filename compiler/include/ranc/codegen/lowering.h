@@ -465,6 +465,24 @@ class LoweringContext {
   }
 };
 
+// The attributes of a join's output view (handle: left row i, right row j): the left
+// input's, then the right input's `right_rest` columns, as members v<id>_a<k>(i, j).
+inline void add_join_attrs(RowView& v, std::vector<Type>& types, NodeId id,
+                           const DeviceRelation& L, const DeviceRelation& R,
+                           const std::vector<int32_t>& right_rest) {
+  auto attr = [&](const DeviceRelation& X, size_t c, std::string_view row) {
+    const std::string fn = fmt::format("v{}_a{}", id, types.size());
+    v.deps.add_member(fn, fmt::format("  __device__ __forceinline__ {} {}(long long i, long long j) "
+                                      "const {{ return {}; }}\n",
+                                      value_ctype(X.types[c]), fn,
+                                      LoweringContext::load(v.deps, X, c, row)));
+    v.attrs.push_back(ViewAttr{-1, fn});
+    types.push_back(X.types[c]);
+  };
+  for (size_t c = 0; c < L.types.size(); ++c) attr(L, c, "i");
+  for (int32_t c : right_rest) attr(R, static_cast<size_t>(c), "j");
+}
+
 // One lowering per operator (ra_ops/<op>/lowering.cpp).
 void lower_input(LoweringContext& ctx, const Node& n);
 void lower_output(LoweringContext& ctx, const Node& n);
