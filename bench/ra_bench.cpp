@@ -256,9 +256,12 @@ int main(int argc, char** argv) {
       for (auto& m : bench::run_thrust_chains(n)) chain_base[m.op] = m;
       auto chain = [&](const std::string& op, const Program& p,
                        const std::map<std::string, rt::InputBinding>& in,
-                       const std::function<double(const RancRun&)>& bytes) {
-        RancRun fused = run_ranc(ex, p, in);
-        RancRun unfused = run_ranc(ex, p, in, {.fusion = false});
+                       const std::function<double(const RancRun&)>& bytes,
+                       codegen::CodegenOptions o = {}) {
+        RancRun fused = run_ranc(ex, p, in, o);
+        codegen::CodegenOptions off = o;
+        off.fusion = false;
+        RancRun unfused = run_ranc(ex, p, in, off);
         Measurement f{op, n, fused.seconds, bytes(fused)}, u{op, n, unfused.seconds, bytes(unfused)};
         print_row(f, copy_gbps, "fused");
         print_row(u, copy_gbps, "unfused");
@@ -331,6 +334,37 @@ int main(int argc, char** argv) {
                    "out");
           chain("join-select-reduce", b.check(), in,
                 [&](const RancRun&) { return 8.0 * n + 8.0 * npk + 8.0; });
+          // The same chains with the partitioned hash join (inputs taken as unsorted):
+          // its output is a paged list the reduce streams (plan_paged_edges.h). Paged
+          // against dense (count pass + write pass), and the page size.
+          ProgramBuilder h;
+          Rel hf = h.input("f", kv("k", "v").attributes), hs = h.input("s", kv("pk", "pv").attributes);
+          h.output(hf.join(hs, {"k"}, {"pk"})
+                       .select(col("v") % 2 == 0)
+                       .reduce({}, {sum(col("v") + col("pv"), "s")}),
+                   "out");
+          const Program hp = h.check();
+          const double hbytes = 8.0 * n + 8.0 * npk + 8.0;
+          chain("join-select-reduce hash", hp, in, [&](const RancRun&) { return hbytes; },
+                {.join = codegen::JoinAlgorithm::Hash});
+          RancRun dense = run_ranc(ex, hp, in, {.join = codegen::JoinAlgorithm::Hash, .paged = false});
+          print_row({"jsr hash", n, dense.seconds, hbytes}, copy_gbps, "dense");
+          for (int pr : {128, 256, 512, 1024, 2048, 4096, 16384}) {
+            RancRun pg = run_ranc(ex, hp, in, {.join = codegen::JoinAlgorithm::Hash, .page_rows = pr});
+            std::printf("  %-14s paged, %5d rows per page: %8.3f ms (dense %.3f ms: %.2fx)\n", "jsr hash",
+                        pr, pg.seconds * 1e3, dense.seconds * 1e3, dense.seconds / pg.seconds);
+          }
+        }
+        {
+          ProgramBuilder h;
+          Rel hf = h.input("f", kv("k", "v").attributes), hs = h.input("s", kv("pk", "pv").attributes);
+          h.output(hf.select(col("v") % 2 == 0)
+                       .project({"k", as(col("v") * 3, "w")})
+                       .join(hs, {"k"}, {"pk"}),
+                   "out");
+          chain("select-project-join hash", h.check(), in, [&](const RancRun& rr) {
+            return 8.0 * n + 8.0 * npk + 12.0 * rows(rr);
+          }, {.join = codegen::JoinAlgorithm::Hash});
         }
         df.free();
         dp.free();

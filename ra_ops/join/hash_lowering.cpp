@@ -16,6 +16,10 @@
 //                      pass the residual -> ScanInt64 -> read the total.
 //   n<id>_hash_write:  the same, writing every output attribute of each match from the
 //                      original (left row, right row) directly into the output columns.
+// Or, when plan_paged_edges makes the output a paged list (its consumers all stream it):
+//   n<id>_hash_paged:  one pass (build, probe, write into pages claimed per block) after
+//                      reading back the left rows kept, the capacity estimate; the runtime
+//                      reruns it once with exact capacity if the matches need more pages.
 // The join's output is a view over the matches (left row, right row), so select and
 // project stages after the join are evaluated in the count and write kernels (a select
 // joins the residual); the two kernels are emitted when the view is materialised. Either
@@ -178,6 +182,94 @@ struct HashJoinCode {
   LaunchShape join_launch() const {
     return LaunchShape{rt::SizeExpr::slot(parts), 1, ctx.policy_threads("HashJoin"), false};
   }
+
+  // The functor member that writes every output attribute of the match at partitioned
+  // positions (lpos, rpos) to output row (or page handle) o of `out`.
+  std::string emit_member(KernelParams& p, const DeviceRelation& view,
+                          const DeviceRelation& out) const {
+    std::string lr = p.buffer(left.rows, "unsigned int"), rr = p.buffer(right.rows, "unsigned int");
+    return fmt::format(
+        "  __device__ __forceinline__ void emit(long long lpos, long long rpos, long long o) "
+        "const {{\n    const long long i = {}[lpos], j = {}[rpos];\n{}  }}\n",
+        lr, rr, ctx.copy_row(p, view, "i, j", out, "o"));
+  }
+
+  // One pass writing a paged list (paged.cuh): build and probe each partition once,
+  // each block claiming pages for its matches. The capacity estimate is the left rows
+  // the partitioning kept (a foreign-key join's output at most) plus one partial page
+  // per partition; when the matches need more, the runtime grows the pages to the
+  // exact count the first run claimed and runs the kernel again (rt::Regrow).
+  DeviceRelation write_paged(const DeviceRelation& rel) {
+    const RowView& v = *rel.view;
+    const NodeId id = n.id;
+    const Node& last = ctx.program().node(v.nodes.back());
+    const std::string ops = v.op_names(ctx.program());
+    const int64_t R = ctx.options().page_rows;
+    rt::SlotId kept_at = ctx.new_slot();
+    ctx.step(rt::SetSize{kept_at, rt::SizeExpr{0, {rt::SizeTerm{1, {parts, left.tiles}}}}});
+    const rt::SlotId kept = ctx.read_element(id, left.offsets, kept_at);
+    const rt::SlotId cap = ctx.new_slot();
+    rt::SizeExpr capx{0, {rt::SizeTerm{1, {kept}}, rt::SizeTerm{R, {parts}}}, R};
+    capx.at_least = 1;
+    ctx.step(rt::SetSize{cap, capx});
+    DeviceRelation out =
+        ctx.allocate_relation(last, rt::SizeExpr{0, {rt::SizeTerm{R, {cap}}}}, -1);
+    const rt::SizeExpr pages = rt::SizeExpr::slot(cap);
+    rt::BufferId page_rows = ctx.allocate(fmt::format("n{}.page_rows", last.id), 4, pages, id);
+    rt::BufferId page_next = ctx.allocate(fmt::format("n{}.page_next", last.id), 4, pages, id);
+    rt::BufferId heads =
+        ctx.allocate(fmt::format("n{}.page_heads", last.id), 4, rt::SizeExpr::slot(parts), id);
+    rt::BufferId header =
+        ctx.allocate(fmt::format("n{}.page_header", last.id), 8, rt::SizeExpr::fixed(4), id, true);
+    const rt::SlotId claimed = ctx.new_slot();
+    {
+      KernelParams p;
+      std::string args = join_args(p);
+      std::string hook = filter_hook(p, rel);
+      std::string pr = p.buffer(page_rows, "int", false), pn = p.buffer(page_next, "int", false),
+                  ph = p.buffer(heads, "int", false), hd = p.buffer(header, "long long", false),
+                  pc = p.slot(cap);
+      std::string member = emit_member(p, rel, out);
+      std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash_paged");
+      std::string make = ctx.functor(name + "_fn", p, member);
+      std::string body =
+          make + join_agent() +
+          fmt::format(
+              "  using Writer = ranc::tpl::BlockPageWriter<{0}::block_threads, {1}>;\n"
+              "  __shared__ typename Writer::TempStorage wtemp;\n"
+              "  const ranc::tpl::PagedOut out{{{2}, {3}, {4}, {5}, {6}}};\n"
+              "  Agent::run_paged<Writer>(temp, wtemp, out, {7}, {8},\n"
+              "                           [&](long long lpos, long long rpos, long long o) "
+              "{{ f.emit(lpos, rpos, o); }});\n",
+              ctx.policy("HashJoin"), R, pr, pn, ph, hd, pc, args, hook);
+      LaunchShape shape = join_launch();
+      shape.nodes = v.nodes;
+      rt::Regrow g;
+      g.header = header;
+      g.index = 0;
+      g.capacity = cap;
+      g.needed = claimed;
+      g.grow = out.columns;
+      g.grow.push_back(page_rows);
+      g.grow.push_back(page_next);
+      shape.regrow = g;
+      ctx.kernel(id, name, p, body, shape);
+    }
+    // The paged list as a view over its page slots.
+    rt::SlotId slots = ctx.new_slot();
+    ctx.step(rt::SetSize{slots, rt::SizeExpr{0, {rt::SizeTerm{R, {claimed}}}}});
+    RowView pv;
+    pv.paged = true;
+    pv.owner = last.id;
+    for (rt::BufferId b : out.columns) pv.attrs.push_back(ViewAttr{b, ""});
+    pv.keep_fn = fmt::format("v{}_paged", last.id);
+    pv.deps.add_member(pv.keep_fn,
+                       fmt::format("  __device__ __forceinline__ bool {}(long long i) const {{ "
+                                   "return ranc::tpl::paged_keep<{}>({}, i); }}\n",
+                                   pv.keep_fn, R, pv.deps.buffer(page_rows, "int")));
+    pv.filters = true;
+    return make_view(std::move(pv), out.types, slots);
+  }
 };
 
 }  // namespace
@@ -265,8 +357,9 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
   const NodeId id = n.id;
   // Matches per partition (passing the view's filter), their scan and the total; then
   // every output attribute of every match written directly.
-  v.materialize = [hjp, id](LoweringContext& ctx, const DeviceRelation& rel) {
+  v.materialize = [hjp, id](LoweringContext& ctx, const DeviceRelation& rel, bool paged) {
     HashJoinCode& hj = *hjp;
+    if (paged) return hj.write_paged(rel);
     const RowView& v = *rel.view;
     const Node& last = ctx.program().node(v.nodes.back());
     const std::string ops = v.op_names(ctx.program());
@@ -297,12 +390,7 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
       std::string args = hj.join_args(p);
       std::string po = p.buffer(offsets, "long long");
       std::string hook = hj.filter_hook(p, rel);
-      std::string lr = p.buffer(hj.left.rows, "unsigned int"),
-                  rr = p.buffer(hj.right.rows, "unsigned int");
-      std::string member = fmt::format(
-          "  __device__ __forceinline__ void emit(long long lpos, long long rpos, long long o) "
-          "const {{\n    const long long i = {}[lpos], j = {}[rpos];\n{}  }}\n",
-          lr, rr, ctx.copy_row(p, rel, "i, j", out, "o"));
+      std::string member = hj.emit_member(p, rel, out);
       std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash_write");
       std::string make = ctx.functor(name + "_fn", p, member);
       std::string body = make + hj.join_agent() +

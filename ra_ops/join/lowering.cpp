@@ -203,7 +203,9 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   // finds their left rows by a load-balanced search over the offsets, so skewed keys
   // spread over many blocks. With a filter the matches are compacted like a select
   // (output sized by the key matches, an upper bound; the exact size is read back).
-  v.materialize = [id, nls, lo, offs, total](LoweringContext& ctx, const DeviceRelation& rel) {
+  // Always dense: the expansion needs the per-row counts anyway (plan_paged_edges.h).
+  v.materialize = [id, nls, lo, offs, total](LoweringContext& ctx, const DeviceRelation& rel,
+                                             bool /*paged*/) {
     const RowView& v = *rel.view;
     const Node& last = ctx.program().node(v.nodes.back());
     const int64_t etile =

@@ -535,6 +535,27 @@ TEST(NvrtcCompile, EveryFusedShape) {
   expect_compiles(testing::fusion_program(), {.join = codegen::JoinAlgorithm::SortMerge});
   expect_compiles(testing::fusion_program(), {.join = codegen::JoinAlgorithm::Hash});
 }
+// Paged hash join outputs (plan_paged_edges.h) read by every streaming consumer, with
+// a residual and fused stages, fused and unfused.
+TEST(NvrtcCompile, PagedJoinOutputs) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}, {"s", Type::String}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
+  auto t = b.input("t", {{"tk", Type::I64}, {"x", Type::I32}});
+  auto j = r.join(q, {"k"}, {"qk"}, JoinKind::Inner, col("v") > 3);
+  b.output(j.select(col("w") < 0.5).reduce({}, {sum(col("v"), "sv"), count("c"), min(col("s"), "ms")}),
+           "reduce");
+  b.output(j.project({as(cast(col("k"), Type::I64), "k64"), "w"}).join(t, {"k64"}, {"tk"}), "join_join");
+  b.output(r.join(q, {"k"}, {"qk"}).select(col("w") > 0.1).limit(5), "limit");
+  b.output(r.join(q, {"k"}, {"qk"}).semi_join(q, {"k"}, {"qk"}), "semi");
+  Program p = b.check();
+  for (bool fusion : {true, false}) {
+    rt::Plan plan = codegen::generate_plan(p, {.join = codegen::JoinAlgorithm::Hash, .fusion = fusion});
+    EXPECT_GE(count_of(plan.source, "_hash_paged("), 3) << fusion;
+    Compiled c = nvrtc_compile(plan.source);
+    EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
+  }
+}
 TEST(NvrtcCompile, EveryOperatorUnfused) {
   expect_compiles(testing::operators_program(), {.fusion = false});
   expect_compiles(testing::fusion_program(), {.join = codegen::JoinAlgorithm::Hash, .fusion = false});

@@ -9,6 +9,7 @@
 #include "ranc/dsl.h"
 #include "ranc/passes/fuse_pipelines.h"
 #include "ranc/passes/pass_runner.h"
+#include "ranc/passes/plan_paged_edges.h"
 #include "test_programs.h"
 
 namespace ranc {
@@ -22,6 +23,11 @@ passes::PipelineResult pipeline(const Program& p, CodegenOptions o = {}) {
 }
 std::string physical(const Program& p, CodegenOptions o = {}) {
   return passes::print_physical_plan(pipeline(p, o).physical);
+}
+int count_in(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 int launches(const rt::Plan& plan) {
   int n = 0;
@@ -192,11 +198,12 @@ TEST(FusePipelines, KernelsHoldTheirGroups) {
 TEST(PassRunner, RunsTheListTimesDumpsAndSwitches) {
   Program p = testing::fusion_program();
   auto res = pipeline(p, {.dump_after = "fuse_pipelines"});
-  ASSERT_EQ(res.passes.size(), 4u);
+  ASSERT_EQ(res.passes.size(), 5u);
   EXPECT_EQ(res.passes[0].name, "plan_sort_orders");
   EXPECT_EQ(res.passes[1].name, "fuse_pipelines");
-  EXPECT_EQ(res.passes[2].name, "lower");
-  EXPECT_EQ(res.passes[3].name, "insert_frees");
+  EXPECT_EQ(res.passes[2].name, "plan_paged_edges");
+  EXPECT_EQ(res.passes[3].name, "lower");
+  EXPECT_EQ(res.passes[4].name, "insert_frees");
   for (const auto& r : res.passes) EXPECT_TRUE(r.ran) << r.name;
   EXPECT_NE(res.dump.find("fused into"), std::string::npos);
   EXPECT_NE(res.dump.find("kernel of n"), std::string::npos);
@@ -206,7 +213,7 @@ TEST(PassRunner, RunsTheListTimesDumpsAndSwitches) {
   EXPECT_NE(freed.dump.find("free "), std::string::npos);
 
   auto no_frees = pipeline(p, {.disabled_passes = {"insert_frees"}});
-  EXPECT_FALSE(no_frees.passes[3].ran);
+  EXPECT_FALSE(no_frees.passes[4].ran);
   for (const auto& s : no_frees.plan.steps) EXPECT_FALSE(std::holds_alternative<rt::Free>(s));
   auto no_fuse = pipeline(p, {.disabled_passes = {"fuse_pipelines"}});
   EXPECT_FALSE(no_fuse.passes[1].ran);
@@ -221,6 +228,119 @@ TEST(PassRunner, RunsTheListTimesDumpsAndSwitches) {
   unsetenv("RANC_NO_FUSION");
   EXPECT_EQ(passes::print_physical_plan(env_off.physical).find("fused"), std::string::npos);
   EXPECT_NE(passes::print_physical_plan(pipeline(p).physical).find("fused"), std::string::npos);
+}
+
+
+// plan_paged_edges: a hash join's output (with the stages fused into it) is a paged list
+// when every consumer streams it, dense when one needs a dense input; sort-merge joins
+// and selects stay dense.
+TEST(PlanPagedEdges, HashJoinIntoStreamingConsumersIsPaged) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::I64}});
+  auto s = b.input("s", {{"sk", Type::I32}, {"x", Type::I64}});
+  b.output(r.join(q, {"k"}, {"qk"}).select(col("v") < col("w")).reduce({}, {sum(col("w"), "sw")}),
+           "global");
+  b.output(r.join(s, {"k"}, {"sk"}).project({"k", "x"}).join(q, {"k"}, {"qk"}), "join_join");
+  b.output(q.join(s, {"qk"}, {"sk"}), "to_output");
+  b.output(q.join(r, {"qk"}, {"k"}).reduce({"qk"}, {count("c")}), "grouped");
+  Program p = b.check();
+  auto res = pipeline(p, {.join = JoinAlgorithm::Hash});
+  EXPECT_EQ(passes::print_physical_plan(res.physical),
+            "n0 input()\n"
+            "n1 input()\n"
+            "n2 input()\n"
+            "n3 join(n0, n1) hash fused into n4\n"
+            "n4 select(n3) -> paged\n"
+            "n5 reduce(n4) unique\n"
+            "n6 join(n0, n2) hash fused into n7\n"
+            "n7 project(n6) -> paged\n"
+            "n8 join(n7, n1) hash\n"
+            "n9 join(n1, n2) hash\n"
+            "n10 join(n1, n0) hash\n"
+            "n11 sort(n10) by [qk] (inserted) order [qk]\n"
+            "n12 reduce(n11) order [qk] unique\n"
+            "n13 output(n5) unique\n"
+            "n14 output(n8)\n"
+            "n15 output(n9)\n"
+            "n16 output(n12) order [qk] unique\n");
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+  // The two paged joins write pages in one pass (no count kernel) and grow when short;
+  // the dense ones count first.
+  EXPECT_EQ(count_in(res.plan.source, "_hash_paged("), 2);
+  EXPECT_EQ(count_in(res.plan.source, "_hash_count("), 3);
+  int regrows = 0;
+  for (const auto& st : res.plan.steps)
+    if (const auto* l = std::get_if<rt::Launch>(&st); l && l->regrow) ++regrows;
+  EXPECT_EQ(regrows, 2);
+  // Nothing is compacted: the reduce and the second join stream the pages.
+  EXPECT_EQ(res.plan.source.find("paged_to_dense"), std::string::npos);
+
+  // Sort-merge joins, and paged lists switched off three ways: all dense.
+  auto none = [](const passes::PipelineResult& r) {
+    return passes::print_physical_plan(r.physical).find("paged") == std::string::npos &&
+           r.plan.source.find("_hash_paged(") == std::string::npos;
+  };
+  EXPECT_TRUE(none(pipeline(p, {.join = JoinAlgorithm::SortMerge})));
+  EXPECT_TRUE(none(pipeline(p, {.join = JoinAlgorithm::Hash, .paged = false})));
+  EXPECT_TRUE(none(pipeline(p, {.join = JoinAlgorithm::Hash, .disabled_passes = {"plan_paged_edges"}})));
+  setenv("RANC_NO_PAGED", "1", 1);
+  EXPECT_TRUE(none(pipeline(p, {.join = JoinAlgorithm::Hash})));
+  unsetenv("RANC_NO_PAGED");
+  // Without fusion the join itself is the materialised node.
+  auto unfused = passes::print_physical_plan(pipeline(p, {.join = JoinAlgorithm::Hash, .fusion = false}).physical);
+  EXPECT_NE(unfused.find("n3 join(n0, n1) hash -> paged\n"), std::string::npos) << unfused;
+  EXPECT_NE(unfused.find("n6 join(n0, n2) hash -> paged\n"), std::string::npos) << unfused;
+  EXPECT_NE(unfused.find("n9 join(n1, n2) hash\n"), std::string::npos) << unfused;
+}
+
+// The page size is a power of two; the plan's page arithmetic follows it.
+TEST(PlanPagedEdges, PageRowsOption) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::I64}});
+  b.output(r.join(q, {"k"}, {"qk"}).reduce({}, {sum(col("w"), "sw")}), "o");
+  Program p = b.check();
+  auto res = pipeline(p, {.join = JoinAlgorithm::Hash, .page_rows = 256});
+  EXPECT_NE(res.plan.source.find("BlockPageWriter<P::HashJoin::block_threads, 256>"), std::string::npos);
+  EXPECT_NE(res.plan.source.find("paged_keep<256>"), std::string::npos);
+  EXPECT_THROW(pipeline(p, {.join = JoinAlgorithm::Hash, .page_rows = 1000}), InternalError);
+  setenv("RANC_PAGE_ROWS", "4096", 1);
+  auto env = pipeline(p, {.join = JoinAlgorithm::Hash});
+  unsetenv("RANC_PAGE_ROWS");
+  EXPECT_NE(env.plan.source.find("paged_keep<4096>"), std::string::npos);
+}
+
+// Which consumers stream a paged input (the rule in plan_paged_edges.h).
+TEST(PlanPagedEdges, StreamingConsumers) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::I64}});
+  b.output(r.select(col("v") > 0), "a");
+  b.output(r.reduce({}, {count("c")}), "b");
+  b.output(r.reduce({"k"}, {count("c")}), "c");
+  b.output(r.join(q, {"k"}, {"qk"}), "d");
+  b.output(r.sort({"k"}), "e");
+  b.output(r.distinct(), "f");
+  b.output(r.limit(3), "g");
+  Program p = b.check();
+  auto res = pipeline(p, {.join = JoinAlgorithm::SortMerge});
+  auto node = [&](OpKind k) -> const Node& {
+    for (const Node& n : res.physical.program.nodes())
+      if (n.kind == k && !res.physical.nodes[static_cast<size_t>(n.id)].inserted) return n;
+    throw std::runtime_error("no such node");
+  };
+  const auto& pp = res.physical;
+  EXPECT_TRUE(passes::streams_paged_input(pp, node(OpKind::Select), 0));
+  EXPECT_TRUE(passes::streams_paged_input(pp, node(OpKind::Limit), 0));
+  EXPECT_TRUE(passes::streams_paged_input(pp, node(OpKind::Join), 0));   // sort-merge left
+  EXPECT_FALSE(passes::streams_paged_input(pp, node(OpKind::Join), 1));  // binary-searched
+  EXPECT_FALSE(passes::streams_paged_input(pp, node(OpKind::Sort), 0));
+  EXPECT_FALSE(passes::streams_paged_input(pp, node(OpKind::Distinct), 0));
+  EXPECT_FALSE(passes::streams_paged_input(pp, node(OpKind::Output), 0));
+  for (const Node& n : pp.program.nodes())
+    if (n.kind == OpKind::Reduce)
+      EXPECT_EQ(passes::streams_paged_input(pp, n, 0), n.group_keys.empty());
 }
 
 }  // namespace

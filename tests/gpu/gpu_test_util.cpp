@@ -207,7 +207,7 @@ std::string compare(const std::string& name, const HostRelation& gpu, const Host
 }  // namespace
 
 std::string run_and_compare(const Program& checked, const Inputs& inputs,
-                            const codegen::CodegenOptions& options) {
+                            const codegen::CodegenOptions& options, rt::RunStats* stats) {
   std::vector<HostRelation> ref;
   std::string ref_error;
   try {
@@ -228,6 +228,7 @@ std::string run_and_compare(const Program& checked, const Inputs& inputs,
   } catch (const std::exception& e) {
     return fmt::format("GPU run failed: {}\n{}", e.what(), codegen::describe_plan(plan));
   }
+  if (stats) *stats = res.stats;
   if (!ref_error.empty())
     return fmt::format("the reference failed ({}) but the GPU did not", ref_error);
   int64_t rows = 1;

@@ -14,6 +14,7 @@
 #include "ranc/codegen/codegen.h"
 #include "ranc/data/host_relation.h"
 #include "ranc/ir/program.h"
+#include "ranc/runtime/executor.h"
 
 namespace ranc::gputest {
 
@@ -39,8 +40,10 @@ using Inputs = std::vector<std::pair<std::string, HostRelation>>;
 // Runs `checked` on the GPU and with execute_reference and compares every output
 // (exactly, floats within a relative tolerance; as multisets unless the output is
 // ordered). Returns an empty string when they agree, else a description.
+// `stats`, when given, receives the GPU run's statistics.
 std::string run_and_compare(const Program& checked, const Inputs& inputs,
-                            const codegen::CodegenOptions& options = {});
+                            const codegen::CodegenOptions& options = {},
+                            rt::RunStats* stats = nullptr);
 
 // Skips the current test when there is no GPU.
 bool have_gpu();

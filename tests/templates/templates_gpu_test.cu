@@ -4,6 +4,7 @@
 
 #include <ranc/templates/hash_join.cuh>
 #include <ranc/templates/join.cuh>
+#include <ranc/templates/paged.cuh>
 #include <ranc/templates/product.cuh>
 #include <ranc/templates/reduce.cuh>
 #include <ranc/templates/select.cuh>
@@ -498,6 +499,189 @@ TEST(TemplatesGpu, HashJoin) {
         if (n > (1 << 16) && bits < 10) continue;  // chunked build over huge partitions is slow, not wrong
         check_hash_join(n, n, dist, bits);
         check_hash_join(n / 3 + 1, n, dist, bits);
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------ paged lists
+// Paged output against its dense meaning. Each block b writes rows[b] rows (value
+// b << 32 | index) in rounds where thread t contributes (t * 7 + round) % 5 rows, so rounds
+// span page boundaries in every way: a block exactly filling pages, one row over, empty blocks,
+// thousands of blocks claiming pages at once, and a capacity too small (the needed count must be
+// exact and nothing written beyond the capacity).
+constexpr int kPR = 64;  // small pages: many boundaries
+constexpr int kPT = 128;
+using PW = BlockPageWriter<kPT, kPR>;
+__global__ void k_paged_write(const ll* rows, PagedOut out, ll* col) {
+  __shared__ PW::TempStorage t;
+  PW::init(t);
+  const ll b = blockIdx.x, want = rows[b];
+  ll done = 0;
+  for (int round = 0; done < want; ++round) {
+    // The block's rows this round: thread shares, clipped to what is left, in thread order.
+    const ll share = (threadIdx.x * 7 + round) % 5;
+    __shared__ ll before[kPT + 1];
+    before[threadIdx.x + 1] = share;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      before[0] = 0;
+      for (int k = 1; k <= kPT; ++k) before[k] += before[k - 1];
+    }
+    __syncthreads();
+    const ll lo = min64(done + before[threadIdx.x], want), hi = min64(done + before[threadIdx.x + 1], want);
+    const ll mine = hi - lo;
+    const ll x = PW::reserve(t, out, mine);
+    for (ll m = 0; m < mine; ++m) {
+      const ll h = PW::handle(t, out, x + m);
+      if (h >= 0) col[h] = (b << 32) | (lo + m);
+    }
+    done = min64(done + before[kPT], want);
+    __syncthreads();
+  }
+  PW::finish(t, out, b);
+}
+__global__ void k_paged_count(const int* page_rows, ll slots, ll* kept) {
+  const ll h = blockIdx.x * ll(blockDim.x) + threadIdx.x;
+  if (h < slots && paged_keep<kPR>(page_rows, h)) atomicAdd(reinterpret_cast<unsigned long long*>(kept), 1ull);
+}
+
+// Runs k_paged_write with `capacity` pages; checks the list when it fits. Returns header[0].
+ll check_paged(const std::vector<ll>& rows, ll capacity) {
+  const ll blocks = ll(rows.size());
+  ll total = 0, need = 0;
+  for (ll r : rows) {
+    total += r;
+    need += (r + kPR - 1) / kPR;
+  }
+  Buf<ll> drows(rows), header(4), col(capacity * kPR);
+  Buf<int> page_rows(capacity), page_next(capacity), heads(blocks);
+  PagedOut out{page_rows.p, page_next.p, heads.p, header.p, capacity};
+  k_paged_write<<<unsigned(blocks), kPT>>>(drows.p, out, col.p);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const ll claimed = header.at(0);
+  EXPECT_EQ(claimed, need) << "pages claimed";
+  EXPECT_EQ(header.at(1), total) << "rows written";
+  if (claimed > capacity) return claimed;
+  auto pr = page_rows.get(capacity), pn = page_next.get(capacity);
+  auto hd = heads.get(blocks);
+  auto c = col.get(capacity * kPR);
+  std::vector<int> seen(capacity, 0);
+  for (ll b = 0; b < blocks; ++b) {
+    ll next_index = 0;
+    for (int p = hd[b]; p >= 0; p = pn[p]) {
+      EXPECT_LT(p, claimed);
+      EXPECT_EQ(seen[p]++, 0) << "page " << p << " in two chains";
+      EXPECT_GT(pr[p], 0);
+      EXPECT_LE(pr[p], kPR);
+      if (pn[p] >= 0) EXPECT_EQ(pr[p], kPR) << "only the last page of a chain is partial";
+      for (int s = 0; s < pr[p]; ++s, ++next_index)
+        if (c[p * kPR + s] != ((b << 32) | next_index)) {
+          ADD_FAILURE() << "block " << b << " page " << p << " slot " << s;
+          return claimed;
+        }
+    }
+    EXPECT_EQ(next_index, rows[b]) << "block " << b;
+  }
+  Buf<ll> kept(1);
+  const ll slots = claimed * kPR;
+  if (slots) k_paged_count<<<unsigned((slots + 255) / 256), 256>>>(page_rows.p, slots, kept.p);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(kept.at(0), total) << "rows kept by paged_keep";
+  return claimed;
+}
+
+TEST(TemplatesGpu, PagedWriterPageBoundaries) {
+  REQUIRE_GPU();
+  // Per-block row counts at and around page boundaries.
+  std::vector<ll> edge = {0, 1, kPR - 1, kPR, kPR + 1, 2 * kPR, 2 * kPR + 1, 0, 5 * kPR - 1, 1000};
+  ll need = 0;
+  for (ll r : edge) need += (r + kPR - 1) / kPR;
+  EXPECT_EQ(check_paged(edge, need), need);          // exactly full
+  EXPECT_EQ(check_paged(edge, need + 7), need);      // room to spare
+  EXPECT_EQ(check_paged(edge, need - 1), need);      // one page short: the exact need comes back
+  EXPECT_EQ(check_paged(edge, 1), need);
+  EXPECT_EQ(check_paged({0, 0, 0}, 1), 0);           // nothing written
+  // Thousands of blocks claiming pages at once.
+  std::vector<ll> many(4000);
+  std::mt19937 rng(7);
+  need = 0;
+  for (auto& r : many) {
+    r = std::uniform_int_distribution<ll>(0, 5 * kPR)(rng);
+    need += (r + kPR - 1) / kPR;
+  }
+  EXPECT_EQ(check_paged(many, need), need);
+  EXPECT_EQ(check_paged(many, need / 2), need);
+}
+
+// The hash join writing pages in one pass: the same matches as the counted dense write.
+using PJW = BlockPageWriter<JP::block_threads, kPR>;
+__global__ void k_hj_paged(ll bits, ll nl, const unsigned* lk, const ll* lh, ll lt, ll nr, const unsigned* rk, const ll* rh,
+                           ll rt, PagedOut out, const unsigned* lrows, const unsigned* rrows, ll* o) {
+  __shared__ HashJoinAgent<JP, unsigned>::TempStorage temp;
+  __shared__ PJW::TempStorage wtemp;
+  HashJoinAgent<JP, unsigned>::run_paged<PJW>(temp, wtemp, out, bits, nl, lk, lh, lt, nr, rk, rh, rt, NoResidual{},
+                                              HEmit{lrows, rrows, o});
+}
+
+void check_hash_join_paged(ll nl, ll nr, int dist, ll bits) {
+  auto l = sorted_keys(nl, dist, unsigned(nl + 5 * dist));
+  auto r = sorted_keys(nr, dist, unsigned(nr + 3 * dist + 1));
+  std::mt19937 rng(unsigned(nl + 2 * nr));
+  std::shuffle(l.begin(), l.end(), rng);
+  std::shuffle(r.begin(), r.end(), rng);
+  std::vector<ll> want;
+  {
+    std::vector<std::pair<int, ll>> rs;
+    for (ll j = 0; j < nr; ++j) rs.push_back({r[j], j});
+    std::sort(rs.begin(), rs.end());
+    for (ll i = 0; i < nl; ++i) {
+      auto it = std::lower_bound(rs.begin(), rs.end(), std::make_pair(l[i], ll(-1)));
+      for (; it != rs.end() && it->first == l[i]; ++it) want.push_back((i << 32) | it->second);
+    }
+    if (want.size() > (size_t(1) << 24)) return;
+    std::sort(want.begin(), want.end());
+  }
+  Buf<int> dl(l), dr(r);
+  auto pl = partition(dl, nl, bits);
+  auto pr = partition(dr, nr, bits);
+  const ll parts = ll(1) << bits;
+  // First with a deliberately short capacity (one page), then with the count it reports.
+  ll capacity = 1;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Buf<ll> header(4), o(capacity * kPR);
+    Buf<int> page_rows(capacity), page_next(capacity), heads(parts);
+    PagedOut out{page_rows.p, page_next.p, heads.p, header.p, capacity};
+    k_hj_paged<<<unsigned(parts), JP::block_threads>>>(bits, nl, pl.keys->p, pl.hist->p, pl.tiles, nr, pr.keys->p,
+                                                       pr.hist->p, pr.tiles, out, pl.rows->p, pr.rows->p, o.p);
+    CK(cudaDeviceSynchronize());
+    const ll claimed = header.at(0);
+    ASSERT_EQ(header.at(1), ll(want.size())) << nl << " " << nr << " " << dist << " bits " << bits;
+    if (claimed > capacity) {
+      ASSERT_EQ(attempt, 0) << "the rerun must fit";
+      capacity = claimed;
+      continue;
+    }
+    auto rows = page_rows.get(claimed);
+    auto all = o.get(claimed * kPR);
+    std::vector<ll> got;
+    for (ll p = 0; p < claimed; ++p)
+      for (int s = 0; s < rows[p]; ++s) got.push_back(all[p * kPR + s]);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << nl << " " << nr << " " << dist << " bits " << bits;
+    break;
+  }
+}
+
+TEST(TemplatesGpu, HashJoinPaged) {
+  REQUIRE_GPU();
+  for (int dist : {0, 1, 2}) {
+    for (ll n : sizes_for(HP::tile_items)) {
+      if (n > (1 << 20) && dist != 0) continue;
+      for (ll bits : {0, 3, 10}) {
+        if (n > (1 << 16) && bits < 10) continue;
+        check_hash_join_paged(n, n, dist, bits);
+        check_hash_join_paged(n / 3 + 1, n, dist, bits);
       }
     }
   }

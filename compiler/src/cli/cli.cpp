@@ -55,23 +55,27 @@ every error with file:line:column and the offending line.
 
 constexpr const char* kExplainHelp =
     R"(usage: ranc explain PROGRAM.ra [--dot] [--after=PASS] [--join=auto|merge|hash]
-                    [--no-fusion]
+                    [--no-fusion] [--no-paged]
 
 Prints the checked graph (one line per operator with its schema and order), the
-physical plan (orders, join algorithms, which operators are fused into which kernel),
+physical plan (orders, join algorithms, which operators are fused into which kernel,
+which outputs are paged lists),
 the kernels with the operators each contains, and the steps: kernels, built-in device
 steps, buffers and size slots.
   --dot            print the physical plan as a Graphviz digraph instead, one cluster
-                   per kernel; fused edges (views, never in device memory) dashed
+                   per kernel; fused edges (views, never in device memory) dashed,
+                   paged edges bold and labelled "paged"
   --after=PASS     print only the plan after PASS: plan_sort_orders, fuse_pipelines,
-                   lower or insert_frees
+                   plan_paged_edges, lower or insert_frees
   --join=ALGO      join algorithm of inner joins: hash, merge or auto (default:
                    merge, which measures faster than hash today)
   --no-fusion      one kernel per operator, every intermediate in device memory
+  --no-paged       every materialised output dense (no paged lists)
 )";
 
 constexpr const char* kEmitHelp =
     R"(usage: ranc emit PROGRAM.ra [-o OUT.cu] [--join=auto|merge|hash] [--no-fusion]
+                 [--no-paged]
 
 Prints the CUDA translation unit generated for PROGRAM.ra (or writes it to OUT.cu).
 )";
@@ -93,6 +97,9 @@ Runs PROGRAM.ra and prints each output as an aligned table.
                       which measures faster than hash today)
   --no-fusion         one kernel per operator (every intermediate materialised);
                       the same results, for comparison (also RANC_NO_FUSION=1)
+  --no-paged          every materialised output dense: a hash join counts its
+                      matches in a pass of its own instead of writing pages
+                      (also RANC_NO_PAGED=1)
 Without --cpu or --gpu, ranc uses the GPU when one is present and otherwise says so
 on stderr and runs on the CPU reference.
 )";
@@ -104,7 +111,8 @@ struct Args {
   std::map<std::string, std::string> outputs;  // --output
   std::string data_dir;
   std::string out_file;  // emit -o
-  bool cpu = false, gpu = false, time = false, dot = false, help = false, no_fusion = false;
+  bool cpu = false, gpu = false, time = false, dot = false, help = false, no_fusion = false,
+       no_paged = false;
   std::string after;  // explain --after=PASS
   size_t max_rows = 50;
   codegen::JoinAlgorithm join = codegen::JoinAlgorithm::Auto;
@@ -149,6 +157,8 @@ Args parse_args(const std::vector<std::string>& argv) {
       a.dot = true;
     else if (s == "--no-fusion")
       a.no_fusion = true;
+    else if (s == "--no-paged")
+      a.no_paged = true;
     else if (auto v = inline_value("--after")) {
       bool known = false;
       std::string names;
@@ -276,7 +286,9 @@ std::string to_dot(const passes::PhysicalPlan& pp) {
   for (const Node& n : p.nodes())
     for (NodeId in : n.inputs)
       s += fmt::format("  n{} -> n{}{};\n", in, n.id,
-                       pp.nodes[static_cast<size_t>(in)].fused ? " [style=dashed]" : "");
+                       pp.nodes[static_cast<size_t>(in)].fused   ? " [style=dashed]"
+                       : pp.nodes[static_cast<size_t>(in)].paged ? " [style=bold, label=\"paged\"]"
+                                                                 : "");
   return s + "}\n";
 }
 
@@ -300,6 +312,7 @@ codegen::CodegenOptions codegen_options(const Args& a) {
   codegen::CodegenOptions o;
   o.join = a.join;
   o.fusion = !a.no_fusion;
+  o.paged = !a.no_paged;
   return o;
 }
 

@@ -174,6 +174,7 @@ class Context final : public LoweringContext {
     l.args = params.args();
     l.node = id;
     l.nodes = shape.nodes;
+    l.regrow = shape.regrow;
     step(std::move(l));
     if (params.uses_error_flag)
       step(rt::CheckFlag{error_flag_,
@@ -220,9 +221,19 @@ class Context final : public LoweringContext {
     if (!rel.view) return rel;
     const RowView* key = rel.view.get();
     if (auto it = dense_.find(key); it != dense_.end()) return it->second;
-    DeviceRelation out = rel.view->materialize ? rel.view->materialize(*this, rel)
+    DeviceRelation out = rel.view->materialize ? rel.view->materialize(*this, rel, false)
                                                : materialize_index(rel);
+    if (out.view) out = dense(out);  // a join that wrote pages anyway: compacted
     dense_.emplace(key, out);
+    keep_alive_.push_back(rel.view);
+    return out;
+  }
+  DeviceRelation paged(const DeviceRelation& rel) override {
+    if (!rel.view || !rel.view->materialize) return dense(rel);
+    const RowView* key = rel.view.get();
+    if (auto it = paged_.find(key); it != paged_.end()) return it->second;
+    DeviceRelation out = rel.view->materialize(*this, rel, true);
+    paged_.emplace(key, out);
     keep_alive_.push_back(rel.view);
     return out;
   }
@@ -290,9 +301,9 @@ class Context final : public LoweringContext {
   DeviceRelation materialize_index(const DeviceRelation& rel) {
     const RowView& v = *rel.view;
     internal_check(v.source == RowView::Source::Index, "codegen: materialising a join view");
-    const NodeId id = v.nodes.back();
+    const NodeId id = v.paged ? v.owner : v.nodes.back();
     const Node& n = pp_.program.node(id);
-    const std::string what = v.op_names(pp_.program);
+    const std::string what = v.paged ? "paged_to_dense" : v.op_names(pp_.program);
     DeviceRelation out;
     out.types = rel.types;
     if (!v.filters) {
@@ -371,6 +382,7 @@ class Context final : public LoweringContext {
   std::string src_;
   rt::BufferId error_flag_ = -1;
   std::map<const RowView*, DeviceRelation> dense_;        // materialised views
+  std::map<const RowView*, DeviceRelation> paged_;        // join views written as pages
   std::vector<std::shared_ptr<const RowView>> keep_alive_;  // keys of dense_ stay valid
 };
 
@@ -421,8 +433,10 @@ rt::Plan lower_plan(const passes::PhysicalPlan& physical, const CodegenOptions& 
         break;
     }
     // A view that fuse_pipelines did not fuse into its consumer is materialised here.
+    // plan_paged_edges chose a paged list for it when its consumers all stream one.
     if (!ctx.fused(n.id) && ctx.relation(n.id).is_view())
-      ctx.set_relation(n.id, ctx.dense(ctx.relation(n.id)));
+      ctx.set_relation(n.id, ctx.physical(n.id).paged ? ctx.paged(ctx.relation(n.id))
+                                                      : ctx.dense(ctx.relation(n.id)));
     ctx.emit("\n");
   }
   return ctx.finish();

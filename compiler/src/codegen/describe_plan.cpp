@@ -47,8 +47,16 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
       else
         args += fmt::format("{}", std::get<rt::ArgConst>(a).value);
     }
-    return fmt::format("launch {}({}) items {} / {} per block, {} threads", l->kernel, args,
-                       size_text(l->items), l->items_per_block, l->block_threads);
+    std::string regrow;
+    if (l->regrow) {
+      std::string grow;
+      for (rt::BufferId b : l->regrow->grow) grow += fmt::format("{}{}", grow.empty() ? "" : ", ", buf(p, b));
+      regrow = fmt::format("; paged: s{} = {}[{}], when > s{} grow {} and run again",
+                           l->regrow->needed, buf(p, l->regrow->header), l->regrow->index,
+                           l->regrow->capacity, grow);
+    }
+    return fmt::format("launch {}({}) items {} / {} per block, {} threads{}", l->kernel, args,
+                       size_text(l->items), l->items_per_block, l->block_threads, regrow);
   }
   if (auto* o = std::get_if<rt::SortPairs>(&s))
     return fmt::format("sort_pairs {} -> {}, {} -> {} [{}{}] count {}", buf(p, o->keys_in),

@@ -10,6 +10,7 @@
 
 #include "ranc/passes/fuse_pipelines.h"
 #include "ranc/passes/insert_frees.h"
+#include "ranc/passes/plan_paged_edges.h"
 
 namespace ranc::codegen {
 // Implemented in codegen/codegen.cpp: the per-operator lowering of a physical plan.
@@ -73,6 +74,7 @@ void verify_physical(const PhysicalPlan& pp) {
 const std::vector<PassInfo>& pipeline_passes() {
   static const std::vector<PassInfo> passes = {{"plan_sort_orders", false},
                                                {"fuse_pipelines", true},
+                                               {"plan_paged_edges", true},
                                                {"lower", false},
                                                {"insert_frees", true}};
   return passes;
@@ -84,6 +86,9 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
   if (!options.fusion) disabled.push_back("fuse_pipelines");
   if (const char* v = std::getenv("RANC_NO_FUSION"); v && *v && std::string_view(v) != "0")
     disabled.push_back("fuse_pipelines");
+  if (!options.paged) disabled.push_back("plan_paged_edges");
+  if (const char* v = std::getenv("RANC_NO_PAGED"); v && *v && std::string_view(v) != "0")
+    disabled.push_back("plan_paged_edges");
   for (const auto& d : disabled) {
     internal_check(known(d), fmt::format("unknown pass '{}' to switch off", d));
     for (const auto& p : pipeline_passes())
@@ -123,7 +128,13 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
         verify_physical(r.physical);
       },
       physical_text);
-  run("lower", [&] { r.plan = codegen::lower_plan(r.physical, options); }, plan_text);
+  run("plan_paged_edges", [&] { plan_paged_edges(r.physical); }, physical_text);
+  codegen::CodegenOptions lower_options = options;
+  if (const char* v = std::getenv("RANC_PAGE_ROWS"); v && *v) lower_options.page_rows = std::atoi(v);
+  const int pr = lower_options.page_rows;
+  internal_check(pr >= 32 && pr <= (1 << 20) && (pr & (pr - 1)) == 0,
+                 fmt::format("page rows {} is not a power of two in [32, 2^20]", pr));
+  run("lower", [&] { r.plan = codegen::lower_plan(r.physical, lower_options); }, plan_text);
   run("insert_frees", [&] { insert_frees(r.plan); }, plan_text);
   return r;
 }

@@ -299,6 +299,7 @@ std::string print_physical_plan(const PhysicalPlan& plan) {
     if (!p.order.empty()) out += fmt::format(" order [{}]", order_text(plan.program, n, p.order));
     if (p.unique) out += " unique";
     if (p.fused) out += fmt::format(" fused into n{}", p.kernel);
+    if (p.paged) out += " -> paged";
     out += "\n";
   }
   return out;

@@ -389,15 +389,42 @@ class Run {
     owned_[f.buffer] = false;
   }
   void exec(const SetSize& s) { slots_[static_cast<size_t>(s.slot)] = eval(s.value, -1); }
-  void exec(const ReadSize& r) {
-    need(r.buffer, r.index + 1);
-    int64_t v = 0;
-    RANC_CUDA_CHECK(cudaMemcpyAsync(&v, static_cast<const int64_t*>(ptr_[r.buffer]) + r.index,
-                                    sizeof v, cudaMemcpyDeviceToHost, stream_));
-    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    slots_[static_cast<size_t>(r.slot)] = v;
-  }
+  void exec(const ReadSize& r) { slots_[static_cast<size_t>(r.slot)] = read_int64(r.buffer, r.index); }
   void exec(const Launch& l) {
+    launch(l);
+    if (!l.regrow) return;
+    const Regrow& g = *l.regrow;
+    int64_t& capacity = slots_[static_cast<size_t>(g.capacity)];
+    const int64_t needed = read_int64(g.header, g.index);
+    slots_[static_cast<size_t>(g.needed)] = needed;
+    if (needed <= capacity) return;
+    // The estimate was short: grow to exactly what the first run claimed and run again.
+    ++stats_.regrows;
+    capacity = needed;
+    for (BufferId b : g.grow) {
+      const BufferDecl& d = plan_.buffers[static_cast<size_t>(b)];
+      int64_t n = eval(d.count, d.node);
+      exec(Free{b});
+      allocate(b, n, alloc_label(b));
+    }
+    RANC_CUDA_CHECK(cudaMemsetAsync(ptr_[g.header], 0,
+                                    static_cast<size_t>(count_[g.header]) * 8, stream_));
+    launch(l);
+    const int64_t again = read_int64(g.header, g.index);
+    if (again > capacity) {
+      throw InternalError(fmt::format("{}: a paged output needed {} pages after growing to {}",
+                                      where(plan_.steps[step_index_]), again, capacity));
+    }
+  }
+  int64_t read_int64(BufferId b, int64_t index) {
+    need(b, index + 1);
+    int64_t v = 0;
+    RANC_CUDA_CHECK(cudaMemcpyAsync(&v, static_cast<const int64_t*>(ptr_[b]) + index, sizeof v,
+                                    cudaMemcpyDeviceToHost, stream_));
+    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return v;
+  }
+  void launch(const Launch& l) {
     int64_t items = eval(l.items, l.node);
     if (items == 0 && l.skip_if_empty) return;
     int64_t grid = items / l.items_per_block + (items % l.items_per_block != 0);

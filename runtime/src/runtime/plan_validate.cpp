@@ -155,6 +155,25 @@ class Validator {
                             [&](const ArgSlot& s) { set(s.slot); }, [](const ArgConst&) {}},
                  arg);
     }
+    if (l.regrow) {
+      const Regrow& g = *l.regrow;
+      live(g.header);
+      expect_elem(g.header, 8);
+      if (g.index < 0) fail("negative regrow index");
+      set(g.capacity);
+      check_slot_id(g.needed);
+      slots_[static_cast<size_t>(g.needed)] = true;
+      auto is_arg = [&](BufferId b) {
+        for (const auto& arg : l.args)
+          if (auto* a = std::get_if<ArgBuffer>(&arg); a && a->buffer == b) return true;
+        return false;
+      };
+      if (!is_arg(g.header)) fail("the regrow header is not an argument of the launch");
+      for (BufferId b : g.grow) {
+        live(b);
+        if (!is_arg(b)) fail("a regrow buffer is not an argument of the launch");
+      }
+    }
   }
   void check(const SortPairs& s) {
     for (BufferId b : {s.keys_in, s.keys_out, s.values_in, s.values_out}) live(b);

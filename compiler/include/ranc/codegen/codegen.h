@@ -36,6 +36,12 @@ struct CodegenOptions {
   // Kernel fusion (passes/fuse_pipelines.h); off: every operator's output is
   // materialised (`ranc --no-fusion`, RANC_NO_FUSION=1), with the same results.
   bool fusion = true;
+  // Paged-list outputs (passes/plan_paged_edges.h); off: every output is dense
+  // (`ranc --no-paged`, RANC_NO_PAGED=1), with the same results.
+  bool paged = true;
+  // Rows per page of a paged list (a power of two; RANC_PAGE_ROWS overrides). 1024:
+  // measured on an H100 (bench/RESULTS.md, page size sweep).
+  int page_rows = 1024;
   // Optional passes to switch off, and the pass after which run_pipeline keeps the plan
   // as text (passes/pass_runner.h).
   std::vector<std::string> disabled_passes = {};

@@ -178,9 +178,15 @@ struct RowView {
   std::string keep_fn;   // bool member of the handle; empty when it is always true
   bool filters = false;  // keep_fn may return false (a select or semi/anti join stage)
   KernelParams deps;     // the parameters and members the view's code uses
-  // Join sources: emits the join's write stage over `view` and returns the dense
-  // relation (the join's count stage was emitted when the join was lowered).
-  std::function<DeviceRelation(LoweringContext&, const DeviceRelation& view)> materialize;
+  // Join sources: emits the join's write stage over `view` and returns the relation:
+  // dense, or with `paged` (and a join that can) a paged list.
+  std::function<DeviceRelation(LoweringContext&, const DeviceRelation& view, bool paged)>
+      materialize;
+  // A paged list (templates/paged.cuh) written by `owner`'s kernels: handles are slots of
+  // its pages, the attributes its page columns, keep_fn drops the unused slots. It holds
+  // no fused stage (nodes is empty): it is materialised, only not dense.
+  bool paged = false;
+  NodeId owner = -1;
 
   std::string handle_params() const {
     return source == Source::Index ? "long long i" : "long long i, long long j";
@@ -229,7 +235,8 @@ struct LaunchShape {
   int64_t items_per_block = 1;
   int32_t block_threads = 256;
   bool skip_if_empty = true;
-  std::vector<NodeId> nodes;  // the operators fused into the kernel (rt::Launch::nodes)
+  std::vector<NodeId> nodes = {};  // the operators fused into the kernel (rt::Launch::nodes)
+  std::optional<rt::Regrow> regrow = std::nullopt;  // a paged-list producer (rt::Launch::regrow)
 };
 
 class LoweringContext {
@@ -283,6 +290,9 @@ class LoweringContext {
   // `rel` itself when it is dense; a view materialised by one kernel (once per view:
   // later calls return the same relation).
   virtual DeviceRelation dense(const DeviceRelation& rel) = 0;
+  // A join view materialised as a paged list when its join can write one (else dense);
+  // any other relation as dense() makes it. Once per view, like dense().
+  virtual DeviceRelation paged(const DeviceRelation& rel) = 0;
   // Does node `id` hand its output to its consumer as a view (passes/fuse_pipelines.h)?
   bool fused(NodeId id) const { return physical(id).fused; }
 

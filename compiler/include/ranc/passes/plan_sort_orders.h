@@ -55,6 +55,9 @@ struct PhysicalNode {
   // first unfused node downstream. Otherwise `kernel` is the node itself.
   bool fused = false;
   NodeId kernel = -1;
+  // Set by plan_paged_edges (passes/plan_paged_edges.h): the output is materialised as a
+  // paged list, which every consumer streams.
+  bool paged = false;
 };
 
 struct PhysicalPlan {

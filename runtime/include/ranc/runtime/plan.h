@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -85,6 +86,20 @@ struct ReadSize {  // slot = the int64 at element `index` of `buffer` (device to
   BufferId buffer;
   int64_t index = 0;
 };
+// A launch that writes a paged list (templates/paged.cuh) whose capacity is an estimate:
+// after it the executor reads the int64 at element `index` of `header` (the pages the list
+// needed). When that exceeds slot `capacity`, it sets the slot to it, reallocates the
+// `grow` buffers (their counts re-evaluated; they must be arguments of the launch),
+// zeroes `header` and launches once more, which then fits exactly. Running out of memory
+// while growing is the usual OutOfMemoryError naming the operator. Slot `needed` receives
+// the pages needed (so no separate ReadSize of the header follows).
+struct Regrow {
+  BufferId header = -1;
+  int64_t index = 0;
+  SlotId capacity = -1;
+  SlotId needed = -1;
+  std::vector<BufferId> grow;
+};
 struct Launch {
   std::string kernel;       // extern "C" name in `source`
   SizeExpr items;           // work items; grid = ceil(items / items_per_block)
@@ -96,7 +111,8 @@ struct Launch {
   int32_t node = -1;  // the program node, for error messages
   // The program nodes fused into this kernel, in pipeline order (empty: just `node`),
   // for explain and profiles.
-  std::vector<int32_t> nodes;
+  std::vector<int32_t> nodes = {};
+  std::optional<Regrow> regrow = std::nullopt;  // set for producers of paged lists
 };
 // Built-in device-wide primitives, compiled at build time with nvcc.
 // Stable sort of (key, value) pairs, ascending or descending: keys of elem size 4 or 8

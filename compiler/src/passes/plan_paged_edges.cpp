@@ -1,0 +1,47 @@
+// plan_paged_edges (see ranc/passes/plan_paged_edges.h).
+#include "ranc/passes/plan_paged_edges.h"
+
+#include <vector>
+
+namespace ranc::passes {
+
+bool streams_paged_input(const PhysicalPlan& plan, const Node& c, size_t k) {
+  switch (c.kind) {
+    case OpKind::Select:
+    case OpKind::Project:
+    case OpKind::Limit:
+      return true;
+    case OpKind::Join:
+      if (plan.nodes.at(static_cast<size_t>(c.id)).join == codegen::JoinAlgorithm::Hash &&
+          c.join_kind == JoinKind::Inner)
+        return true;
+      return k == 0;  // sort-merge: the left side is streamed, the right binary-searched
+    case OpKind::Reduce:
+      return c.group_keys.empty();
+    default:
+      return false;
+  }
+}
+
+void plan_paged_edges(PhysicalPlan& plan) {
+  const Program& prog = plan.program;
+  std::vector<std::vector<std::pair<NodeId, size_t>>> consumers(prog.size());
+  for (const Node& n : prog.nodes())
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      consumers[static_cast<size_t>(n.inputs[k])].push_back({n.id, k});
+  for (auto& p : plan.nodes) p.paged = false;
+  for (const Node& j : prog.nodes()) {
+    if (j.kind != OpKind::Join || j.join_kind != JoinKind::Inner ||
+        plan.nodes[static_cast<size_t>(j.id)].join != codegen::JoinAlgorithm::Hash)
+      continue;
+    // The end of the join's fused chain: where its view is materialised.
+    NodeId m = j.id;
+    while (plan.nodes[static_cast<size_t>(m)].fused) m = consumers[static_cast<size_t>(m)].at(0).first;
+    const auto& cs = consumers[static_cast<size_t>(m)];
+    bool stream = !cs.empty();
+    for (const auto& [c, k] : cs) stream = stream && streams_paged_input(plan, prog.node(c), k);
+    plan.nodes[static_cast<size_t>(m)].paged = stream;
+  }
+}
+
+}  // namespace ranc::passes
