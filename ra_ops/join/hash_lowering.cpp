@@ -195,9 +195,9 @@ struct HashJoinCode {
   }
 
   // One pass writing a paged list (paged.cuh): build and probe each partition once,
-  // each block claiming pages for its matches. The capacity estimate is the left rows
+  // each warp claiming pages for its matches. The capacity estimate is the left rows
   // the partitioning kept (a foreign-key join's output at most) plus one partial page
-  // per partition; when the matches need more, the runtime grows the pages to the
+  // per warp of every partition's block; when the matches need more, the runtime grows the pages to the
   // exact count the first run claimed and runs the kernel again (rt::Regrow).
   DeviceRelation write_paged(const DeviceRelation& rel) {
     const RowView& v = *rel.view;
@@ -209,7 +209,8 @@ struct HashJoinCode {
     ctx.step(rt::SetSize{kept_at, rt::SizeExpr{0, {rt::SizeTerm{1, {parts, left.tiles}}}}});
     const rt::SlotId kept = ctx.read_element(id, left.offsets, kept_at);
     const rt::SlotId cap = ctx.new_slot();
-    rt::SizeExpr capx{0, {rt::SizeTerm{1, {kept}}, rt::SizeTerm{R, {parts}}}, R};
+    const int64_t chains = ctx.policy_threads("HashJoin") / 32 * R;  // a partial page per warp
+    rt::SizeExpr capx{0, {rt::SizeTerm{1, {kept}}, rt::SizeTerm{chains, {parts}}}, R};
     capx.at_least = 1;
     ctx.step(rt::SetSize{cap, capx});
     DeviceRelation out =
@@ -217,8 +218,9 @@ struct HashJoinCode {
     const rt::SizeExpr pages = rt::SizeExpr::slot(cap);
     rt::BufferId page_rows = ctx.allocate(fmt::format("n{}.page_rows", last.id), 4, pages, id);
     rt::BufferId page_next = ctx.allocate(fmt::format("n{}.page_next", last.id), 4, pages, id);
-    rt::BufferId heads =
-        ctx.allocate(fmt::format("n{}.page_heads", last.id), 4, rt::SizeExpr::slot(parts), id);
+    const int64_t warps = ctx.policy_threads("HashJoin") / 32;  // one chain of pages each
+    rt::BufferId heads = ctx.allocate(fmt::format("n{}.page_heads", last.id), 4,
+                                      rt::SizeExpr{0, {rt::SizeTerm{warps, {parts}}}}, id);
     rt::BufferId header =
         ctx.allocate(fmt::format("n{}.page_header", last.id), 8, rt::SizeExpr::fixed(4), id, true);
     const rt::SlotId claimed = ctx.new_slot();
@@ -235,13 +237,11 @@ struct HashJoinCode {
       std::string body =
           make + join_agent() +
           fmt::format(
-              "  using Writer = ranc::tpl::BlockPageWriter<{0}::block_threads, {1}>;\n"
-              "  __shared__ typename Writer::TempStorage wtemp;\n"
-              "  const ranc::tpl::PagedOut out{{{2}, {3}, {4}, {5}, {6}}};\n"
-              "  Agent::run_paged<Writer>(temp, wtemp, out, {7}, {8},\n"
-              "                           [&](long long lpos, long long rpos, long long o) "
+              "  const ranc::tpl::PagedOut out{{{1}, {2}, {3}, {4}, {5}}};\n"
+              "  Agent::run_paged<{0}>(temp, out, {6}, {7},\n"
+              "                        [&](long long lpos, long long rpos, long long o) "
               "{{ f.emit(lpos, rpos, o); }});\n",
-              ctx.policy("HashJoin"), R, pr, pn, ph, hd, pc, args, hook);
+              R, pr, pn, ph, hd, pc, args, hook);
       LaunchShape shape = join_launch();
       shape.nodes = v.nodes;
       rt::Regrow g;

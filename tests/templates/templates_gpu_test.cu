@@ -541,13 +541,40 @@ __global__ void k_paged_write(const ll* rows, PagedOut out, ll* col) {
   }
   PW::finish(t, out, b);
 }
+// The same with one chain per warp (WarpPageWriter, as the hash join uses it): chain c = block * 4
+// + warp writes rows[c] rows, lane l contributing (l * 7 + round) % 5 per round.
+__global__ void k_paged_write_warp(const ll* rows, PagedOut out, ll* col) {
+  const ll chain = blockIdx.x * ll(kPT / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x & 31;
+  const ll want = rows[chain];
+  WarpPageWriter<kPR> w;
+  ll done = 0;
+  for (int round = 0; done < want; ++round) {
+    const ll share = (lane * 7 + round) % 5;
+    ll incl = share;
+    for (int d = 1; d < 32; d <<= 1) {
+      const ll v = __shfl_up_sync(0xffffffffu, incl, d);
+      if (lane >= d) incl += v;
+    }
+    const ll all = __shfl_sync(0xffffffffu, incl, 31);
+    const ll lo = min64(done + incl - share, want), hi = min64(done + incl, want);
+    const ll mine = hi - lo;
+    const ll x = w.reserve(out, mine);
+    for (ll m = 0; m < mine; ++m) {
+      const ll h = w.handle(out, x + m);
+      if (h >= 0) col[h] = (chain << 32) | (lo + m);
+    }
+    done = min64(done + all, want);
+  }
+  w.finish(out, chain);
+}
 __global__ void k_paged_count(const int* page_rows, ll slots, ll* kept) {
   const ll h = blockIdx.x * ll(blockDim.x) + threadIdx.x;
   if (h < slots && paged_keep<kPR>(page_rows, h)) atomicAdd(reinterpret_cast<unsigned long long*>(kept), 1ull);
 }
 
 // Runs k_paged_write with `capacity` pages; checks the list when it fits. Returns header[0].
-ll check_paged(const std::vector<ll>& rows, ll capacity) {
+ll check_paged(const std::vector<ll>& rows, ll capacity, bool warps = false) {
   const ll blocks = ll(rows.size());
   ll total = 0, need = 0;
   for (ll r : rows) {
@@ -557,7 +584,10 @@ ll check_paged(const std::vector<ll>& rows, ll capacity) {
   Buf<ll> drows(rows), header(4), col(capacity * kPR);
   Buf<int> page_rows(capacity), page_next(capacity), heads(blocks);
   PagedOut out{page_rows.p, page_next.p, heads.p, header.p, capacity};
-  k_paged_write<<<unsigned(blocks), kPT>>>(drows.p, out, col.p);
+  if (warps)
+    k_paged_write_warp<<<unsigned(blocks / (kPT / 32)), kPT>>>(drows.p, out, col.p);
+  else
+    k_paged_write<<<unsigned(blocks), kPT>>>(drows.p, out, col.p);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const ll claimed = header.at(0);
   EXPECT_EQ(claimed, need) << "pages claimed";
@@ -612,15 +642,20 @@ TEST(TemplatesGpu, PagedWriterPageBoundaries) {
   }
   EXPECT_EQ(check_paged(many, need), need);
   EXPECT_EQ(check_paged(many, need / 2), need);
+  // One chain per warp (4 per block).
+  EXPECT_EQ(check_paged(many, need, true), need);
+  EXPECT_EQ(check_paged(many, need - 1, true), need);
+  std::vector<ll> edge8 = {0, 1, kPR - 1, kPR, kPR + 1, 2 * kPR, 0, 3 * kPR + 7};
+  ll need8 = 0;
+  for (ll r : edge8) need8 += (r + kPR - 1) / kPR;
+  EXPECT_EQ(check_paged(edge8, need8, true), need8);
 }
 
 // The hash join writing pages in one pass: the same matches as the counted dense write.
-using PJW = BlockPageWriter<JP::block_threads, kPR>;
 __global__ void k_hj_paged(ll bits, ll nl, const unsigned* lk, const ll* lh, ll lt, ll nr, const unsigned* rk, const ll* rh,
                            ll rt, PagedOut out, const unsigned* lrows, const unsigned* rrows, ll* o) {
   __shared__ HashJoinAgent<JP, unsigned>::TempStorage temp;
-  __shared__ PJW::TempStorage wtemp;
-  HashJoinAgent<JP, unsigned>::run_paged<PJW>(temp, wtemp, out, bits, nl, lk, lh, lt, nr, rk, rh, rt, NoResidual{},
+  HashJoinAgent<JP, unsigned>::run_paged<kPR>(temp, out, bits, nl, lk, lh, lt, nr, rk, rh, rt, NoResidual{},
                                               HEmit{lrows, rrows, o});
 }
 
@@ -650,7 +685,7 @@ void check_hash_join_paged(ll nl, ll nr, int dist, ll bits) {
   ll capacity = 1;
   for (int attempt = 0; attempt < 2; ++attempt) {
     Buf<ll> header(4), o(capacity * kPR);
-    Buf<int> page_rows(capacity), page_next(capacity), heads(parts);
+    Buf<int> page_rows(capacity), page_next(capacity), heads(parts * (JP::block_threads / 32));
     PagedOut out{page_rows.p, page_next.p, heads.p, header.p, capacity};
     k_hj_paged<<<unsigned(parts), JP::block_threads>>>(bits, nl, pl.keys->p, pl.hist->p, pl.tiles, nr, pr.keys->p,
                                                        pr.hist->p, pr.tiles, out, pl.rows->p, pr.rows->p, o.p);

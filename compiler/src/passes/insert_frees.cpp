@@ -2,6 +2,9 @@
 // so peak device memory follows the live intermediates only.
 #include "ranc/passes/insert_frees.h"
 
+#include "ranc/data/error.h"
+#include <fmt/format.h>
+
 #include <set>
 
 namespace ranc::passes {
@@ -37,8 +40,11 @@ void insert_frees(rt::Plan& plan) {
   std::vector<int64_t> last(plan.buffers.size(), -1);
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     if (std::holds_alternative<rt::Free>(plan.steps[i])) continue;
-    for (rt::BufferId b : step_buffers(plan.steps[i]))
+    for (rt::BufferId b : step_buffers(plan.steps[i])) {
+      internal_check(b >= 0 && static_cast<size_t>(b) < last.size(),
+                     fmt::format("insert_frees: step {} uses buffer {} of {}", i, b, last.size()));
       last[static_cast<size_t>(b)] = static_cast<int64_t>(i);
+    }
   }
   std::vector<std::vector<rt::BufferId>> frees_after(plan.steps.size());
   for (size_t b = 0; b < last.size(); ++b)

@@ -212,7 +212,12 @@ inline void KernelParams::use(const RowView& v) {
 // The view a fused stage extends: `in`'s own, or the identity view of a dense relation
 // (its attributes are its columns, read at the row index).
 inline RowView view_of(const DeviceRelation& in) {
-  if (in.view) return *in.view;
+  if (in.view) {
+    RowView v = *in.view;
+    v.paged = false;  // a stage over a paged list's slots is an ordinary view
+    v.owner = -1;
+    return v;
+  }
   RowView v;
   for (rt::BufferId b : in.columns) v.attrs.push_back(ViewAttr{b, ""});
   return v;

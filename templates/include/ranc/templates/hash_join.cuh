@@ -44,12 +44,13 @@
 //               within a partition is unspecified (bag semantics).
 //   7. gather:  generator-emitted map over the output: l_rows[lpos], r_rows[rpos] or GFTR payloads.
 // Or, instead of 4-6, one pass writing a paged list (paged.cuh), grid = parts blocks:
-//   4'. paged:  HashJoinAgent<J, KeyT>::run_paged<BlockPageWriter<J::block_threads, R>>(temp, wtemp,
-//               out, bits, ..., residual, emit) with emit(lpos, rpos, h) at row handles h of `out`;
-//               heads has parts entries. The probe goes in rounds of one left row per thread: each
-//               thread counts its matches (keeping the first kCache in registers), the block
-//               reserves that many rows of pages, then the matches are emitted (a thread with
-//               more than kCache matches walks its chain again).
+//   4'. paged:  HashJoinAgent<J, KeyT>::run_paged<R>(temp, out, bits, ..., residual, emit) with
+//               emit(lpos, rpos, h) at row handles h of `out`; heads has parts * J::warps
+//               entries (one chain of pages per warp). The probe goes in rounds of one left row
+//               per thread: each thread counts its matches (keeping the first kCache in
+//               registers), its warp reserves that many rows of pages (WarpPageWriter: a warp
+//               scan, no block barrier), then the matches are emitted (a thread with more than
+//               kCache matches walks its chain again).
 // A partition whose build side exceeds the shared-memory table is processed in chunks (each chunk
 // probed by the whole probe partition): correct under any skew, slower for heavy skew.
 #pragma once
@@ -229,9 +230,8 @@ struct HashJoinAgent {
 
   static constexpr int kCache = 4;  // matches per probe row kept in registers by run_paged
 
-  template <class Writer, class Residual, class Emit>
-  __device__ __forceinline__ static void run_paged(TempStorage& temp, typename Writer::TempStorage& wtemp,
-                                                   const PagedOut& out, i64 bits, i64 nl, const KeyT* l_keys,
+  template <int PageRows, class Residual, class Emit>
+  __device__ __forceinline__ static void run_paged(TempStorage& temp, const PagedOut& out, i64 bits, i64 nl, const KeyT* l_keys,
                                                    const i64* l_hist, i64 l_tiles, i64 nr, const KeyT* r_keys,
                                                    const i64* r_hist, i64 r_tiles, Residual residual,
                                                    Emit emit) {
@@ -240,7 +240,7 @@ struct HashJoinAgent {
     if (p >= parts) return;
     const i64 l0 = l_hist[p * l_tiles], l1 = l_hist[(p + 1) * l_tiles];
     const i64 r0 = r_hist[p * r_tiles], r1 = r_hist[(p + 1) * r_tiles];
-    Writer::init(wtemp);
+    WarpPageWriter<PageRows> w;
     for (i64 c0 = r0; c0 < r1 && l0 < l1; c0 += kChunk) {
       const i64 c1 = min64(c0 + kChunk, r1);
       for (int s = threadIdx.x; s < TableSlots; s += kThreads) temp.idx[s] = -1;
@@ -267,17 +267,17 @@ struct HashJoinAgent {
             }
           }
         }
-        i64 x = Writer::reserve(wtemp, out, found);
+        i64 x = w.reserve(out, found);
         if (found <= kCache) {
           for (int m = 0; m < found; ++m, ++x) {
-            const i64 h = Writer::handle(wtemp, out, x);
+            const i64 h = w.handle(out, x);
             if (h >= 0) emit(l, c0 + cache[m], h);
           }
         } else {
           unsigned int s = hash_slot(k) & (TableSlots - 1);
           for (int e = temp.idx[s]; e >= 0; s = (s + 1) & (TableSlots - 1), e = temp.idx[s]) {
             if (temp.keys[s] == k && residual(l, c0 + e)) {
-              const i64 h = Writer::handle(wtemp, out, x++);
+              const i64 h = w.handle(out, x++);
               if (h >= 0) emit(l, c0 + e, h);
             }
           }
@@ -285,7 +285,7 @@ struct HashJoinAgent {
       }
       __syncthreads();
     }
-    Writer::finish(wtemp, out, p);
+    w.finish(out, p * (kThreads / 32) + threadIdx.x / 32);
   }
 };
 

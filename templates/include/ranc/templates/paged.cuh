@@ -9,8 +9,9 @@
 //                  (paged_keep): the paged list is a view over row handles with a filter.
 //   page_rows[C]:  int32 rows used in each page (every claimed page below C has it set).
 //   page_next[C]:  int32 next page in list order, -1 after the last page of its producer block.
-//   heads[G]:      int32 first page of producer block b's chain (-1: it wrote nothing); the list
-//                  order is block 0's chain, then block 1's, ...
+//   heads[G]:      int32 first page of producer chain b's pages (-1: it wrote nothing), one chain
+//                  per block (BlockPageWriter) or per warp (WarpPageWriter); the list order is
+//                  chain 0, then chain 1, ...
 //   header[4]:     int64, zeroed before the producer runs:
 //                    [0] pages claimed (may exceed C: then it is the number of pages needed, and
 //                        nothing was written to pages >= C),
@@ -136,6 +137,79 @@ struct BlockPageWriter {
       out.heads[block] = static_cast<int>(t.head < out.capacity ? t.head : -1);
       if (t.rows) atomicAdd(reinterpret_cast<u64*>(&out.header[1]), static_cast<u64>(t.rows));
     }
+  }
+};
+
+/// Warp-level page writer: the same contract as BlockPageWriter for the 32 lanes of one warp,
+/// with no block barrier (a warp scan and one atomicAdd by lane 0 per round that needs pages):
+/// for producers whose rounds are warp-uniform but would pay for block-wide synchronisation (the
+/// hash join's probe). Each warp owns its chain of pages, so a producer leaves up to one partial
+/// page per warp. All 32 lanes must call reserve() together; the state is kept, identical, in
+/// every lane's registers.
+template <int PageRows>
+struct WarpPageWriter {
+  static_assert(PageRows > 0 && (PageRows & (PageRows - 1)) == 0, "PageRows must be a power of two");
+  i64 cur = -1, fill = PageRows, head = -1, rows = 0;
+  i64 round_cur = -1, round_fill = PageRows, round_base = -1;
+
+  __device__ __forceinline__ i64 reserve(const PagedOut& out, i64 count) {
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    i64 incl = count;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const i64 v = __shfl_up_sync(0xffffffffu, incl, d);
+      if (lane >= d) incl += v;
+    }
+    const i64 total = __shfl_sync(0xffffffffu, incl, 31);
+    round_cur = cur;
+    round_fill = fill;
+    round_base = -1;
+    if (total > 0) {
+      const i64 fresh = (fill + total - 1) / PageRows;
+      if (fresh > 0) {
+        i64 base = 0;
+        if (lane == 0)
+          base = static_cast<i64>(
+              atomicAdd(reinterpret_cast<u64*>(&out.header[0]), static_cast<u64>(fresh)));
+        base = __shfl_sync(0xffffffffu, base, 0);
+        round_base = base;
+        if (lane == 0 && cur >= 0 && cur < out.capacity) {
+          out.page_rows[cur] = PageRows;
+          out.page_next[cur] = static_cast<int>(base < out.capacity ? base : -1);
+        }
+        for (i64 k = lane; k + 1 < fresh; k += 32) {
+          const i64 p = base + k;
+          if (p < out.capacity) {
+            out.page_rows[p] = PageRows;
+            out.page_next[p] = static_cast<int>(p + 1 < out.capacity ? p + 1 : -1);
+          }
+        }
+        if (head < 0) head = base;
+        cur = base + fresh - 1;
+      }
+      fill = fill + total - fresh * PageRows;
+      rows += total;
+    }
+    return incl - count;
+  }
+
+  __device__ __forceinline__ i64 handle(const PagedOut& out, i64 x) const {
+    const i64 q = round_fill + x;
+    const i64 ord = q / PageRows;
+    const i64 page = ord == 0 ? round_cur : round_base + ord - 1;
+    if (page >= out.capacity) return -1;
+    return page * PageRows + (q & (PageRows - 1));
+  }
+
+  // Closes the warp's last page; `chain` indexes heads (e.g. block * warps + warp).
+  __device__ __forceinline__ void finish(const PagedOut& out, i64 chain) const {
+    if ((threadIdx.x & 31) != 0) return;
+    if (cur >= 0 && cur < out.capacity) {
+      out.page_rows[cur] = static_cast<int>(fill);
+      out.page_next[cur] = -1;
+    }
+    out.heads[chain] = static_cast<int>(head < out.capacity ? head : -1);
+    if (rows) atomicAdd(reinterpret_cast<u64*>(&out.header[1]), static_cast<u64>(rows));
   }
 };
 
