@@ -445,6 +445,21 @@ Partitioned partition(const Buf<int>& k, ll n, ll bits) {
   return p;
 }
 
+// The matching (left row << 32 | right row) pairs of an equi-join, sorted (the host reference);
+// false when there are more than `limit` (the caller skips such a case).
+bool join_pairs(const std::vector<int>& l, const std::vector<int>& r, size_t limit, std::vector<ll>& want) {
+  std::vector<std::pair<int, ll>> rs;
+  for (ll j = 0; j < ll(r.size()); ++j) rs.push_back({r[j], j});
+  std::sort(rs.begin(), rs.end());
+  for (ll i = 0; i < ll(l.size()); ++i) {
+    auto it = std::lower_bound(rs.begin(), rs.end(), std::make_pair(l[i], ll(-1)));
+    for (; it != rs.end() && it->first == l[i]; ++it) want.push_back((i << 32) | it->second);
+  }
+  if (want.size() > limit) return false;
+  std::sort(want.begin(), want.end());
+  return true;
+}
+
 void check_hash_join(ll nl, ll nr, int dist, ll bits) {
   auto l = sorted_keys(nl, dist, unsigned(nl + 11 * dist));
   auto r = sorted_keys(nr, dist, unsigned(nr + 13 * dist + 1));
@@ -452,17 +467,7 @@ void check_hash_join(ll nl, ll nr, int dist, ll bits) {
   std::shuffle(l.begin(), l.end(), rng);
   std::shuffle(r.begin(), r.end(), rng);
   std::vector<ll> want;
-  {
-    std::vector<std::pair<int, ll>> rs;
-    for (ll j = 0; j < nr; ++j) rs.push_back({r[j], j});
-    std::sort(rs.begin(), rs.end());
-    for (ll i = 0; i < nl; ++i) {
-      auto it = std::lower_bound(rs.begin(), rs.end(), std::make_pair(l[i], ll(-1)));
-      for (; it != rs.end() && it->first == l[i]; ++it) want.push_back((i << 32) | it->second);
-    }
-    if (want.size() > (size_t(1) << 26)) return;
-    std::sort(want.begin(), want.end());
-  }
+  if (!join_pairs(l, r, size_t(1) << 26, want)) return;
   Buf<int> dl(l), dr(r);
   auto pl = partition(dl, nl, bits);
   auto pr = partition(dr, nr, bits);
@@ -666,17 +671,7 @@ void check_hash_join_paged(ll nl, ll nr, int dist, ll bits) {
   std::shuffle(l.begin(), l.end(), rng);
   std::shuffle(r.begin(), r.end(), rng);
   std::vector<ll> want;
-  {
-    std::vector<std::pair<int, ll>> rs;
-    for (ll j = 0; j < nr; ++j) rs.push_back({r[j], j});
-    std::sort(rs.begin(), rs.end());
-    for (ll i = 0; i < nl; ++i) {
-      auto it = std::lower_bound(rs.begin(), rs.end(), std::make_pair(l[i], ll(-1)));
-      for (; it != rs.end() && it->first == l[i]; ++it) want.push_back((i << 32) | it->second);
-    }
-    if (want.size() > (size_t(1) << 24)) return;
-    std::sort(want.begin(), want.end());
-  }
+  if (!join_pairs(l, r, size_t(1) << 24, want)) return;
   Buf<int> dl(l), dr(r);
   auto pl = partition(dl, nl, bits);
   auto pr = partition(dr, nr, bits);

@@ -223,7 +223,6 @@ class Context final : public LoweringContext {
     if (auto it = dense_.find(key); it != dense_.end()) return it->second;
     DeviceRelation out = rel.view->materialize ? rel.view->materialize(*this, rel, false)
                                                : materialize_index(rel);
-    if (out.view) out = dense(out);  // a join that wrote pages anyway: compacted
     dense_.emplace(key, out);
     keep_alive_.push_back(rel.view);
     return out;

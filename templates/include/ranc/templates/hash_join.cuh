@@ -177,6 +177,20 @@ struct HashJoinAgent {
     unsigned long long counter;
   };
 
+  // The shared-memory table of build rows [c0, c1) (at most kChunk), ready for probing when it
+  // returns (every thread must call it).
+  __device__ __forceinline__ static void build(TempStorage& temp, const KeyT* r_keys, i64 c0, i64 c1) {
+    for (int s = threadIdx.x; s < TableSlots; s += kThreads) temp.idx[s] = -1;
+    __syncthreads();
+    for (i64 r = c0 + threadIdx.x; r < c1; r += kThreads) {
+      const KeyT k = r_keys[r];
+      unsigned int s = hash_slot(k) & (TableSlots - 1);
+      while (atomicCAS(&temp.idx[s], -1, static_cast<int>(r - c0)) != -1) s = (s + 1) & (TableSlots - 1);
+      temp.keys[s] = k;
+    }
+    __syncthreads();
+  }
+
   template <bool CountOnly, class Residual, class Emit>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 bits, i64 nl, const KeyT* l_keys,
                                              const i64* l_hist, i64 l_tiles, i64 nr, const KeyT* r_keys,
@@ -193,15 +207,7 @@ struct HashJoinAgent {
     const i64 out_base = CountOnly ? 0 : offsets[p];
     for (i64 c0 = r0; c0 < r1; c0 += kChunk) {
       const i64 c1 = min64(c0 + kChunk, r1);
-      for (int s = threadIdx.x; s < TableSlots; s += kThreads) temp.idx[s] = -1;
-      __syncthreads();
-      for (i64 r = c0 + threadIdx.x; r < c1; r += kThreads) {
-        const KeyT k = r_keys[r];
-        unsigned int s = hash_slot(k) & (TableSlots - 1);
-        while (atomicCAS(&temp.idx[s], -1, static_cast<int>(r - c0)) != -1) s = (s + 1) & (TableSlots - 1);
-        temp.keys[s] = k;
-      }
-      __syncthreads();
+      build(temp, r_keys, c0, c1);
       for (i64 l = l0 + threadIdx.x; l < l1; l += kThreads) {
         const KeyT k = l_keys[l];
         unsigned int s = hash_slot(k) & (TableSlots - 1);
@@ -243,15 +249,7 @@ struct HashJoinAgent {
     WarpPageWriter<PageRows> w;
     for (i64 c0 = r0; c0 < r1 && l0 < l1; c0 += kChunk) {
       const i64 c1 = min64(c0 + kChunk, r1);
-      for (int s = threadIdx.x; s < TableSlots; s += kThreads) temp.idx[s] = -1;
-      __syncthreads();
-      for (i64 r = c0 + threadIdx.x; r < c1; r += kThreads) {
-        const KeyT k = r_keys[r];
-        unsigned int s = hash_slot(k) & (TableSlots - 1);
-        while (atomicCAS(&temp.idx[s], -1, static_cast<int>(r - c0)) != -1) s = (s + 1) & (TableSlots - 1);
-        temp.keys[s] = k;
-      }
-      __syncthreads();
+      build(temp, r_keys, c0, c1);
       for (i64 b = l0; b < l1; b += kThreads) {  // the same trip count in every thread
         const i64 l = b + threadIdx.x;
         int cache[kCache];
