@@ -1,5 +1,6 @@
 // Reference semantics of input: the relation bound by the caller, checked against
-// the declared schema (attribute names and types; the key is the declared one) and,
+// the declared schema (attribute names and types, taken by name from a relation that
+// may have more; the key is the declared one) and,
 // when it declares an order, checked to be sorted by it (0-based row numbers).
 #include <fmt/format.h>
 
@@ -8,14 +9,29 @@
 namespace ranc::ops::ref {
 
 HostRelation eval_input(const Node& n, const Inputs& in) {
-  const HostRelation& r = *in[0];
   const Schema& want = n.declared;
-  if (r.schema().attributes != want.attributes)
-    throw UserError(
-        Diagnostic{ErrorKind::SchemaMismatch,
-                   fmt::format("input relation '{}' has schema {} but the program declares {}",
-                               n.name, r.schema().str(), want.str()),
-                   n.loc, "attribute names, types and their order must match"});
+  // A bound relation with more attributes than declared (prune_attributes narrows
+  // the declaration to what the program uses) gives the declared ones, by name.
+  HostRelation narrowed;
+  const HostRelation* bound = in[0];
+  if (bound->schema().attributes != want.attributes) {
+    std::vector<size_t> cols;
+    for (const Attribute& a : want.attributes) {
+      auto c = bound->schema().find(a.name);
+      if (!c || bound->schema()[*c].type != a.type) break;
+      cols.push_back(*c);
+    }
+    if (cols.size() != want.size())
+      throw UserError(
+          Diagnostic{ErrorKind::SchemaMismatch,
+                     fmt::format("input relation '{}' has schema {} but the program declares {}",
+                                 n.name, bound->schema().str(), want.str()),
+                     n.loc, "every declared attribute must be bound, with its name and type"});
+    narrowed = HostRelation(want);
+    for (size_t i = 0; i < cols.size(); ++i) narrowed.column(i) = bound->column(cols[i]);
+    bound = &narrowed;
+  }
+  const HostRelation& r = *bound;
   // A declared order ("sorted by") is a promise about the data: check it row by row.
   if (!n.sort_keys.empty() && r.num_rows() > 1) {
     Keys keys;

@@ -131,6 +131,26 @@ TEST_F(CliTest, RunWithInputOverrideAndOutputFile) {
   EXPECT_NE(err_.find("time: load"), std::string::npos) << err_;
 }
 
+// Only the attributes the program uses are loaded (prune_attributes): a value that is
+// not even valid in an unused column does not stop the run, explain lists what is
+// loaded, and with the pass switched off the whole row is converted again.
+TEST_F(CliTest, RunLoadsOnlyTheAttributesUsed) {
+  std::string prog = write("wide.ra",
+                           "input t(k i32, junk f64, v i64, note string) from \"t.tbl\" format tbl;\n"
+                           "s = t |> select k > 1 |> reduce total = sum(v);\n"
+                           "output s;\n");
+  write("t.tbl", "1|x|10|a|\n2|y|20|b|\n3|z|30|c|\n");
+  ASSERT_EQ(run({"explain", prog}), kOk) << err_;
+  EXPECT_NE(out_.find("t: 2 of 4 attributes (k, v)"), std::string::npos) << out_;
+  ASSERT_EQ(run({"run", "--cpu", prog}), kOk) << err_;
+  EXPECT_NE(out_.find("50"), std::string::npos) << out_;
+  setenv("RANC_DISABLE_PASSES", "prune_attributes", 1);
+  int rc = run({"run", "--cpu", prog});
+  unsetenv("RANC_DISABLE_PASSES");
+  EXPECT_EQ(rc, kDataError) << out_;
+  EXPECT_NE(err_.find("t.tbl:1:3"), std::string::npos) << err_;
+}
+
 TEST_F(CliTest, BadDataRowIsDataErrorWithLocation) {
   std::string prog = write("sales.ra", kSales);
   write("sales.csv", "region,amount,day\neast,12.5,2024-01-01\nwest,abc,2024-01-02\n");
@@ -228,7 +248,7 @@ TEST_F(CliTest, ExplainShowsFusedKernelsAndPasses) {
   EXPECT_NE(out_.find("subgraph cluster_k3"), std::string::npos) << out_;
   EXPECT_NE(out_.find("[style=dashed]"), std::string::npos) << out_;
   EXPECT_EQ(run({"explain", prog, "--after=optimise"}), kUsageError);
-  EXPECT_NE(err_.find("--after expects one of plan_sort_orders"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("--after expects one of prune_attributes, plan_sort_orders"), std::string::npos) << err_;
   ASSERT_EQ(run({"emit", prog, "--no-fusion"}), kOk) << err_;
   EXPECT_NE(out_.find("n1_select("), std::string::npos);
 }

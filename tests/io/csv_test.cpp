@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -321,6 +322,77 @@ TEST(RoundTrip, ErrorsInLaterChunksHaveTheRightLine) {
     EXPECT_EQ(d.loc.column, field - pos + 1);
     EXPECT_NE(d.message.find("is not a valid i32 for attribute i"), std::string::npos);
   }
+}
+
+// Keeping some attributes (prune_attributes): the result equals the full read
+// narrowed to them, across chunks and threads, in CSV with quoting and in .tbl.
+TEST(Columns, KeptAttributesEqualTheFullReadNarrowed) {
+  auto rel = random_relation(60000, 4, true);
+  std::string csv = to_csv_string(rel);
+  auto tbl_rel = random_relation(60000, 5, false);
+  std::string tbl = to_csv_string(tbl_rel, CsvOptions::tbl());
+  for (const std::vector<std::string>& keep :
+       std::vector<std::vector<std::string>>{{"s"}, {"i", "d", "s"}, {"b", "dt"}, {"s", "b"}}) {
+    for (unsigned threads : {1u, 5u}) {
+      for (bool is_tbl : {false, true}) {
+        const HostRelation& full = is_tbl ? tbl_rel : rel;
+        CsvOptions opt = is_tbl ? CsvOptions::tbl() : CsvOptions::csv();
+        opt.num_threads = threads;
+        opt.columns = keep;
+        HostRelation got = parse_csv(is_tbl ? tbl : csv, full.schema(), opt);
+        // Kept attributes come in schema order whatever the order asked.
+        Schema want_schema;
+        for (const auto& a : full.schema().attributes)
+          if (std::find(keep.begin(), keep.end(), a.name) != keep.end())
+            want_schema.attributes.push_back(a);
+        ASSERT_EQ(got.schema(), want_schema);
+        ASSERT_EQ(got.num_rows(), full.num_rows());
+        for (size_t c = 0; c < want_schema.size(); ++c) {
+          size_t fc = *full.schema().find(want_schema[c].name);
+          for (size_t r = 0; r < full.num_rows(); ++r)
+            ASSERT_EQ(got.get(r, c), full.get(r, fc)) << want_schema[c].name << " row " << r;
+        }
+      }
+    }
+  }
+}
+
+// A skipped field is not converted (a bad value there is no error), but the line
+// still needs all its fields, a kept field is still checked with its location, and
+// the header still names every attribute.
+TEST(Columns, SkippedFieldsAreNotConvertedButCounted) {
+  auto s = schema_of({{"a", Type::I32}, {"x", Type::F64}, {"b", Type::Date}});
+  CsvOptions opt = CsvOptions::csv();
+  opt.columns = {"a", "b"};
+  HostRelation r = parse_csv("a,x,b\n1,not a number,2024-01-02\n", s, opt);
+  ASSERT_EQ(r.num_rows(), 1u);
+  EXPECT_EQ(r.get(0, 0), Value::i32(1));
+  EXPECT_EQ(r.get(0, 1), Value::date(*parse_date("2024-01-02")));
+
+  auto d = parse_error("a,x,b\n1,2.5,2024-01-02\n2,3.5,yesterday\n", s, opt);
+  EXPECT_EQ(d.loc.line, 3u);
+  EXPECT_EQ(d.loc.column, 7u);
+  EXPECT_NE(d.message.find("is not a valid date"), std::string::npos) << d.message;
+  d = parse_error("a,x,b\n1,2.5\n", s, opt);
+  EXPECT_NE(d.message.find("attribute b is missing"), std::string::npos) << d.message;
+  d = parse_error("a,b\n1,2024-01-02\n", s, opt);
+  EXPECT_NE(d.message.find("header"), std::string::npos) << d.message;
+  opt.columns = {"a", "nope"};
+  d = parse_error("a,x,b\n1,2.5,2024-01-02\n", s, opt);
+  EXPECT_NE(d.message.find("'nope'"), std::string::npos) << d.message;
+}
+
+// The kept key is the longest kept prefix of the declared key.
+TEST(Columns, KeyIsTheKeptPrefix) {
+  auto s = schema_of({{"k1", Type::I32}, {"k2", Type::I32}, {"v", Type::I32}});
+  s.key_size = 2;
+  CsvOptions opt = CsvOptions::tbl();
+  opt.columns = {"k1", "v"};
+  EXPECT_EQ(parse_csv("1|2|3|\n", s, opt).schema().key_size, 1u);
+  opt.columns = {"k2", "v"};
+  EXPECT_EQ(parse_csv("1|2|3|\n", s, opt).schema().key_size, 0u);
+  opt.columns = {"v", "k1", "k2"};
+  EXPECT_EQ(parse_csv("1|2|3|\n", s, opt).schema().key_size, 2u);
 }
 
 TEST(RoundTrip, MalformedQuotingAcrossChunksMatchesSerial) {

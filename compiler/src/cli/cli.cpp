@@ -340,6 +340,9 @@ int cmd_explain(const Args& a, std::ostream& out) {
     return kOk;
   }
   out << "== checked graph ==\n" << print_program(l.checked);
+  out << "\n== inputs (attributes loaded) ==\n"
+      << (r.inputs.empty() ? std::string("all declared attributes (prune_attributes is off)\n")
+                           : passes::print_pruning(r.inputs));
   out << "\n== physical plan ==\n" << passes::print_physical_plan(r.physical);
   out << "\n== kernels ==\n" << kernels_text(r.plan);
   out << "\n== steps ==\n" << codegen::describe_plan(r.plan);
@@ -399,12 +402,20 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
       throw UsageError{
           fmt::format("--output {}: the program has no output named '{}'", name, name)};
 
-  // Load the inputs the checked program uses.
+  // Load the inputs the checked program uses, only the attributes it uses
+  // (prune_attributes; the file still has all of the declared ones).
+  const codegen::CodegenOptions options = codegen_options(a);
+  Program program = passes::pass_enabled("prune_attributes", options)
+                        ? passes::prune_attributes(l.checked)
+                        : l.checked;
   auto t_load = Clock::now();
   std::vector<std::pair<std::string, HostRelation>> inputs;
   uint64_t bytes_loaded = 0;
-  for (NodeId id : l.checked.inputs()) {
-    const Node& n = l.checked.node(id);
+  std::map<std::string, const Node*> declared;  // the file schemas
+  for (NodeId id : l.checked.inputs()) declared[l.checked.node(id).name] = &l.checked.node(id);
+  for (NodeId id : program.inputs()) {
+    const Node& kept = program.node(id);
+    const Node& n = *declared.at(kept.name);
     const RaInputSpec* spec = nullptr;
     for (const auto& s : l.parsed.input_files)
       if (s.relation == n.name) spec = &s;
@@ -418,6 +429,8 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
                                              "--input {}=PATH",
                                              n.name)});
     CsvOptions o = input_options(*spec, path, a.inputs.count(n.name) > 0);
+    if (kept.declared.size() < n.declared.size())
+      for (const auto& attr : kept.declared.attributes) o.columns.push_back(attr.name);
     std::string label = fmt::format("loading {}", fs::path(path).filename().string());
     o.progress = [&](uint64_t done, uint64_t total) { progress.update(label, done, total); };
     std::error_code ec;
@@ -442,7 +455,7 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   std::string timing;
   auto t_exec = Clock::now();
   if (use_gpu) {
-    rt::Plan plan = codegen::generate_plan(l.checked, codegen_options(a));
+    rt::Plan plan = codegen::generate_plan(program, options);
     double codegen_s = seconds_since(t_exec);
     std::map<std::string, const HostRelation*> bind;
     for (auto& [name, rel] : inputs) bind[name] = &rel;
@@ -460,7 +473,7 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
         s.compile_source == rt::CacheSource::Compiled ? "cold" : "cached", s.upload_seconds,
         s.execute_seconds, s.download_seconds, ex.device().name, s.peak_device_bytes / 1048576.0);
   } else {
-    auto outs = execute_reference(l.checked, inputs);
+    auto outs = execute_reference(program, inputs);
     for (size_t i = 0; i < outs.size(); ++i)
       results.emplace_back(output_names[i], std::move(outs[i]));
     timing =

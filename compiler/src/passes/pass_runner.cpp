@@ -72,7 +72,8 @@ void verify_physical(const PhysicalPlan& pp) {
 }  // namespace
 
 const std::vector<PassInfo>& pipeline_passes() {
-  static const std::vector<PassInfo> passes = {{"plan_sort_orders", false},
+  static const std::vector<PassInfo> passes = {{"prune_attributes", true},
+                                               {"plan_sort_orders", false},
                                                {"fuse_pipelines", true},
                                                {"plan_paged_edges", true},
                                                {"lower", false},
@@ -80,7 +81,9 @@ const std::vector<PassInfo>& pipeline_passes() {
   return passes;
 }
 
-PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOptions& options) {
+namespace {
+
+std::vector<std::string> disabled_passes(const codegen::CodegenOptions& options) {
   std::vector<std::string> disabled = options.disabled_passes;
   for (auto& s : split_list(std::getenv("RANC_DISABLE_PASSES"))) disabled.push_back(s);
   if (!options.fusion) disabled.push_back("fuse_pipelines");
@@ -94,6 +97,19 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
     for (const auto& p : pipeline_passes())
       internal_check(p.name != d || p.optional, fmt::format("pass '{}' cannot be switched off", d));
   }
+  return disabled;
+}
+
+}  // namespace
+
+bool pass_enabled(std::string_view name, const codegen::CodegenOptions& options) {
+  internal_check(known(name), fmt::format("unknown pass '{}'", name));
+  auto d = disabled_passes(options);
+  return std::find(d.begin(), d.end(), name) == d.end();
+}
+
+PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOptions& options) {
+  const std::vector<std::string> disabled = disabled_passes(options);
   const char* env_dump = std::getenv("RANC_DUMP_AFTER");
   const std::string dump_after = !options.dump_after.empty() ? options.dump_after
                                  : env_dump                  ? env_dump
@@ -120,7 +136,16 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
   auto physical_text = [&] { return print_physical_plan(r.physical) + print_fusion(r.physical); };
   auto plan_text = [&] { return codegen::describe_plan(r.plan); };
 
-  run("plan_sort_orders", [&] { r.physical = plan_sort_orders(checked, options); }, physical_text);
+  Program pruned;
+  bool pruned_ran = false;
+  run("prune_attributes",
+      [&] {
+        pruned = prune_attributes(checked, &r.inputs);
+        pruned_ran = true;
+      },
+      [&] { return print_pruning(r.inputs) + print_program(pruned_ran ? pruned : checked); });
+  const Program& program = pruned_ran ? pruned : checked;
+  run("plan_sort_orders", [&] { r.physical = plan_sort_orders(program, options); }, physical_text);
   no_fusion(r.physical);
   run("fuse_pipelines",
       [&] {

@@ -201,8 +201,15 @@ std::string shown(std::string_view s) {
 
 class Parser {
  public:
-  Parser(std::string_view text, const Schema& schema, const CsvOptions& opt)
-      : begin_(text.data()), end_(text.data() + text.size()), schema_(schema), opt_(opt) {}
+  // slot[c]: where attribute c of the file goes in the result, -1 when skipped.
+  Parser(std::string_view text, const Schema& schema, const CsvOptions& opt,
+         std::vector<int32_t> slot, size_t kept)
+      : begin_(text.data()),
+        end_(text.data() + text.size()),
+        schema_(schema),
+        opt_(opt),
+        slot_(std::move(slot)),
+        kept_(kept) {}
 
   // Parses the records in [b, e); b is at a record start.
   void parse_chunk(const char* b, const char* e, ChunkResult& out,
@@ -231,6 +238,8 @@ class Parser {
   const char* end_;
   const Schema& schema_;
   const CsvOptions& opt_;
+  std::vector<int32_t> slot_;
+  size_t kept_;
 };
 
 const char* Parser::scan_field(const char* p, Field& f, const char*& err_pos,
@@ -307,8 +316,9 @@ void Parser::parse_chunk(const char* b, const char* e, ChunkResult& out,
                          std::atomic<uint64_t>* progress) const {
   const size_t ncols = schema_.size();
   out.columns.clear();
-  out.interners.assign(ncols, StringInterner{});
-  for (size_t c = 0; c < ncols; ++c) out.columns.push_back(storage_for(schema_[c].type));
+  out.interners.assign(kept_, StringInterner{});
+  for (size_t c = 0; c < ncols; ++c)
+    if (slot_[c] >= 0) out.columns.push_back(storage_for(schema_[c].type));
   // Reserve from the row count estimated from the first 64 KiB, with 10% slack.
   const char* sample_end = b + std::min<ptrdiff_t>(e - b, 1 << 16);
   size_t sample_lines = static_cast<size_t>(std::count(b, sample_end, '\n'));
@@ -352,6 +362,8 @@ void Parser::parse_chunk(const char* b, const char* e, ChunkResult& out,
       const char* err = nullptr;
       p = scan_field(p, f, err_pos, err);
       if (err) return fail(err_pos, err);
+      const int32_t slot = slot_[c];
+      if (slot >= 0) {  // a skipped attribute is scanned, never converted
       const Attribute& attr = schema_[c];
       std::string_view text = f.text;
       if (f.quoted_escape) {
@@ -369,7 +381,7 @@ void Parser::parse_chunk(const char* b, const char* e, ChunkResult& out,
                                            type_name(attr.type), attr.name));
         return fail(f.start, fmt::format("'{}' {} for attribute {}", shown(t), why, attr.name));
       };
-      auto& col = out.columns[c];
+      auto& col = out.columns[static_cast<size_t>(slot)];
       switch (attr.type) {
         case Type::Bool: {
           std::string_view t = trim_spaces(text);
@@ -440,9 +452,11 @@ void Parser::parse_chunk(const char* b, const char* e, ChunkResult& out,
         case Type::String: {
           std::string_view s = text;
           if (f.quoted_escape) s = out.owned.emplace_back(scratch);
-          std::get<std::vector<int32_t>>(col).push_back(out.interners[c].intern(s));
+          std::get<std::vector<int32_t>>(col).push_back(
+              out.interners[static_cast<size_t>(slot)].intern(s));
           break;
         }
+      }
       }
       if (c + 1 < ncols) {
         if (p < end_ && *p == delim) {
@@ -619,7 +633,26 @@ HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOp
                         std::string_view name) {
   if (schema.size() == 0)
     data_error("cannot read a relation without attributes", {std::string(name)});
-  Parser parser(text, schema, opt);
+  // The attributes kept, in schema order.
+  std::vector<int32_t> slot(schema.size(), opt.columns.empty() ? 0 : -1);
+  for (const auto& c : opt.columns) {
+    auto i = schema.find(c);
+    if (!i)
+      data_error(fmt::format("cannot keep attribute '{}': the schema of '{}' has no such attribute",
+                             c, name),
+                 {std::string(name)});
+    slot[*i] = 0;
+  }
+  Schema kept;
+  for (size_t c = 0; c < schema.size(); ++c)
+    if (slot[c] >= 0) {
+      slot[c] = static_cast<int32_t>(kept.size());
+      kept.attributes.push_back(schema[c]);
+    }
+  while (kept.key_size < schema.key_size && slot[kept.key_size] >= 0) ++kept.key_size;
+  if (kept.size() == 0)
+    data_error(fmt::format("no attribute of '{}' is kept", name), {std::string(name)});
+  Parser parser(text, schema, opt, slot, kept.size());
   const char* p = text.data();
   const char* end = p + text.size();
   const uint64_t total = text.size();
@@ -716,30 +749,31 @@ HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOp
   }
 
   // Concatenate, merging string dictionaries.
-  HostRelation rel(schema);
+  HostRelation rel(kept);
   std::vector<size_t> offset(chunks.size() + 1, 0);
   for (size_t i = 0; i < chunks.size(); ++i) offset[i + 1] = offset[i] + chunks[i].rows;
   const size_t rows = offset.back();
-  const size_t ncols = schema.size();
+  const size_t ncols = kept.size();
   std::vector<std::vector<std::vector<int32_t>>> remaps(ncols);
   std::vector<std::shared_ptr<const Dictionary>> dicts(ncols);
   std::vector<size_t> string_cols;
   for (size_t c = 0; c < ncols; ++c)
-    if (schema[c].type == Type::String) string_cols.push_back(c);
+    if (kept[c].type == Type::String) string_cols.push_back(c);
   parallel_for(string_cols.size(), threads, [&](size_t i) {
     size_t c = string_cols[i];
     dicts[c] = merge_strings(chunks, c, remaps[c]);
   });
   std::vector<Column::Storage> out(ncols);
   const bool single = chunks.size() == 1;
-  for (size_t c = 0; c < ncols; ++c) {
-    if (single && schema[c].type != Type::String) {
+  // Sizing the columns zero-fills them: one column per thread.
+  parallel_for(ncols, threads, [&](size_t c) {
+    if (single && kept[c].type != Type::String) {
       out[c] = std::move(chunks[0].columns[c]);
-      continue;
+      return;
     }
-    out[c] = storage_for(schema[c].type);
+    out[c] = storage_for(kept[c].type);
     std::visit([rows](auto& v) { v.resize(rows); }, out[c]);
-  }
+  });
   parallel_for(chunks.size(), threads, [&](size_t i) {
     if (single) {
       for (size_t c : string_cols) {
@@ -751,7 +785,7 @@ HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOp
       return;
     }
     for (size_t c = 0; c < ncols; ++c) {
-      if (schema[c].type == Type::String) {
+      if (kept[c].type == Type::String) {
         auto& src = std::get<std::vector<int32_t>>(chunks[i].columns[c]);
         auto& dst = std::get<std::vector<int32_t>>(out[c]);
         const auto& map = remaps[c][i];
@@ -770,7 +804,7 @@ HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOp
     }
   });
   for (size_t c = 0; c < ncols; ++c) {
-    if (schema[c].type == Type::String)
+    if (kept[c].type == Type::String)
       rel.column(c).set_codes(std::move(std::get<std::vector<int32_t>>(out[c])), dicts[c]);
     else
       rel.column(c).storage() = std::move(out[c]);

@@ -9,7 +9,12 @@
 namespace ranc::rt {
 
 std::shared_ptr<const Dictionary> merge_dictionaries(
-    const std::vector<std::shared_ptr<const Dictionary>>& dicts) {
+    const std::vector<std::shared_ptr<const Dictionary>>& dicts_in) {
+  // One dictionary shared by every string column needs no merge (and no recoding).
+  std::vector<std::shared_ptr<const Dictionary>> dicts;
+  for (const auto& d : dicts_in)
+    if (d && std::find(dicts.begin(), dicts.end(), d) == dicts.end()) dicts.push_back(d);
+  if (dicts.size() == 1) return dicts[0];
   std::vector<std::string> all;
   size_t total = 0;
   for (const auto& d : dicts)

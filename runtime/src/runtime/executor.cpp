@@ -56,11 +56,6 @@ builtins::SortKey sort_key_for(Type t) {
   throw InternalError("sort_key_for: unknown type");
 }
 
-// Attributes (names and types) equal; the key is a planning property, not data.
-bool same_attributes(const Schema& a, const Schema& b) {
-  return a.attributes == b.attributes;
-}
-
 std::string attrs_str(const Schema& s) {
   std::string out = "(";
   for (size_t i = 0; i < s.size(); ++i) {
@@ -148,10 +143,14 @@ class Run {
       RANC_CUDA_CHECK(err);
       kernels_[name] = k;
     }
-    // Schemas first, so a mistake is reported before anything is uploaded.
+    // Schemas first, so a mistake is reported before anything is uploaded. A bound
+    // relation may have more attributes than the plan's input (prune_attributes keeps
+    // only those the program uses): they are taken by name.
     std::vector<const InputBinding*> bound;
     std::vector<std::shared_ptr<const Dictionary>> dicts;
-    for (const auto& r : plan_.inputs) {
+    column_of_.assign(plan_.inputs.size(), {});
+    for (size_t ri = 0; ri < plan_.inputs.size(); ++ri) {
+      const PlanRelation& r = plan_.inputs[ri];
       auto it = inputs.find(r.name);
       if (it == inputs.end()) {
         throw UserError(Diagnostic{
@@ -163,8 +162,6 @@ class Run {
       if (auto* h = std::get_if<const HostRelation*>(&b)) {
         internal_check(*h != nullptr, "null HostRelation bound");
         schema = &(*h)->schema();
-        for (size_t i = 0; i < (*h)->num_columns(); ++i)
-          if ((*h)->column(i).type() == Type::String) dicts.push_back((*h)->column(i).dictionary());
       } else {
         const auto& d = std::get<DeviceInput>(b);
         schema = &d.schema;
@@ -175,17 +172,27 @@ class Run {
                                      d.columns.size(), d.schema.size()),
                          SourceLoc{}, ""});
         }
-        bool has_strings = false;
-        for (const auto& a : d.schema.attributes)
-          has_strings = has_strings || a.type == Type::String;
-        if (has_strings) dicts.push_back(d.dictionary);
       }
-      if (!same_attributes(*schema, r.schema)) {
-        throw UserError(
-            Diagnostic{ErrorKind::SchemaMismatch,
-                       fmt::format("input '{}' has schema {} but the program expects {}", r.name,
-                                   attrs_str(*schema), attrs_str(r.schema)),
-                       SourceLoc{}, ""});
+      std::vector<size_t>& cols = column_of_[ri];
+      for (const Attribute& a : r.schema.attributes) {
+        std::optional<size_t> c = schema->find(a.name);
+        if (!c || (*schema)[*c].type != a.type) {
+          throw UserError(Diagnostic{
+              ErrorKind::SchemaMismatch,
+              fmt::format("input '{}' has schema {} but the program expects {}{}", r.name,
+                          attrs_str(*schema), attrs_str(r.schema),
+                          !c ? fmt::format(" (no attribute '{}')", a.name)
+                             : fmt::format(" ('{}' is {}, not {})", a.name,
+                                           type_name((*schema)[*c].type), type_name(a.type))),
+              SourceLoc{}, ""});
+        }
+        cols.push_back(*c);
+        if (a.type != Type::String) continue;
+        if (auto* h = std::get_if<const HostRelation*>(&b))
+          dicts.push_back((*h)->column(*c).dictionary());
+        else if (std::find(dicts.begin(), dicts.end(), std::get<DeviceInput>(b).dictionary) ==
+                 dicts.end())
+          dicts.push_back(std::get<DeviceInput>(b).dictionary);
       }
       bound.push_back(&b);
     }
@@ -197,9 +204,9 @@ class Run {
     for (size_t ri = 0; ri < plan_.inputs.size(); ++ri) {
       const PlanRelation& r = plan_.inputs[ri];
       if (auto* h = std::get_if<const HostRelation*>(bound[ri])) {
-        bind_host(r, **h);
+        bind_host(r, **h, column_of_[ri]);
       } else {
-        bind_device(r, std::get<DeviceInput>(*bound[ri]));
+        bind_device(r, std::get<DeviceInput>(*bound[ri]), column_of_[ri]);
       }
     }
     RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -323,12 +330,12 @@ class Run {
     }
   }
 
-  void bind_host(const PlanRelation& r, const HostRelation& rel) {
+  void bind_host(const PlanRelation& r, const HostRelation& rel, const std::vector<size_t>& cols) {
     int64_t rows = static_cast<int64_t>(rel.num_rows());
     slots_[static_cast<size_t>(r.size)] = rows;
     for (size_t i = 0; i < r.columns.size(); ++i) {
       BufferId b = r.columns[i];
-      const Column& c = rel.column(i);
+      const Column& c = rel.column(cols[i]);
       allocate(b, rows, fmt::format("input '{}'.{}", r.name, r.schema[i].name));
       stats_.bytes_uploaded += static_cast<int64_t>(c.bytes());
       if (c.type() == Type::String && c.dictionary() && c.dictionary()->size() != dict_->size()) {
@@ -346,14 +353,14 @@ class Run {
     }
   }
 
-  void bind_device(const PlanRelation& r, const DeviceInput& in) {
+  void bind_device(const PlanRelation& r, const DeviceInput& in, const std::vector<size_t>& cols) {
     slots_[static_cast<size_t>(r.size)] = in.num_rows;
     for (size_t i = 0; i < r.columns.size(); ++i) {
       BufferId b = r.columns[i];
       bool recode = r.schema[i].type == Type::String && in.dictionary &&
                     in.dictionary->size() != dict_->size();
       if (!recode) {
-        ptr_[b] = const_cast<void*>(in.columns[i]);
+        ptr_[b] = const_cast<void*>(in.columns[cols[i]]);
         count_[b] = in.num_rows;
         owned_[b] = false;
         continue;
@@ -366,7 +373,7 @@ class Run {
                                         cudaMemcpyHostToDevice, stream_));
       }
       allocate(b, in.num_rows, fmt::format("input '{}'.{} (recoded)", r.name, r.schema[i].name));
-      RANC_CUDA_CHECK(builtins::gather(dmap.get(), static_cast<const uint32_t*>(in.columns[i]),
+      RANC_CUDA_CHECK(builtins::gather(dmap.get(), static_cast<const uint32_t*>(in.columns[cols[i]]),
                                        ptr_[b], 4, in.num_rows, stream_));
       ++stats_.kernel_launches;
       RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `map` dies here
@@ -523,6 +530,7 @@ class Run {
   std::vector<int64_t> count_;
   std::vector<bool> owned_;
   std::vector<int64_t> slots_;
+  std::vector<std::vector<size_t>> column_of_;  // per plan input: bound column of each attribute
   std::map<std::string, cudaKernel_t> kernels_;
   std::shared_ptr<const Dictionary> dict_;
   size_t step_index_ = 0;

@@ -1,6 +1,7 @@
 // The compilation pipeline after checking, as one list of passes run by one runner
 // (STYLE.md habit 10). In order (DESIGN.md section 4):
 //
+//   prune_attributes  Program -> Program        inputs narrowed to the attributes used
 //   plan_sort_orders  Program -> PhysicalPlan   sort orders, inserted sorts, join algorithms
 //   fuse_pipelines    PhysicalPlan              kernel groups (off: no_fusion)
 //   plan_paged_edges  PhysicalPlan              dense or paged output per edge
@@ -10,8 +11,8 @@
 // The runner times every pass, verifies the plan after it, can dump the plan after any
 // pass (CodegenOptions::dump_after, `ranc explain --after=PASS`, RANC_DUMP_AFTER=PASS
 // prints to stderr), and honours a switch per optional pass
-// (CodegenOptions::disabled_passes, RANC_DISABLE_PASSES=a,b): fuse_pipelines,
-// plan_paged_edges and insert_frees can be switched off; the others are the pipeline
+// (CodegenOptions::disabled_passes, RANC_DISABLE_PASSES=a,b): prune_attributes,
+// fuse_pipelines, plan_paged_edges and insert_frees can be switched off; the others are the pipeline
 // itself. RANC_PAGE_ROWS overrides CodegenOptions::page_rows.
 #pragma once
 
@@ -21,6 +22,7 @@
 
 #include "ranc/codegen/codegen.h"
 #include "ranc/passes/plan_sort_orders.h"
+#include "ranc/passes/prune_attributes.h"
 #include "ranc/runtime/plan.h"
 
 namespace ranc::passes {
@@ -32,6 +34,7 @@ struct PassRecord {
 };
 
 struct PipelineResult {
+  std::vector<InputPruning> inputs;  // what prune_attributes kept of each input
   PhysicalPlan physical;  // after fuse_pipelines
   rt::Plan plan;
   std::vector<PassRecord> passes;
@@ -44,6 +47,10 @@ struct PassInfo {
   bool optional;
 };
 const std::vector<PassInfo>& pipeline_passes();
+
+// Whether the pass runs under these options and the environment (RANC_DISABLE_PASSES,
+// RANC_NO_FUSION, RANC_NO_PAGED).
+bool pass_enabled(std::string_view name, const codegen::CodegenOptions& options);
 
 // Runs the pipeline on a checked program. Throws InternalError for a pass name it does
 // not know in options.disabled_passes or options.dump_after, or for a required pass

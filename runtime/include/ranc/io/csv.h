@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ranc/data/host_relation.h"
 
@@ -30,6 +31,11 @@ struct CsvOptions {
   bool quoting = true;
   // Reader: accept one extra delimiter at the end of a line. Writer: write one.
   bool trailing_delimiter = false;
+  // Reader: the attributes to keep, by name (empty: all). The file still has every
+  // attribute of the schema; the others are skipped without conversion. The result's
+  // schema is the kept attributes in schema order, its key the longest kept prefix
+  // of the schema's key.
+  std::vector<std::string> columns;
   // Reader threads; 0 = std::thread::hardware_concurrency(). Small inputs use one.
   unsigned num_threads = 0;
   ProgressFn progress;
