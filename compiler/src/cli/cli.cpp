@@ -466,9 +466,9 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
     results = std::move(r.outputs);
     const auto& s = r.stats;
     timing = fmt::format(
-        "time: load {:.3f} s ({:.1f} MB/s), codegen {:.3f} s, compile {:.3f} s ({}), upload {:.3f} "
+        "time: load {:.3f} s ({:.1f} MB/s), codegen {:.4f} s, compile {:.4f} s ({}), upload {:.4f} "
         "s, "
-        "execute {:.3f} s, download {:.3f} s; device {}, peak device memory {:.1f} MiB\n",
+        "execute {:.5f} s, download {:.4f} s; device {}, peak device memory {:.1f} MiB\n",
         load_s, load_s > 0 ? bytes_loaded / load_s / 1e6 : 0.0, codegen_s, s.compile_seconds,
         s.compile_source == rt::CacheSource::Compiled ? "cold" : "cached", s.upload_seconds,
         s.execute_seconds, s.download_seconds, ex.device().name, s.peak_device_bytes / 1048576.0);

@@ -15,6 +15,7 @@
 #include "ranc/runtime/dictionary_params.h"
 #include "ranc/runtime/errors.h"
 #include "ranc/runtime/plan_validate.h"
+#include "ranc/runtime/upload.h"
 
 namespace ranc::rt {
 namespace {
@@ -209,6 +210,8 @@ class Run {
         bind_device(r, std::get<DeviceInput>(*bound[ri]), column_of_[ri]);
       }
     }
+    uploader_.run(stream_);
+    recode_maps_.clear();
     RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
     stats_.upload_seconds += seconds_since(t0);
 
@@ -338,17 +341,14 @@ class Run {
       const Column& c = rel.column(cols[i]);
       allocate(b, rows, fmt::format("input '{}'.{}", r.name, r.schema[i].name));
       stats_.bytes_uploaded += static_cast<int64_t>(c.bytes());
+      // Staged copies, all columns in flight together (upload.h); string codes are
+      // recoded into the run's dictionary on the way.
+      const void* src = c.raw();  // finishes pending strings first
       if (c.type() == Type::String && c.dictionary() && c.dictionary()->size() != dict_->size()) {
-        std::vector<int32_t> map = recode_map(*c.dictionary(), *dict_);
-        std::vector<int32_t> codes(c.data<int32_t>());
-        for (auto& x : codes) x = map[static_cast<size_t>(x)];
-        if (!codes.empty()) {
-          RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[b], codes.data(), codes.size() * 4,
-                                          cudaMemcpyHostToDevice, stream_));
-        }
-        RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `codes` dies here
+        const auto& map = recode_maps_.emplace_back(recode_map(*c.dictionary(), *dict_));
+        uploader_.add(ptr_[b], src, c.bytes(), map.data(), map.size());
       } else {
-        upload_column(c, ptr_[b], stream_);
+        uploader_.add(ptr_[b], src, c.bytes());
       }
     }
   }
@@ -530,6 +530,8 @@ class Run {
   std::vector<int64_t> count_;
   std::vector<bool> owned_;
   std::vector<int64_t> slots_;
+  Uploader uploader_;
+  std::vector<std::vector<int32_t>> recode_maps_;  // live until uploader_.run()
   std::vector<std::vector<size_t>> column_of_;  // per plan input: bound column of each attribute
   std::map<std::string, cudaKernel_t> kernels_;
   std::shared_ptr<const Dictionary> dict_;
