@@ -40,6 +40,8 @@ commands:
   emit      print the generated CUDA source (-o FILE to write it)
   run       run a program on the GPU (default when one is present) or the CPU
             reference (--cpu) and print or write its outputs
+  shell     an interactive session: relations stay loaded (on the GPU) across
+            queries; reads a script from standard input when it is not a terminal
 Run 'ranc <command> --help' for a command's options.
 
 exit codes: 0 success, 1 errors in the program, 2 bad usage, 3 bad input data,
@@ -78,6 +80,23 @@ constexpr const char* kEmitHelp =
                  [--no-paged]
 
 Prints the CUDA translation unit generated for PROGRAM.ra (or writes it to OUT.cu).
+)";
+
+constexpr const char* kShellHelp = R"(usage: ranc shell [SCRIPT.ra] [--data DIR] [--cpu|--gpu] [--time] [--max-rows N]
+                  [--join=ALGO] [--no-fusion] [--no-paged]
+
+An interactive session. Relations declared with `input ... from "file"` stay loaded
+(on the GPU when there is one) across queries; each is read when a query first uses
+it, and only the attributes queries use. Statements end with ';':
+  input NAME(a i32, ...) from "FILE" [format tbl];   declare a relation
+  NAME = ... ;                                        define a relation
+  output NAME;                                        run and print NAME
+Commands: .help, .tables (relations, rows, attributes loaded, device memory), .drop
+NAME (frees it; a later query that uses it reads its file again), .timer on|off,
+.memory, .read FILE (or \i FILE), .quit (or \q). With SCRIPT.ra, or when standard
+input is not a terminal, the statements are read from there without prompts; the exit
+code is that of the first error (0 when none). Line editing and history (~/.ranc_history) use the system's
+readline library when it is installed.
 )";
 
 constexpr const char* kRunHelp = R"(usage: ranc run PROGRAM.ra [options]
@@ -527,10 +546,30 @@ int run_cli(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
   Args a;
   try {
     a = parse_args(argv);
+    if (a.command == "shell") {
+      if (a.help) return (out << kShellHelp, kOk);
+      ShellOptions o;
+      o.data_dir = a.data_dir;
+      o.max_rows = a.max_rows;
+      o.timer = a.time;
+      if (a.cpu) o.gpu = false;
+      if (a.gpu) o.gpu = true;
+      o.codegen = codegen_options(a);
+      if (!a.program.empty()) o.script = a.program;
+      return run_shell(o, std::cin, out, err, isatty(STDIN_FILENO) == 1 && a.program.empty());
+    }
     return dispatch(a, out, err);
   } catch (const UsageError& e) {
     err << "ranc: " << e.message << "\n(run 'ranc --help' for usage)\n";
     return kUsageError;
+  } catch (...) {
+    return report_exception(err, a.program, a.program.empty() ? "" : read_source(a.program));
+  }
+}
+
+int report_exception(std::ostream& err, const std::string& file, const std::string& source) {
+  try {
+    throw;
   } catch (const rt::ExecutionError& e) {
     err << "ranc: execution error: " << e.what() << "\n";
     return kExecutionError;
@@ -541,10 +580,9 @@ int run_cli(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
       exec |= d.kind == ErrorKind::Execution;
     }
     // Diagnostics located in the program file are shown with the source line.
-    std::string src = a.program.empty() ? "" : read_source(a.program);
     std::string shown;
     for (const auto& d : e.diagnostics())
-      shown += d.loc.file == a.program ? render_diagnostic(d, src) : d.str() + "\n";
+      shown += !file.empty() && d.loc.file == file ? render_diagnostic(d, source) : d.str() + "\n";
     err << shown;
     if (!shown.empty() && shown.back() != '\n') err << "\n";
     return exec ? kExecutionError : (data ? kDataError : kProgramError);

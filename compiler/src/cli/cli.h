@@ -1,4 +1,4 @@
-// The ranc command line: subcommands check, explain, emit and run.
+// The ranc command line: subcommands check, explain, emit, run and shell.
 //
 // Exit codes (documented in `ranc --help` and the README):
 //   0 success; 1 the program has errors (syntax, names, types); 2 bad command-line
@@ -8,8 +8,11 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "ranc/codegen/codegen.h"
 
 namespace ranc::cli {
 
@@ -25,5 +28,23 @@ enum ExitCode : int {
 // Runs `ranc args...` (args without the program name), writing results to `out`
 // and messages to `err`. Never throws.
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// `ranc shell` (shell.cpp; see `ranc shell --help`).
+struct ShellOptions {
+  std::string data_dir;
+  size_t max_rows = 50;
+  bool timer = false;
+  std::optional<bool> gpu;  // nullopt: the GPU when there is one
+  codegen::CodegenOptions codegen;
+  std::string script;  // read statements from this file instead of `in`
+};
+// Reads statements from `in` (prompting on `out` when `interactive`) until the end or
+// .quit. Returns 0, or the exit code of the first error.
+int run_shell(const ShellOptions& options, std::istream& in, std::ostream& out, std::ostream& err,
+              bool interactive);
+
+// The exit code for the exception being handled, after printing it to `err`
+// (diagnostics located in `file` are shown with their line of `source`).
+int report_exception(std::ostream& err, const std::string& file, const std::string& source);
 
 }  // namespace ranc::cli

@@ -91,6 +91,7 @@ struct Executor::Impl {
   cudaStream_t stream = nullptr;
   std::unique_ptr<DevicePool> pool;
   std::map<std::string, cudaLibrary_t> libraries;  // by cache key (hex)
+  Uploader uploader;  // its pinned staging buffers serve every run
 
   ~Impl() {
     pool.reset();
@@ -120,8 +121,14 @@ namespace {
 // The state of one run: buffers, slots and kernels. Frees what it owns on exit.
 class Run {
  public:
-  Run(const Plan& plan, DevicePool& pool, cudaStream_t stream, bool sync_each_step, RunStats& stats)
-      : plan_(plan), pool_(pool), stream_(stream), sync_each_step_(sync_each_step), stats_(stats) {
+  Run(const Plan& plan, DevicePool& pool, cudaStream_t stream, bool sync_each_step, RunStats& stats,
+      Uploader& uploader)
+      : plan_(plan),
+        pool_(pool),
+        stream_(stream),
+        sync_each_step_(sync_each_step),
+        stats_(stats),
+        uploader_(uploader) {
     ptr_.assign(plan.buffers.size(), nullptr);
     count_.assign(plan.buffers.size(), 0);
     owned_.assign(plan.buffers.size(), false);
@@ -530,7 +537,7 @@ class Run {
   std::vector<int64_t> count_;
   std::vector<bool> owned_;
   std::vector<int64_t> slots_;
-  Uploader uploader_;
+  Uploader& uploader_;
   std::vector<std::vector<int32_t>> recode_maps_;  // live until uploader_.run()
   std::vector<std::vector<size_t>> column_of_;  // per plan input: bound column of each attribute
   std::map<std::string, cudaKernel_t> kernels_;
@@ -591,7 +598,7 @@ RunResult Executor::run_bound(const Plan& plan, const std::map<std::string, Inpu
   pool.reset_peak();
   int64_t allocs_before = pool.stats().allocations;
   {
-    Run run(plan, pool, ex.stream, ex.opts.sync_each_step, st);
+    Run run(plan, pool, ex.stream, ex.opts.sync_each_step, st, ex.uploader);
     run.bind(inputs, lib_it->second);
     run.execute();
     result.outputs = run.download_outputs();

@@ -1,0 +1,124 @@
+// `ranc shell` driven through standard input (CPU reference, so it runs without a
+// GPU): declarations load lazily and only the attributes used, definitions persist
+// and are checked when entered, outputs print as tables, errors leave the session
+// usable and set the exit code, dot-commands, scripts.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli.h"
+
+namespace ranc::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ShellTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ranc_shell_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    // k, note (unused by the queries; 'x' would not even be a valid i32), v
+    std::ofstream(dir_ / "t.tbl") << "1|x|10|\n2|y|20|\n3|z|30|\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  int shell(const std::string& script, ShellOptions o = {}) {
+    o.gpu = false;
+    o.data_dir = dir_.string();
+    std::istringstream in(script);
+    std::ostringstream out, err;
+    int rc = run_shell(o, in, out, err, false);
+    out_ = out.str();
+    err_ = err.str();
+    return rc;
+  }
+
+  fs::path dir_;
+  std::string out_, err_;
+};
+
+constexpr const char* kDecl = "input t(k i32, note string, v i64) from \"t.tbl\" format tbl;\n";
+
+TEST_F(ShellTest, DeclareDefineOutputAndTables) {
+  int rc = shell(std::string(kDecl) +
+                 ".tables\n"
+                 "big = t |> select k > 1;\n"
+                 "s = big\n"
+                 "  |> reduce total = sum(v);   -- a statement over two lines\n"
+                 "output s;\n"
+                 ".tables\n");
+  EXPECT_EQ(rc, kOk) << err_;
+  EXPECT_NE(out_.find("not loaded yet"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("s:\n"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("50"), std::string::npos) << out_;
+  // Only k and v were read (note never was).
+  EXPECT_NE(out_.find("3 rows; loaded: k, v"), std::string::npos) << out_;
+}
+
+TEST_F(ShellTest, LaterQueriesLoadMoreAttributesAndReuseDefinitions) {
+  int rc = shell(std::string(kDecl) +
+                 "a = t |> reduce n = count();\n"
+                 "output a;\n"
+                 "b = t |> select note = 'y' |> project k;\n"
+                 "output b;\n"
+                 "output a;\n"
+                 ".tables\n");
+  EXPECT_EQ(rc, kOk) << err_;
+  EXPECT_NE(out_.find("b:\nk\n-\n2\n(1 row)"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("loaded: k, note"), std::string::npos) << out_;
+}
+
+TEST_F(ShellTest, ErrorsLeaveTheSessionUsable) {
+  int rc = shell(std::string(kDecl) +
+                 "bad = nothing |> select x > 1;\n"   // unknown relation: not kept
+                 "s = t |> reduce total = sum(v);\n"
+                 "output nope;\n"                       // unknown relation
+                 "this is not a statement;\n"
+                 ".nosuchcommand\n"
+                 "output s;\n");
+  EXPECT_EQ(rc, kProgramError);
+  EXPECT_NE(err_.find("unknown relation 'nothing'"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("unknown command '.nosuchcommand'"), std::string::npos) << err_;
+  EXPECT_NE(out_.find("60"), std::string::npos) << out_;  // the last output still ran
+}
+
+TEST_F(ShellTest, BadDataIsADataErrorAndTheShellGoesOn) {
+  std::ofstream(dir_ / "bad.tbl") << "1|a|10|\n2|b|oops|\n";
+  int rc = shell("input b(k i32, note string, v i64) from \"bad.tbl\" format tbl;\n"
+                 "s = b |> reduce total = sum(v);\n"
+                 "output s;\n"
+                 "c = b |> reduce n = count();\n"
+                 "output c;\n");
+  EXPECT_EQ(rc, kDataError);
+  EXPECT_NE(err_.find("bad.tbl:2:"), std::string::npos) << err_;
+  EXPECT_NE(out_.find("c:\n"), std::string::npos) << out_;  // k alone loads fine
+}
+
+TEST_F(ShellTest, DropReadTimerMemoryAndQuit) {
+  std::ofstream(dir_ / "script.ra") << kDecl << "s = t |> reduce total = sum(v);\noutput s;\n";
+  int rc = shell(".read " + (dir_ / "script.ra").string() +
+                 "\n.timer on\noutput s;\n.drop t\n.tables\noutput s;\n.memory\n.quit\n"
+                 "output s;\n");
+  EXPECT_EQ(rc, kOk) << err_;
+  size_t n = 0;
+  for (size_t at = out_.find("60"); at != std::string::npos; at = out_.find("60", at + 1)) ++n;
+  EXPECT_EQ(n, 3u) << out_;  // .read, then twice more; nothing after .quit
+  EXPECT_NE(out_.find("time: plan"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("(cached)"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("CPU reference: 0 B"), std::string::npos) << out_;
+}
+
+TEST_F(ShellTest, UnfinishedStatementIsAnError) {
+  EXPECT_EQ(shell(std::string(kDecl) + "s = t |> reduce total = sum(v)\n"), kProgramError);
+  EXPECT_NE(err_.find("a ';' is missing"), std::string::npos) << err_;
+}
+
+}  // namespace
+}  // namespace ranc::cli
