@@ -115,6 +115,16 @@ TEST_F(ShellTest, DropReadTimerMemoryAndQuit) {
   EXPECT_NE(out_.find("CPU reference: 0 B"), std::string::npos) << out_;
 }
 
+// Reading a second program that declares the same file again keeps what is loaded.
+TEST_F(ShellTest, RedeclaringTheSameFileKeepsItLoaded) {
+  std::ofstream(dir_ / "a.ra") << kDecl << "a = t |> reduce total = sum(v);\noutput a;\n";
+  std::ofstream(dir_ / "b.ra") << kDecl << "b = t |> reduce n = count();\noutput b;\n";
+  int rc = shell(".read " + (dir_ / "a.ra").string() + "\n.read " + (dir_ / "b.ra").string() +
+                 "\n.tables\n");
+  EXPECT_EQ(rc, kOk) << err_;
+  EXPECT_NE(out_.find("3 rows; loaded: k, v"), std::string::npos) << out_;
+}
+
 TEST_F(ShellTest, UnfinishedStatementIsAnError) {
   EXPECT_EQ(shell(std::string(kDecl) + "s = t |> reduce total = sum(v)\n"), kProgramError);
   EXPECT_NE(err_.find("a ';' is missing"), std::string::npos) << err_;

@@ -48,7 +48,8 @@ constexpr const char* kQuery =
     "input q(id i32, name string, city string, score f64);\n"
     "a = p |> select score > 10.0 |> reduce by name n = count(), s = sum(score)\n"
     "  |> sort name;\n"
-    "b = p |> join q on id = id |> project name, city |> distinct |> sort name, city;\n"
+    "qq = q |> project id as qid, city;\n"
+    "b = p |> join qq on id = qid |> project name, city |> distinct |> sort name, city;\n"
     "output a;\noutput b;\n";
 
 TEST(SessionGpu, ResidentRelationsMatchTheCpuSession) {

@@ -85,7 +85,8 @@ class Session {
   // Uploads (GPU) or keeps (CPU) `rel` as `name`, replacing a relation of that name.
   void add(const std::string& name, HostRelation rel);
   // Registers a CSV/.tbl file as `name` with its full schema (nothing is read yet).
-  // Replaces a relation of that name. The format comes from the extension unless
+  // Replaces a relation of that name, except that declaring the same file with the
+  // same attributes again keeps what is already loaded. The format comes from the extension unless
   // `options` is given.
   void declare(const std::string& name, const std::string& path, const Schema& schema,
                std::optional<CsvOptions> options = std::nullopt);

@@ -106,6 +106,12 @@ struct Session::Impl {
 
   void declare(const std::string& name, const std::string& path, const Schema& schema,
                CsvOptions options) {
+    // The same file with the same attributes again: keep what is loaded.
+    if (auto it = rels.find(name); it != rels.end() && it->second.path == path &&
+                                   it->second.schema.attributes == schema.attributes &&
+                                   it->second.options.delimiter == options.delimiter &&
+                                   it->second.options.header == options.header)
+      return;
     if (gpu && catalog->contains(name)) catalog->drop(name);
     Relation r;
     r.schema = schema;
