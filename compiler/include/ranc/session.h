@@ -36,6 +36,7 @@
 
 #include "ranc/codegen/codegen.h"
 #include "ranc/data/host_relation.h"
+#include "ranc/frontend/ra_parser.h"
 #include "ranc/io/csv.h"
 #include "ranc/ir/program.h"
 #include "ranc/runtime/executor.h"
@@ -70,6 +71,10 @@ struct SessionRelation {
   int64_t rows = -1;         // -1 until loaded
   int64_t device_bytes = 0;  // 0 on the CPU
 };
+
+// The reader options of an `input ... from "path"` declaration: its `format` (with
+// its csv delimiter and header), else the path's extension (CSV when unknown).
+CsvOptions input_csv_options(const RaInputSpec& spec, const std::string& path);
 
 class Session {
  public:

@@ -22,6 +22,7 @@
 #include "ranc/runtime/device.h"
 #include "ranc/runtime/errors.h"
 #include "ranc/runtime/executor.h"
+#include "ranc/session.h"
 
 namespace ranc::cli {
 namespace {
@@ -393,18 +394,6 @@ std::string input_path(const Args& a, const RaInputSpec& spec) {
   return (base / p).string();
 }
 
-CsvOptions input_options(const RaInputSpec& spec, const std::string& path, bool overridden) {
-  std::optional<TextFormat> f = format_from_path(path);
-  if (!overridden && !spec.format.empty())
-    f = spec.format == "tbl" ? TextFormat::Tbl : TextFormat::Csv;
-  CsvOptions o = options_for(f.value_or(TextFormat::Csv));
-  if (!overridden && spec.format == "csv") {
-    o.delimiter = spec.delimiter;
-    o.header = spec.header;
-  }
-  return o;
-}
-
 int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   Progress progress(err);
   Loaded l = load_program(a);
@@ -447,7 +436,10 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
                                  fmt::format("add `from \"file.csv\"` to its declaration or pass "
                                              "--input {}=PATH",
                                              n.name)});
-    CsvOptions o = input_options(*spec, path, a.inputs.count(n.name) > 0);
+    // --input NAME=PATH: the format comes from PATH alone.
+    CsvOptions o = a.inputs.count(n.name)
+                       ? options_for(format_from_path(path).value_or(TextFormat::Csv))
+                       : input_csv_options(*spec, path);
     if (kept.declared.size() < n.declared.size())
       for (const auto& attr : kept.declared.attributes) o.columns.push_back(attr.name);
     std::string label = fmt::format("loading {}", fs::path(path).filename().string());

@@ -140,16 +140,15 @@ class Shell {
 
   // Processes a stream of lines; returns the exit code (first error's).
   int feed(std::istream& in, bool interactive, LineEditor* editor) {
+    auto next_line = [&](const std::string& prompt) -> std::optional<std::string> {
+      if (editor) return editor->read(prompt, in, out_, interactive);
+      std::string s;
+      if (!std::getline(in, s)) return std::nullopt;
+      return s;
+    };
     std::string pending;
     for (;;) {
-      std::string prompt = pending.empty() ? "ranc> " : "  ...> ";
-      std::optional<std::string> line =
-          editor ? editor->read(prompt, in, out_, interactive) : std::nullopt;
-      if (!editor) {
-        std::string s;
-        if (!std::getline(in, s)) line = std::nullopt;
-        else line = s;
-      }
+      std::optional<std::string> line = next_line(pending.empty() ? "ranc> " : "  ...> ");
       if (!line) break;
       std::string t = trim(*line);
       if (pending.empty() && (t.empty() || t.rfind("--", 0) == 0)) continue;
@@ -210,16 +209,7 @@ class Shell {
                                        fmt::format("input '{}' needs `from \"FILE\"` in the shell",
                                                    s.relation),
                                        s.loc, "the file is read when a query first uses it"});
-          std::optional<CsvOptions> opt;
-          if (!s.format.empty()) {
-            CsvOptions o = options_for(s.format == "tbl" ? TextFormat::Tbl : TextFormat::Csv);
-            if (s.format == "csv") {
-              o.delimiter = s.delimiter;
-              o.header = s.header;
-            }
-            opt = o;
-          }
-          session_->declare(s.relation, s.path, decl->declared, opt);
+          session_->declare(s.relation, s.path, decl->declared, input_csv_options(s, s.path));
         }
         // One declaration per statement is what the shell keeps: store the text by
         // the first relation's name (a statement may declare several).
@@ -321,8 +311,8 @@ class Shell {
       if (!f) {
         err_ << fmt::format("ranc: cannot read '{}'\n", arg);
         note_error(kDataError);
-      } else if (feed(f, false, nullptr) != kOk) {
-        // feed() recorded the error.
+      } else {
+        feed(f, false, nullptr);  // records its errors in first_error_
       }
     } else {
       err_ << fmt::format("ranc: unknown command '{}' (.help lists them)\n", cmd);

@@ -23,7 +23,7 @@ void mark_expr(const ExprPtr& e, Live& live) {
 }
 
 // Adds to the live sets of n's inputs what n needs of them, given live(n).
-void propagate(const Program& p, const Node& n, const Live& out, std::vector<Live>& live) {
+void propagate(const Node& n, const Live& out, std::vector<Live>& live) {
   auto input = [&](size_t k) -> Live& { return live[static_cast<size_t>(n.inputs[k])]; };
   auto all = [&](size_t k) { std::fill(input(k).begin(), input(k).end(), true); };
   switch (n.kind) {
@@ -87,7 +87,6 @@ void propagate(const Program& p, const Node& n, const Live& out, std::vector<Liv
       for (const auto& a : n.aggregates) mark_expr(a.arg.ptr(), input(0));
       return;
   }
-  (void)p;
 }
 
 // The narrowest attribute, preferring one that is not a string (strings bring a
@@ -112,7 +111,7 @@ Program prune_attributes(const Program& checked, std::vector<InputPruning>* repo
   for (const Node& n : nodes) live[static_cast<size_t>(n.id)].assign(n.schema.size(), false);
   // Checked programs are in topological order: consumers after their inputs.
   for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
-    propagate(checked, *it, live[static_cast<size_t>(it->id)], live);
+    propagate(*it, live[static_cast<size_t>(it->id)], live);
 
   Program pruned = checked;
   bool changed = false;

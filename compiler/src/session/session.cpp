@@ -49,6 +49,17 @@ struct Compiled {
 
 }  // namespace
 
+CsvOptions input_csv_options(const RaInputSpec& spec, const std::string& path) {
+  std::optional<TextFormat> f = format_from_path(path);
+  if (!spec.format.empty()) f = spec.format == "tbl" ? TextFormat::Tbl : TextFormat::Csv;
+  CsvOptions o = options_for(f.value_or(TextFormat::Csv));
+  if (spec.format == "csv") {
+    o.delimiter = spec.delimiter;
+    o.header = spec.header;
+  }
+  return o;
+}
+
 struct Session::Impl {
   SessionOptions opts;
   bool gpu = false;
@@ -120,11 +131,10 @@ struct Session::Impl {
     rels[name] = std::move(r);
   }
 
-  Compiled compile(std::string_view text, const std::string& file) {
-    ParsedProgram parsed = parse_ra(text, file);
-    Program checked = check(parsed.program);
+  // A checked program's pruned form and plan; `inputs` are its `from` clauses.
+  Compiled compile(const Program& checked, std::vector<RaInputSpec> inputs = {}) {
     Compiled c;
-    c.inputs = parsed.input_files;
+    c.inputs = std::move(inputs);
     for (NodeId id : checked.inputs()) c.declared[checked.node(id).name] = checked.node(id).declared;
     c.program = passes::pass_enabled("prune_attributes", opts.codegen)
                     ? passes::prune_attributes(checked)
@@ -145,14 +155,7 @@ struct Session::Impl {
     for (const RaInputSpec& s : c.inputs) {
       if (s.path.empty() || rels.count(s.relation)) continue;
       std::string path = resolve(s.path);
-      std::optional<TextFormat> f = format_from_path(path);
-      if (!s.format.empty()) f = s.format == "tbl" ? TextFormat::Tbl : TextFormat::Csv;
-      CsvOptions o = options_for(f.value_or(TextFormat::Csv));
-      if (s.format == "csv") {
-        o.delimiter = s.delimiter;
-        o.header = s.header;
-      }
-      declare(s.relation, path, c.declared.at(s.relation), o);
+      declare(s.relation, path, c.declared.at(s.relation), input_csv_options(s, path));
     }
     for (NodeId id : c.program.inputs()) {
       const Node& n = c.program.node(id);
@@ -255,7 +258,8 @@ SessionResult Session::run(std::string_view ra_text, const std::string& file_nam
   double plan_s = 0;
   if (!cached) {
     auto t0 = Clock::now();
-    Compiled c = s.compile(ra_text, file_name);
+    ParsedProgram parsed = parse_ra(ra_text, file_name);
+    Compiled c = s.compile(check(parsed.program), std::move(parsed.input_files));
     plan_s = seconds_since(t0);
     it = s.plans.emplace(std::string(ra_text), std::move(c)).first;
   }
@@ -268,12 +272,7 @@ SessionResult Session::run(std::string_view ra_text, const std::string& file_nam
 SessionResult Session::run(const Program& checked) {
   Impl& s = *impl_;
   auto t0 = Clock::now();
-  Compiled c;
-  for (NodeId id : checked.inputs()) c.declared[checked.node(id).name] = checked.node(id).declared;
-  c.program = passes::pass_enabled("prune_attributes", s.opts.codegen)
-                  ? passes::prune_attributes(checked)
-                  : checked;
-  if (s.gpu) c.plan = codegen::generate_plan(c.program, s.opts.codegen);
+  Compiled c = s.compile(checked);
   double plan_s = seconds_since(t0);
   SessionResult r = s.run(c);
   r.plan_seconds = plan_s;

@@ -44,7 +44,7 @@ void Catalog::add(const std::string& name, const HostRelation& rel) {
   std::vector<std::shared_ptr<const Dictionary>> dicts{dict_};
   for (size_t i = 0; i < rel.num_columns(); ++i)
     if (rel.column(i).type() == Type::String) {
-      (void)rel.column(i).raw();  // finishes pending strings
+      (void)rel.column(i).raw();  // finishes pending strings, so the dictionary is final
       dicts.push_back(rel.column(i).dictionary());
     }
   std::shared_ptr<const Dictionary> merged = merge_dictionaries(dicts);
@@ -68,20 +68,9 @@ void Catalog::add(const std::string& name, const HostRelation& rel) {
                                           "resident string recode map");
   }
 
-  Uploader up;
-  std::vector<std::vector<int32_t>> maps;
-  maps.reserve(rel.num_columns());
-  for (size_t i = 0; i < rel.num_columns(); ++i) {
-    const Column& c = rel.column(i);
-    if (c.type() == Type::String && c.dictionary() && merged &&
-        c.dictionary()->size() != merged->size()) {
-      const auto& m = maps.emplace_back(recode_map(*c.dictionary(), *merged));
-      up.add(r.columns[i].get(), c.raw(), c.bytes(), m.data(), m.size());
-    } else {
-      up.add(r.columns[i].get(), c.raw(), c.bytes());
-    }
-  }
-  up.run(stream_);
+  for (size_t i = 0; i < rel.num_columns(); ++i)
+    uploader_.add_column(r.columns[i].get(), rel.column(i), merged.get());
+  uploader_.run(stream_);
 
   // Recode the string columns already resident into the grown dictionary, in place.
   if (grew) {

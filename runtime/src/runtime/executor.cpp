@@ -218,7 +218,6 @@ class Run {
       }
     }
     uploader_.run(stream_);
-    recode_maps_.clear();
     RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
     stats_.upload_seconds += seconds_since(t0);
 
@@ -350,13 +349,7 @@ class Run {
       stats_.bytes_uploaded += static_cast<int64_t>(c.bytes());
       // Staged copies, all columns in flight together (upload.h); string codes are
       // recoded into the run's dictionary on the way.
-      const void* src = c.raw();  // finishes pending strings first
-      if (c.type() == Type::String && c.dictionary() && c.dictionary()->size() != dict_->size()) {
-        const auto& map = recode_maps_.emplace_back(recode_map(*c.dictionary(), *dict_));
-        uploader_.add(ptr_[b], src, c.bytes(), map.data(), map.size());
-      } else {
-        uploader_.add(ptr_[b], src, c.bytes());
-      }
+      uploader_.add_column(ptr_[b], c, dict_.get());
     }
   }
 
@@ -538,7 +531,6 @@ class Run {
   std::vector<bool> owned_;
   std::vector<int64_t> slots_;
   Uploader& uploader_;
-  std::vector<std::vector<int32_t>> recode_maps_;  // live until uploader_.run()
   std::vector<std::vector<size_t>> column_of_;  // per plan input: bound column of each attribute
   std::map<std::string, cudaKernel_t> kernels_;
   std::shared_ptr<const Dictionary> dict_;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "ranc/runtime/check.h"
+#include "ranc/runtime/dictionary_params.h"
 
 namespace ranc::rt {
 
@@ -37,6 +38,17 @@ void Uploader::add(void* dst, const void* src, size_t bytes, const int32_t* map,
   internal_check(!map || bytes % 4 == 0, "Uploader::add: recoded bytes are not whole codes");
   copies_.push_back({dst, src, bytes, map, map_size});
   queued_bytes_ += bytes;
+}
+
+void Uploader::add_column(void* dst, const Column& col, const Dictionary* dict) {
+  const void* src = col.raw();  // finishes pending strings first
+  if (col.type() == Type::String && col.dictionary() && dict &&
+      col.dictionary()->size() != dict->size()) {
+    const auto& map = maps_.emplace_back(recode_map(*col.dictionary(), *dict));
+    add(dst, src, col.bytes(), map.data(), map.size());
+  } else {
+    add(dst, src, col.bytes());
+  }
 }
 
 void Uploader::ensure_staging() {
@@ -85,6 +97,7 @@ void Uploader::run(cudaStream_t stream) {
     Uploader& u;
     ~Clear() {
       u.copies_.clear();
+      u.maps_.clear();
       u.queued_bytes_ = 0;
     }
   } clear{*this};

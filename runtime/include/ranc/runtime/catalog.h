@@ -23,6 +23,7 @@
 #include "ranc/runtime/device_relation.h"
 #include "ranc/runtime/executor.h"
 #include "ranc/runtime/memory.h"
+#include "ranc/runtime/upload.h"
 
 namespace ranc::rt {
 
@@ -64,6 +65,7 @@ class Catalog {
   std::unique_ptr<DevicePool> pool_;
   std::map<std::string, Resident> relations_;
   std::shared_ptr<const Dictionary> dict_;
+  Uploader uploader_;  // its pinned buffers serve every add()
 };
 
 }  // namespace ranc::rt

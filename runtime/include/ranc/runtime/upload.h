@@ -19,6 +19,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "ranc/data/host_relation.h"
+
 namespace ranc::rt {
 
 class Uploader {
@@ -37,6 +39,10 @@ class Uploader {
   // it is an InternalError). `src` and `map` must stay valid until run() returns.
   void add(void* dst, const void* src, size_t bytes, const int32_t* map = nullptr,
            size_t map_size = 0);
+  // Queues a whole column; a string column whose dictionary is not `dict` (a superset
+  // of it) has its codes recoded into `dict` on the way. `col` must stay valid until
+  // run() returns.
+  void add_column(void* dst, const Column& col, const Dictionary* dict);
   // Performs every queued copy; returns when all are complete on the device (`stream`
   // is where the small ones go; the rest is ordered before return by synchronising).
   // Throws CudaError (or InternalError for a bad code) after all workers stopped.
@@ -62,6 +68,7 @@ class Uploader {
   unsigned threads_;
   size_t piece_bytes_;
   std::vector<Copy> copies_;
+  std::vector<std::vector<int32_t>> maps_;  // add_column's recode maps, until run()
   size_t queued_bytes_ = 0;
   std::vector<cudaStream_t> streams_;  // one per worker
   std::vector<Slot> slots_;            // two per worker
