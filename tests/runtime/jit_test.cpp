@@ -70,6 +70,27 @@ TEST(Jit, OptionsHaveStdArchAndIncludes) {
   EXPECT_EQ(jit_options(req, false)[0], "--gpu-architecture=sm_80");
 }
 
+TEST(Jit, SplitCompileThreads) {
+  auto split = [](const std::vector<std::string>& opts) {
+    std::vector<std::string> r;
+    for (const auto& o : opts)
+      if (o.starts_with("--split-compile")) r.push_back(o);
+    return r;
+  };
+  JitRequest req;
+  unsetenv("RANC_JIT_THREADS");
+  EXPECT_EQ(split(jit_options(req, false)), std::vector<std::string>{"--split-compile=0"});
+  setenv("RANC_JIT_THREADS", "1", 1);  // serial: no option
+  EXPECT_TRUE(split(jit_options(req, false)).empty());
+  setenv("RANC_JIT_THREADS", "4", 1);
+  EXPECT_EQ(split(jit_options(req, false)), std::vector<std::string>{"--split-compile=4"});
+  setenv("RANC_JIT_THREADS", "many", 1);  // not a number: the default
+  EXPECT_EQ(split(jit_options(req, false)), std::vector<std::string>{"--split-compile=0"});
+  unsetenv("RANC_JIT_THREADS");
+  req.options = {"--split-compile=2"};  // the request's own choice wins
+  EXPECT_EQ(split(jit_options(req, false)), std::vector<std::string>{"--split-compile=2"});
+}
+
 TEST(Jit, IncludeDirsFromEnvironment) {
   setenv("RANC_CUDA_INCLUDE", "/usr/local/cuda/include", 1);
   auto dirs = cuda_include_dirs();

@@ -145,6 +145,13 @@ TEST_F(KernelCacheTest, KeyCoversSourceOptionsAndArch) {
   b = a;
   b.use_pch = !a.use_pch;  // PCH does not change the CUBIN
   EXPECT_EQ(KernelCache::key_for(a), KernelCache::key_for(b));
+  // Nor does the number of threads NVRTC splits the work over.
+  b = a;
+  b.options = {"--split-compile=3"};
+  EXPECT_EQ(KernelCache::key_for(a), KernelCache::key_for(b));
+  setenv("RANC_JIT_THREADS", "1", 1);
+  EXPECT_EQ(KernelCache::key_for(a), KernelCache::key_for(b));
+  unsetenv("RANC_JIT_THREADS");
 }
 
 TEST_F(KernelCacheTest, DefaultDirFromEnvironment) {

@@ -717,6 +717,196 @@ TEST(TemplatesGpu, HashJoinPaged) {
   }
 }
 
+
+// ------------------------------------------------------------------ block primitives (block.cuh)
+// 2x2 integer matrices mod 1e9+7 under multiplication: associative, not commutative, 16 bytes,
+// so a scan that combined out of order or moved the wrong words would show.
+struct Mat { ll a, b, c, d; };
+constexpr ll kMod = 1000000007;
+__host__ __device__ Mat mat_mul(const Mat& x, const Mat& y) {
+  return Mat{(x.a * y.a + x.b * y.c) % kMod, (x.a * y.b + x.b * y.d) % kMod,
+             (x.c * y.a + x.d * y.c) % kMod, (x.c * y.b + x.d * y.d) % kMod};
+}
+struct MatMul { __device__ Mat operator()(const Mat& x, const Mat& y) const { return mat_mul(x, y); } };
+struct MinMaxCount { int mn, mx; ll count; };
+struct MinMaxOp {
+  __device__ MinMaxCount operator()(const MinMaxCount& x, const MinMaxCount& y) const {
+    return MinMaxCount{x.mn < y.mn ? x.mn : y.mn, x.mx > y.mx ? x.mx : y.mx, x.count + y.count};
+  }
+};
+
+template <int T>
+__global__ void k_block_scan(const Mat* in, Mat* out, Mat* agg, const ll* cnt, ll* cnt_excl, ll* cnt_agg) {
+  __shared__ typename BlockScan<Mat, T>::TempStorage tm;
+  __shared__ typename BlockScan<ll, T>::TempStorage tl;
+  const ll i = static_cast<ll>(blockIdx.x) * T + threadIdx.x;
+  Mat r, a;
+  BlockScan<Mat, T>(tm).ExclusiveScan(in[i], r, Mat{1, 0, 0, 1}, MatMul{}, a);
+  out[i] = r;
+  if (threadIdx.x == 0) agg[blockIdx.x] = a;
+  // Blocked arrangement, 3 items per thread, straight after the first scan (same storage reuse rule).
+  ll items[3], excl[3], total;
+  for (int k = 0; k < 3; ++k) items[k] = cnt[(static_cast<ll>(blockIdx.x) * T + threadIdx.x) * 3 + k];
+  BlockScan<ll, T>(tl).ExclusiveSum(items, excl, total);
+  for (int k = 0; k < 3; ++k) cnt_excl[(static_cast<ll>(blockIdx.x) * T + threadIdx.x) * 3 + k] = excl[k];
+  if (threadIdx.x == T - 1) cnt_agg[blockIdx.x] = total;
+}
+template <int T>
+__global__ void k_block_reduce(const int* in, MinMaxCount* out) {
+  __shared__ typename BlockReduce<MinMaxCount, T>::TempStorage t;
+  const int v = in[static_cast<ll>(blockIdx.x) * T + threadIdx.x];
+  const MinMaxCount r = BlockReduce<MinMaxCount, T>(t).Reduce(MinMaxCount{v, v, 1}, MinMaxOp{});
+  // The storage is reused straight away.
+  const MinMaxCount r2 = BlockReduce<MinMaxCount, T>(t).Reduce(MinMaxCount{-v, -v, 2}, MinMaxOp{});
+  if (threadIdx.x == 0) {
+    out[2 * blockIdx.x] = r;
+    out[2 * blockIdx.x + 1] = r2;
+  }
+}
+template <int T, int N>
+__global__ void k_block_sort(unsigned* keys, int* vals, int begin_bit, int end_bit) {
+  __shared__ typename BlockRadixSort<unsigned, T, N, int>::TempStorage t;
+  unsigned k[N];
+  int v[N];
+  const ll base = static_cast<ll>(blockIdx.x) * T * N + threadIdx.x * N;
+  for (int j = 0; j < N; ++j) { k[j] = keys[base + j]; v[j] = vals[base + j]; }
+  BlockRadixSort<unsigned, T, N, int>(t).Sort(k, v, begin_bit, end_bit);
+  for (int j = 0; j < N; ++j) { keys[base + j] = k[j]; vals[base + j] = v[j]; }
+}
+__global__ void k_tile_prefix(const ll* agg, void* ts, ll* excl, ll* incl) {
+  __shared__ TilePrefix::TempStorage t;
+  TileState s = make_tile_state(ts);
+  ll inclusive;
+  const ll e = TilePrefix::run(t, s, agg[blockIdx.x], inclusive);
+  if (threadIdx.x == 5) { excl[blockIdx.x] = e; incl[blockIdx.x] = inclusive; }
+}
+
+template <int T>
+void check_block_scan(int blocks, std::mt19937_64& rng) {
+  std::vector<Mat> in(static_cast<size_t>(blocks) * T);
+  for (auto& m : in) m = Mat{ll(rng() % 5), ll(rng() % 5), ll(rng() % 5), ll(rng() % 5)};
+  std::vector<ll> cnt(in.size() * 3);
+  for (auto& c : cnt) c = static_cast<ll>(rng() % 1000);
+  Buf<Mat> din(in), dout(in.size()), dagg(blocks);
+  Buf<ll> dcnt(cnt), dexcl(cnt.size()), dtot(blocks);
+  k_block_scan<T><<<blocks, T>>>(din.p, dout.p, dagg.p, dcnt.p, dexcl.p, dtot.p);
+  CK(cudaDeviceSynchronize());
+  auto out = dout.get(in.size());
+  auto agg = dagg.get(blocks);
+  auto excl = dexcl.get(cnt.size());
+  auto tot = dtot.get(blocks);
+  for (int b = 0; b < blocks; ++b) {
+    Mat run{1, 0, 0, 1};
+    ll crun = 0;
+    for (int t = 0; t < T; ++t) {
+      const size_t i = static_cast<size_t>(b) * T + t;
+      ASSERT_EQ(std::tie(out[i].a, out[i].b, out[i].c, out[i].d), std::tie(run.a, run.b, run.c, run.d))
+          << "block " << b << " thread " << t;
+      run = mat_mul(run, in[i]);
+      for (int k = 0; k < 3; ++k) {
+        ASSERT_EQ(excl[i * 3 + k], crun) << "block " << b << " thread " << t << " item " << k;
+        crun += cnt[i * 3 + k];
+      }
+    }
+    EXPECT_EQ(std::tie(agg[b].a, agg[b].b, agg[b].c, agg[b].d), std::tie(run.a, run.b, run.c, run.d));
+    EXPECT_EQ(tot[b], crun);
+  }
+}
+
+TEST(TemplatesGpu, BlockScanNonCommutative) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(7);
+  check_block_scan<32>(3, rng);
+  check_block_scan<128>(5, rng);
+  check_block_scan<256>(4, rng);
+  check_block_scan<512>(2, rng);
+}
+
+TEST(TemplatesGpu, BlockReduce) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(8);
+  constexpr int T = 192;
+  const int blocks = 7;
+  std::vector<int> in(static_cast<size_t>(blocks) * T);
+  for (auto& v : in) v = static_cast<int>(rng() % 2000001) - 1000000;
+  Buf<int> din(in);
+  Buf<MinMaxCount> dout(2 * blocks);
+  k_block_reduce<T><<<blocks, T>>>(din.p, dout.p);
+  CK(cudaDeviceSynchronize());
+  auto out = dout.get(2 * blocks);
+  for (int b = 0; b < blocks; ++b) {
+    auto first = in.begin() + static_cast<ll>(b) * T;
+    const int mn = *std::min_element(first, first + T), mx = *std::max_element(first, first + T);
+    EXPECT_EQ(out[2 * b].mn, mn);
+    EXPECT_EQ(out[2 * b].mx, mx);
+    EXPECT_EQ(out[2 * b].count, T);
+    EXPECT_EQ(out[2 * b + 1].mn, -mx);
+    EXPECT_EQ(out[2 * b + 1].mx, -mn);
+    EXPECT_EQ(out[2 * b + 1].count, 2 * T);
+  }
+}
+
+template <int T, int N>
+void check_block_sort(int blocks, int begin_bit, int end_bit, unsigned key_range, std::mt19937_64& rng) {
+  const size_t n = static_cast<size_t>(blocks) * T * N;
+  std::vector<unsigned> keys(n);
+  std::vector<int> vals(n);
+  for (size_t i = 0; i < n; ++i) {
+    keys[i] = static_cast<unsigned>(rng() % key_range);
+    vals[i] = static_cast<int>(i);
+  }
+  Buf<unsigned> dk(keys);
+  Buf<int> dv(vals);
+  k_block_sort<T, N><<<blocks, T>>>(dk.p, dv.p, begin_bit, end_bit);
+  CK(cudaDeviceSynchronize());
+  auto gk = dk.get(n);
+  auto gv = dv.get(n);
+  const unsigned mask = end_bit - begin_bit >= 32 ? ~0u : ((1u << (end_bit - begin_bit)) - 1u) << begin_bit;
+  for (int b = 0; b < blocks; ++b) {
+    std::vector<std::pair<unsigned, int>> want;
+    for (int i = 0; i < T * N; ++i) want.emplace_back(keys[b * T * N + i], vals[b * T * N + i]);
+    // Stable by the sorted bits only.
+    std::stable_sort(want.begin(), want.end(),
+                     [&](const auto& x, const auto& y) { return (x.first & mask) < (y.first & mask); });
+    for (int i = 0; i < T * N; ++i) {
+      ASSERT_EQ(gk[b * T * N + i], want[i].first) << "block " << b << " slot " << i << " bits " << begin_bit << ".." << end_bit;
+      ASSERT_EQ(gv[b * T * N + i], want[i].second) << "block " << b << " slot " << i;
+    }
+  }
+}
+
+TEST(TemplatesGpu, BlockRadixSortIsStable) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(9);
+  check_block_sort<128, 4>(3, 0, 13, 1u << 13, rng);  // odd bit count: a last 1-bit pass
+  check_block_sort<128, 4>(2, 0, 4, 16, rng);         // many equal keys
+  check_block_sort<256, 1>(2, 0, 11, 1u << 11, rng);
+  check_block_sort<64, 7>(2, 3, 9, 1u << 12, rng);     // a bit range inside the key
+  check_block_sort<128, 4>(1, 0, 32, ~0u, rng);        // full 32-bit keys
+}
+
+TEST(TemplatesGpu, TilePrefixAcrossManyTiles) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(10);
+  for (ll tiles : {1ll, 2ll, 31ll, 32ll, 33ll, 1000ll, 100003ll}) {
+    std::vector<ll> agg(static_cast<size_t>(tiles));
+    for (auto& a : agg) a = (rng() % 4 == 0) ? 0 : static_cast<ll>(rng() % (1ll << 40));
+    Buf<ll> dagg(agg), dex(tiles), din(tiles);
+    Buf<ll> ts(tile_state_elems(tiles));
+    init_ts(ts.p, tiles);
+    k_tile_prefix<<<static_cast<unsigned>(tiles), 64>>>(dagg.p, ts.p, dex.p, din.p);
+    CK(cudaDeviceSynchronize());
+    auto ex = dex.get(tiles);
+    auto in = din.get(tiles);
+    ll run = 0;
+    for (ll t = 0; t < tiles; ++t) {
+      ASSERT_EQ(ex[t], run) << "tiles " << tiles << " tile " << t;
+      run += agg[t];
+      ASSERT_EQ(in[t], run) << "tiles " << tiles << " tile " << t;
+    }
+  }
+}
+
 // ------------------------------------------------------------------ helpers
 __global__ void k_helpers(ll* o, int* err) {
   o[0] = safe_div(7ll, 0ll, err);

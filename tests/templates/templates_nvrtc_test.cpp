@@ -78,6 +78,21 @@ TEST(TemplatesEmbedded, ListsEveryHeaderWithHash) {
   EXPECT_EQ(ranc::templates::bundle_hash().size(), 64u);
 }
 
+// The templates parse in milliseconds under NVRTC because they include no CUB or libcu++
+// header (those cost ~1 s per program; see block.cuh): only each other.
+TEST(TemplatesEmbedded, IncludeOnlyEachOther) {
+  for (const auto& h : ranc::templates::embedded_headers()) {
+    const std::string text(h.contents);
+    size_t pos = 0;
+    while ((pos = text.find("#include", pos)) != std::string::npos) {
+      const size_t eol = text.find('\n', pos);
+      const std::string line = text.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
+      EXPECT_NE(line.find("<ranc/templates/"), std::string::npos) << h.name << ": " << line;
+      pos += 8;
+    }
+  }
+}
+
 #define RANC_NVRTC_CASE(NAME)                              \
   TEST(TemplatesNvrtc, NAME) {                             \
     expect_compiles(#NAME ".cu", ranc_test_sources::NAME); \

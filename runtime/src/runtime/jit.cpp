@@ -34,6 +34,24 @@ bool env_off(const char* name) {
   std::string_view s(v);
   return s == "off" || s == "0" || s == "false" || s == "no" || s == "OFF";
 }
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) return false;
+  std::string_view s(v);
+  return s == "on" || s == "1" || s == "true" || s == "yes" || s == "ON";
+}
+
+// NVRTC's --split-compile thread count: RANC_JIT_THREADS when it is a number >= 0
+// (0 = every hardware thread), else 0.
+int split_compile_threads() {
+  const char* v = std::getenv("RANC_JIT_THREADS");
+  if (v && *v) {
+    char* end = nullptr;
+    long n = std::strtol(v, &end, 10);
+    if (end && *end == '\0' && n >= 0 && n <= 4096) return static_cast<int>(n);
+  }
+  return 0;
+}
 
 bool has_cub(const fs::path& dir) {
   std::error_code ec;
@@ -186,15 +204,21 @@ fs::path jit_dump_dir() {
 
 std::vector<std::string> jit_options(const JitRequest& req, bool with_pch) {
   std::vector<std::string> opts;
-  bool has_std = false, has_arch = false;
+  bool has_std = false, has_arch = false, has_split = false;
   for (const auto& o : req.options) {
     if (o.starts_with("-std=") || o.starts_with("--std=")) has_std = true;
     if (o.starts_with("--gpu-architecture") || o.starts_with("-arch")) has_arch = true;
+    if (o.starts_with("--split-compile") || o.starts_with("-split-compile")) has_split = true;
   }
   if (!has_std) opts.push_back("-std=c++20");
   if (!has_arch) opts.push_back(fmt::format("--gpu-architecture=sm_{}", req.arch));
   for (const auto& d : cuda_include_dirs()) opts.push_back("-I" + d);
-  if (with_pch && req.use_pch && !env_off("RANC_JIT_PCH")) opts.push_back("--pch");
+  if (!has_split) {
+    const int threads = split_compile_threads();
+    if (threads != 1) opts.push_back(fmt::format("--split-compile={}", threads));
+  }
+  const bool pch = env_on("RANC_JIT_PCH") || (req.use_pch && !env_off("RANC_JIT_PCH"));
+  if (with_pch && pch) opts.push_back("--pch");
   opts.insert(opts.end(), req.options.begin(), req.options.end());
   return opts;
 }

@@ -116,7 +116,9 @@ Digest KernelCache::key_for(const JitRequest& req) {
   Sha256 h;
   h.update_field(fmt::format("ranc kernel cache v{}", kFormatVersion));
   h.update_field(req.source);
-  for (const auto& o : jit_options(req, /*with_pch=*/false)) h.update_field(o);
+  // The thread count NVRTC splits the work over does not change the CUBIN.
+  for (const auto& o : jit_options(req, /*with_pch=*/false))
+    if (!o.starts_with("--split-compile")) h.update_field(o);
   h.update_field("nvrtc " + nvrtc_version());
   h.update_field(fmt::format("sm_{}", req.arch));
   h.update_field(template_bundle_hash());

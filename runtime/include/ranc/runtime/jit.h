@@ -2,17 +2,24 @@
 //
 // Options NVRTC sees, in order: -std=c++20, --gpu-architecture=sm_XX, -I for the
 // toolkit's CCCL headers and CUDA includes (found at run time, see
-// cuda_include_dirs()), --pch when precompiled headers are on, then the request's
-// own options. ranc's template headers are passed to NVRTC from memory
+// cuda_include_dirs()), --split-compile=0 (NVVM and ptxas spread the program's
+// functions over every hardware thread; RANC_JIT_THREADS=N sets another count, 1 =
+// serial), --pch when precompiled headers are asked for, then the request's own
+// options. ranc's template headers are passed to NVRTC from memory
 // (embedded_headers()), never read from the source tree.
 //
-// Precompiled headers: with use_pch, NVRTC's automatic PCH ("--pch") keeps the
-// parsed headers in the process: a later compile whose text before
-// `#pragma nv_hdrstop` is identical skips parsing them (measured: a TU including
-// <cub/block/block_scan.cuh> takes ~3.2 s cold, ~0.3 s with the PCH). PCH files
-// from another process are unusable (NVRTC checks the heap address), so nothing
-// is persisted. Code generators should put `#pragma nv_hdrstop` after the fixed
-// #include lines.
+// Compile time: ranc's templates include no CUB or libcu++ header (block.cuh has the
+// block primitives they need), so NVRTC's front end takes ~30 ms of a TPC-H query's
+// compile; the rest is NVVM optimisation and ptxas, which --split-compile runs in
+// parallel. Including <cub/block/block_scan.cuh> alone used to cost ~1.1 s per
+// program, and NVRTC cannot keep a precompiled header across processes (a PCH file is
+// only valid for the NVRTC instance and heap address that wrote it: warning 20282).
+//
+// Precompiled headers: with use_pch (off by default; RANC_JIT_PCH=on turns it on for
+// every request), NVRTC's automatic PCH ("--pch") keeps parsed headers in the process
+// for later compiles whose text before `#pragma nv_hdrstop` is identical. Creating it
+// costs more than ranc's light headers take to parse, so ranc leaves it off; it helps
+// only programs that include heavy headers themselves.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +39,7 @@ struct JitRequest {
   std::string program_name = "ranc_program.cu";  // shows in NVRTC messages
   std::vector<std::string> options;              // extra NVRTC options
   int arch = 90;                                 // sm_XX; CUBIN for exactly this
-  bool use_pch = true;                           // env RANC_JIT_PCH=off disables
+  bool use_pch = false;                          // env RANC_JIT_PCH=on|off overrides
 };
 
 struct JitResult {

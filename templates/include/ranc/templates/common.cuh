@@ -4,7 +4,7 @@
 // or nvcc. Contents:
 //   * Policy structs and the ONE per-architecture tuning table (TuningTable<Arch>).
 //   * 64-bit index helpers (tile bases, grid sizes), so grids over more than 2^31 items work.
-//   * Tile state for decoupled look-back (cub::ScanTileState<long long>) and its init kernel helper.
+//   * Tile state for decoupled look-back (TileState, block.cuh) and its init kernel helper.
 //   * The error flag (a kernel reports e.g. integer division by zero through *err_flag).
 //   * Safe integer division / modulo, saturating float->int casts, IEEE totalOrder comparison.
 //
@@ -16,11 +16,7 @@
 //   * Buffer sizes are given in int64 elements unless stated otherwise.
 #pragma once
 
-#include <cub/block/block_scan.cuh>
-#include <cub/agent/single_pass_scan_operators.cuh>
-#include <cuda/std/cstdint>
-#include <cuda/std/limits>
-#include <cuda/std/type_traits>
+#include <ranc/templates/block.cuh>
 
 namespace ranc::tpl {
 
@@ -112,9 +108,6 @@ __device__ __forceinline__ i64 partition_point(i64 lo, i64 hi, Pred pred) {
 // Decoupled look-back tile state
 // ---------------------------------------------------------------------------------------------
 
-using TileState = cub::ScanTileState<i64>;
-using TilePrefixOp = cub::TilePrefixCallbackOp<i64, ::cuda::std::plus<i64>, TileState>;
-
 /// Bytes of the tile-state scratch buffer for `tiles` tiles: 16 * (tiles + 32).
 /// In int64 elements: tile_state_elems(tiles) = 2 * (tiles + 32).
 __host__ __device__ __forceinline__ constexpr i64 tile_state_bytes(i64 tiles) { return 16 * (tiles + 32); }
@@ -122,7 +115,7 @@ __host__ __device__ __forceinline__ constexpr i64 tile_state_elems(i64 tiles) { 
 
 __device__ __forceinline__ TileState make_tile_state(void* tile_state) {
   TileState s;
-  s.Init(0, tile_state, 0);
+  s.words = static_cast<u64*>(tile_state);
   return s;
 }
 
@@ -133,7 +126,8 @@ __device__ __forceinline__ TileState make_tile_state(void* tile_state) {
 ///     ranc::tpl::init_tile_state(tile_state, tiles); }
 __device__ __forceinline__ void init_tile_state(void* tile_state, i64 tiles) {
   TileState s = make_tile_state(tile_state);
-  s.InitializeStatus(static_cast<int>(tiles));
+  const i64 t = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t < tiles) s.init(t);
 }
 
 /// Exclusive prefix over tiles of one long long per tile, computed in one pass (decoupled
@@ -141,7 +135,6 @@ __device__ __forceinline__ void init_tile_state(void* tile_state, i64 tiles) {
 /// thread and the inclusive prefix through `inclusive`.
 struct TilePrefix {
   struct TempStorage {
-    typename TilePrefixOp::TempStorage prefix;
     i64 exclusive;
     i64 inclusive;
   };
@@ -156,8 +149,7 @@ struct TilePrefix {
           temp.inclusive = tile_aggregate;
         }
       } else {
-        TilePrefixOp op(state, temp.prefix, ::cuda::std::plus<i64>{}, tile);
-        i64 excl = op(tile_aggregate);
+        const i64 excl = state.look_back(tile, tile_aggregate);
         if (threadIdx.x == 0) {
           temp.exclusive = excl;
           temp.inclusive = excl + tile_aggregate;
@@ -202,13 +194,13 @@ __device__ __forceinline__ void set_error(int* err_flag, int code) {
 /// Floating-point types divide with IEEE semantics.
 template <class T>
 __device__ __forceinline__ T safe_div(T a, T b, int* err_flag) {
-  if constexpr (::cuda::std::is_integral_v<T>) {
+  if constexpr (is_integral_v<T>) {
     if (b == 0) {
       set_error(err_flag, kErrDivisionByZero);
       return T(0);
     }
-    if constexpr (::cuda::std::is_signed_v<T>) {
-      if (b == T(-1)) return static_cast<T>(T(0) - static_cast<::cuda::std::make_unsigned_t<T>>(a));
+    if constexpr (is_signed_v<T>) {
+      if (b == T(-1)) return static_cast<T>(T(0) - static_cast<make_unsigned_t<T>>(a));
     }
     return a / b;
   } else {
@@ -220,12 +212,12 @@ __device__ __forceinline__ T safe_div(T a, T b, int* err_flag) {
 /// MIN % -1 yields 0. Floating point uses fmod.
 template <class T>
 __device__ __forceinline__ T safe_mod(T a, T b, int* err_flag) {
-  if constexpr (::cuda::std::is_integral_v<T>) {
+  if constexpr (is_integral_v<T>) {
     if (b == 0) {
       set_error(err_flag, kErrDivisionByZero);
       return T(0);
     }
-    if constexpr (::cuda::std::is_signed_v<T>) {
+    if constexpr (is_signed_v<T>) {
       if (b == T(-1)) return T(0);
     }
     return a % b;
@@ -237,22 +229,22 @@ __device__ __forceinline__ T safe_mod(T a, T b, int* err_flag) {
 /// Wrapping (two's complement) signed arithmetic, without undefined behaviour.
 template <class T>
 __device__ __forceinline__ T wrap_add(T a, T b) {
-  using U = ::cuda::std::make_unsigned_t<T>;
+  using U = make_unsigned_t<T>;
   return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
 }
 template <class T>
 __device__ __forceinline__ T wrap_sub(T a, T b) {
-  using U = ::cuda::std::make_unsigned_t<T>;
+  using U = make_unsigned_t<T>;
   return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
 }
 template <class T>
 __device__ __forceinline__ T wrap_mul(T a, T b) {
-  using U = ::cuda::std::make_unsigned_t<T>;
+  using U = make_unsigned_t<T>;
   return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
 }
 template <class T>
 __device__ __forceinline__ T wrap_neg(T a) {
-  using U = ::cuda::std::make_unsigned_t<T>;
+  using U = make_unsigned_t<T>;
   return static_cast<T>(U(0) - static_cast<U>(a));
 }
 
@@ -260,15 +252,15 @@ __device__ __forceinline__ T wrap_neg(T a) {
 /// otherwise truncation toward zero.
 template <class To, class From>
 __device__ __forceinline__ To saturating_cast(From f) {
-  static_assert(::cuda::std::is_integral_v<To>, "saturating_cast: target must be integral");
-  if constexpr (::cuda::std::is_floating_point_v<From>) {
-    using L = ::cuda::std::numeric_limits<To>;
+  static_assert(is_integral_v<To>, "saturating_cast: target must be integral");
+  if constexpr (is_floating_point_v<From>) {
+    using L = int_limits<To>;
     const double x = static_cast<double>(f);
     if (x != x) return To(0);
     // 2^digits is exactly representable; (double)L::max() may round up to it.
     const double hi = static_cast<double>(u64(1) << (L::digits - 1)) * 2.0;  // 2^digits
     if (x >= hi) return L::max();
-    if constexpr (::cuda::std::is_signed_v<To>) {
+    if constexpr (is_signed_v<To>) {
       if (x < -hi) return L::min();
     } else {
       if (x <= -1.0) return To(0);
@@ -294,7 +286,7 @@ __device__ __forceinline__ u64 total_order_key(double d) {
 /// Returns -1, 0 or 1.
 template <class T>
 __device__ __forceinline__ int cmp3(T a, T b) {
-  if constexpr (::cuda::std::is_floating_point_v<T>) {
+  if constexpr (is_floating_point_v<T>) {
     auto ka = total_order_key(a), kb = total_order_key(b);
     return (ka > kb) - (ka < kb);
   } else {

@@ -55,7 +55,6 @@
 // probed by the whole probe partition): correct under any skew, slower for heavy skew.
 #pragma once
 
-#include <cub/block/block_radix_sort.cuh>
 #include <ranc/templates/join.cuh>
 #include <ranc/templates/paged.cuh>
 #include <ranc/templates/select.cuh>
@@ -93,7 +92,7 @@ struct HashPartitionAgent {
   static constexpr int kItems = Policy::items_per_thread;
   static constexpr int kTile = Policy::tile_items;
   static constexpr int kMaxParts = 1 << kMaxRadixBits;
-  using Sort = cub::BlockRadixSort<unsigned int, kThreads, kItems, int>;
+  using Sort = BlockRadixSort<unsigned int, kThreads, kItems, int>;
 
   struct TempStorage {
     union {

@@ -77,7 +77,7 @@ struct JoinMatchPred {
   __device__ __forceinline__ bool operator()(i64 l) const {
     i64 r = join_lower_bound(l, 0, nr, cmp);
     bool match = false;
-    if constexpr (::cuda::std::is_same_v<Residual, NoResidual>) {
+    if constexpr (is_same_v<Residual, NoResidual>) {
       match = r < nr && cmp(l, r) == 0;
     } else {
       for (; r < nr && cmp(l, r) == 0; ++r) {
@@ -97,7 +97,7 @@ struct JoinCountAgent {
   static constexpr int kThreads = Policy::block_threads;
   static constexpr int kItems = Policy::items_per_thread;
   static constexpr int kTile = Policy::tile_items;
-  using BlockScanT = cub::BlockScan<i64, kThreads>;
+  using BlockScanT = BlockScan<i64, kThreads>;
 
   struct TempStorage {
     typename BlockScanT::TempStorage scan;

@@ -89,7 +89,7 @@ struct TileCompactor {
   static constexpr int kThreads = Policy::block_threads;
   static constexpr int kItems = Policy::items_per_thread;
   static constexpr int kTile = Policy::tile_items;
-  using BlockScanT = cub::BlockScan<int, kThreads>;
+  using BlockScanT = BlockScan<int, kThreads>;
 
   struct TempStorage {
     union {

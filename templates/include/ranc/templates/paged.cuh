@@ -22,7 +22,6 @@
 // reallocates and relaunches once (runtime/include/ranc/runtime/plan.h).
 #pragma once
 
-#include <cub/block/block_scan.cuh>
 #include <ranc/templates/common.cuh>
 
 namespace ranc::tpl {
@@ -52,7 +51,7 @@ __device__ __forceinline__ bool paged_keep(const int* page_rows, i64 h) {
 template <int BlockThreads, int PageRows>
 struct BlockPageWriter {
   static_assert(PageRows > 0 && (PageRows & (PageRows - 1)) == 0, "PageRows must be a power of two");
-  using Scan = cub::BlockScan<i64, BlockThreads>;
+  using Scan = BlockScan<i64, BlockThreads>;
   struct TempStorage {
     typename Scan::TempStorage scan;
     i64 cur;         // the page being filled (-1: none yet)

@@ -37,7 +37,7 @@
 //
 // GlobalReduceAgent: the reduction with no group keys, at the end of any pipeline (no order
 // needed, no look-back). Phase 1, one block per tile: every thread folds the rows the Keep hook
-// keeps (warp-striped, coalesced), the block merges its threads' states (cub::BlockReduce) and
+// keeps (warp-striped, coalesced), the block merges its threads' states (BlockReduce, block.cuh) and
 // writes partials[tile]. Phase 2 (GlobalReduceFinish, one block): merges the partials in tile
 // order and calls emit(state) once. Deterministic for a given tiling (floating-point sums are
 // added in a fixed tree order, which differs from a sequential order).
@@ -49,7 +49,6 @@
 // Buffers: partials tiles * sizeof(State) bytes (void*).
 #pragma once
 
-#include <cub/block/block_reduce.cuh>
 #include <ranc/templates/common.cuh>
 
 namespace ranc::tpl {
@@ -81,11 +80,11 @@ struct ReduceAgent {
   static constexpr int kThreads = Policy::block_threads;
   static constexpr int kItems = Policy::items_per_thread;
   static constexpr int kTile = Policy::tile_items;
-  using CountScan = cub::BlockScan<i64, kThreads>;
+  using CountScan = BlockScan<i64, kThreads>;
 
   template <class State>
   struct TempStorageT {
-    typename cub::BlockScan<SegmentItem<State>, kThreads>::TempStorage seg_scan;
+    typename BlockScan<SegmentItem<State>, kThreads>::TempStorage seg_scan;
     typename CountScan::TempStorage count_scan;
     TilePrefix::TempStorage prefix;
   };
@@ -137,7 +136,7 @@ struct ReduceAgent {
     }
     Item carry_in;
     const Item identity{0, -1, agg.init()};
-    cub::BlockScan<Item, kThreads>(temp.seg_scan).ExclusiveScan(mine, carry_in, identity, SegmentOp<Agg>{agg});
+    BlockScan<Item, kThreads>(temp.seg_scan).ExclusiveScan(mine, carry_in, identity, SegmentOp<Agg>{agg});
     i64 heads_before, tile_heads;
     CountScan(temp.count_scan).ExclusiveSum(heads, heads_before, tile_heads);
     i64 inclusive;
@@ -206,7 +205,7 @@ struct ReduceFixupAgent {
   }
 };
 
-/// Merge operator over states for cub::BlockReduce.
+/// Merge operator over states for BlockReduce.
 template <class Agg>
 struct MergeOp {
   Agg agg;
@@ -226,7 +225,7 @@ struct GlobalReduceAgent {
 
   template <class State>
   struct TempStorageT {
-    typename cub::BlockReduce<State, kThreads>::TempStorage reduce;
+    typename BlockReduce<State, kThreads>::TempStorage reduce;
   };
 
   template <class Keep, class Agg>
@@ -240,7 +239,7 @@ struct GlobalReduceAgent {
       const i64 i = base + k * kThreads + threadIdx.x;
       if (i < n && keep(i)) agg.accumulate(s, i);
     }
-    const State total = cub::BlockReduce<State, kThreads>(temp.reduce).Reduce(s, MergeOp<Agg>{agg});
+    const State total = BlockReduce<State, kThreads>(temp.reduce).Reduce(s, MergeOp<Agg>{agg});
     if (threadIdx.x == 0) static_cast<State*>(partials_buf)[tile_index()] = total;
   }
 };
@@ -249,7 +248,7 @@ template <int BlockThreads>
 struct GlobalReduceFinish {
   template <class State>
   struct TempStorageT {
-    typename cub::BlockReduce<State, BlockThreads>::TempStorage reduce;
+    typename BlockReduce<State, BlockThreads>::TempStorage reduce;
   };
 
   template <class Agg, class Emit>
@@ -259,7 +258,7 @@ struct GlobalReduceFinish {
     const State* partials = static_cast<const State*>(partials_buf);
     State s = agg.init();
     for (i64 t = threadIdx.x; t < tiles; t += BlockThreads) agg.merge(s, partials[t]);
-    const State total = cub::BlockReduce<State, BlockThreads>(temp.reduce).Reduce(s, MergeOp<Agg>{agg});
+    const State total = BlockReduce<State, BlockThreads>(temp.reduce).Reduce(s, MergeOp<Agg>{agg});
     if (threadIdx.x == 0) emit(total);
   }
 };
