@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -14,7 +15,22 @@ namespace {
 // Every allocation asks CUDA for at least this much, so zero-byte requests get a
 // real, distinct pointer.
 constexpr int64_t kMinAllocation = 256;
+
+std::atomic<int64_t> g_calls{0};
+std::atomic<int64_t> g_fail_at{-1};  // the call number that fails, -1 = none
+
+// True when this call (number `call`) is the injected failure; consumes it.
+bool injected_failure(int64_t call) {
+  int64_t at = g_fail_at.load(std::memory_order_relaxed);
+  return at >= 0 && call >= at && g_fail_at.compare_exchange_strong(at, -1);
+}
 }  // namespace
+
+void inject_allocation_failure(int64_t n) {
+  g_fail_at.store(n < 0 ? -1 : g_calls.load() + n);
+}
+bool allocation_failure_pending() { return g_fail_at.load() >= 0; }
+int64_t allocation_calls() { return g_calls.load(); }
 
 DevicePool::DevicePool(int device, cudaStream_t stream) : device_(device), stream_(stream) {
   cudaMemPoolProps props{};
@@ -38,6 +54,10 @@ void* DevicePool::allocate(int64_t bytes, std::string_view what) {
   if (bytes < 0) {
     throw OutOfMemoryError(std::string(what), bytes, stats_.bytes_in_use, stats_.peak_bytes,
                            "negative size (size computation overflowed?)");
+  }
+  if (injected_failure(g_calls.fetch_add(1))) {
+    throw OutOfMemoryError(std::string(what), bytes, stats_.bytes_in_use, stats_.peak_bytes,
+                           "injected allocation failure (test hook)");
   }
   int64_t ask = bytes < kMinAllocation ? kMinAllocation : bytes;
   void* p = nullptr;

@@ -18,6 +18,16 @@ struct MemoryStats {
   int64_t allocations = 0;   // number of allocate() calls that succeeded
 };
 
+// Fault injection (a test hook): the allocate() call `n` calls from now, of any pool
+// (0 = the next one), fails as if the device were full: it throws OutOfMemoryError
+// naming what the memory was for, with "injected allocation failure" in its detail.
+// One failure per injection; a negative n cancels a pending one. Thread-safe.
+void inject_allocation_failure(int64_t n);
+bool allocation_failure_pending();
+// allocate() calls of every pool in this process so far (successful or not), so a
+// test can count the allocations of a run and inject a failure at each in turn.
+int64_t allocation_calls();
+
 class DevicePool {
  public:
   // Needs a GPU (throws CudaError otherwise). All allocations and frees are ordered
