@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "${RANC_SKIP_INSTALL:-0}" != 1 ]; then
-  pkgs=(cmake ninja-build g++ libfmt-dev libgtest-dev libbenchmark-dev sqlite3 libsqlite3-dev)
+  pkgs=(cmake ninja-build g++ libfmt-dev libgtest-dev libbenchmark-dev sqlite3 libsqlite3-dev
+        libxxhash-dev)
   missing=()
   for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -89,10 +89,12 @@ class Session {
 
   // Uploads (GPU) or keeps (CPU) `rel` as `name`, replacing a relation of that name.
   void add(const std::string& name, HostRelation rel);
-  // Registers a CSV/.tbl file as `name` with its full schema (nothing is read yet).
+  // Registers a CSV/.tbl file, or a columnar .rcol file (ranc/io/columnar.h, known by
+  // its first bytes), as `name` with its full schema (nothing is read yet). A relative
+  // path is resolved against data_dir; a missing file's .rcol is used when it exists.
   // Replaces a relation of that name, except that declaring the same file with the
-  // same attributes again keeps what is already loaded. The format comes from the extension unless
-  // `options` is given.
+  // same attributes again keeps what is already loaded. The text format comes from the
+  // extension unless `options` is given.
   void declare(const std::string& name, const std::string& path, const Schema& schema,
                std::optional<CsvOptions> options = std::nullopt);
   // Forgets a relation and frees its memory; UserError(UnknownRelation) if absent.

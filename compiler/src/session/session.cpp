@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "ranc/frontend/ra_parser.h"
+#include "ranc/io/columnar.h"
 #include "ranc/passes/pass_runner.h"
 #include "ranc/passes/prune_attributes.h"
 #include "ranc/ra_ops/ra_ops.h"
@@ -103,7 +104,7 @@ struct Session::Impl {
       if (std::find(r.loaded.begin(), r.loaded.end(), a.name) != r.loaded.end() ||
           std::find(missing.begin(), missing.end(), a.name) != missing.end())
         o.columns.push_back(a.name);
-    HostRelation h = read_csv(r.path, r.schema, o);
+    HostRelation h = read_input(r.path, r.schema, o);
     double s = seconds_since(t0);
     r.rows = static_cast<int64_t>(h.num_rows());
     r.loaded = o.columns;
@@ -143,10 +144,12 @@ struct Session::Impl {
     return c;
   }
 
+  // Against data_dir; a missing file's .rcol (lineitem.tbl -> lineitem.rcol) when
+  // that exists.
   std::string resolve(const std::string& path) const {
     std::filesystem::path p(path);
-    if (p.is_absolute() || opts.data_dir.empty()) return p.string();
-    return (std::filesystem::path(opts.data_dir) / p).string();
+    if (p.is_absolute() || opts.data_dir.empty()) return prefer_columnar(p.string());
+    return prefer_columnar((std::filesystem::path(opts.data_dir) / p).string());
   }
 
   SessionResult run(const Compiled& c) {

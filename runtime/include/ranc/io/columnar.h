@@ -1,0 +1,69 @@
+// The ranc columnar file (.rcol): a loaded relation written column by column so
+// that a later run maps it and copies the columns it needs instead of parsing text.
+// docs/columnar-format.md describes the layout byte by byte: a 64-byte header, a
+// table with the schema and one entry per column, then the column sections (and
+// each string column's dictionary), every one 64-byte aligned and checksummed with
+// XXH3-64. A truncated, corrupt or newer-version file is a UserError(Data) naming
+// the file and what is wrong.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ranc/data/host_relation.h"
+#include "ranc/io/csv.h"
+
+namespace ranc {
+
+// The major format version this ranc writes and reads; files of another major
+// version are refused. Minor versions only add what older readers may ignore.
+inline constexpr uint32_t kColumnarMajorVersion = 1;
+inline constexpr uint32_t kColumnarMinorVersion = 0;
+
+// What a columnar file holds, from its header and table (checked, no column read).
+struct ColumnarInfo {
+  uint32_t major_version = 0;
+  uint32_t minor_version = 0;
+  uint64_t rows = 0;
+  uint64_t file_bytes = 0;
+  Schema schema;  // the attributes as written, with the key
+  struct Section {
+    uint64_t data_bytes = 0;        // rows * the type's size
+    uint64_t dictionary_bytes = 0;  // string columns: the dictionary section
+    uint64_t dictionary_size = 0;   // string columns: number of strings
+  };
+  std::vector<Section> sections;  // per attribute
+};
+
+// Writes rel to path: to a temporary file in the same folder, synced, then renamed
+// over path, so a crash never leaves a partial file under that name. Errors
+// (unwritable folder, duplicate attribute names) are UserError(Data).
+void write_columnar(const std::string& path, const HostRelation& rel);
+
+// Whether path starts with the columnar magic bytes (false when unreadable).
+bool is_columnar_file(const std::string& path);
+
+// Checks the header and table of a columnar file and describes it.
+ColumnarInfo read_columnar_info(const std::string& path);
+
+// Reads the attributes options.columns names (empty: every attribute of schema)
+// with CsvOptions::columns' semantics: the result's schema is the kept attributes
+// in schema order, its key the longest kept prefix of schema's key. Each must be in
+// the file with the same type; the file may have other attributes. The checksums
+// of what is read are verified, on options.num_threads threads (0: hardware).
+// options' text settings (delimiter, header, ...) do not apply.
+HostRelation read_columnar(const std::string& path, const Schema& schema,
+                           const CsvOptions& options = {});
+// Reads every attribute with the file's own schema.
+HostRelation read_columnar(const std::string& path);
+
+// read_columnar when path is a columnar file (by its magic bytes), else read_csv.
+HostRelation read_input(const std::string& path, const Schema& schema,
+                        const CsvOptions& options = CsvOptions::csv());
+
+// path, or, when path does not exist but the same path with the extension .rcol
+// does (lineitem.tbl -> lineitem.rcol), that one.
+std::string prefer_columnar(const std::string& path);
+
+}  // namespace ranc
