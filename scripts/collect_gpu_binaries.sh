@@ -8,7 +8,7 @@ D=${2:?destination}
 mkdir -p "$D"
 cp "$B/tests/runtime/runtime_tests" "$B/tests/gpu/gpu_tests" "$B/tests/tpch/tpch_ra_tests" \
   "$B/bench/ra_bench" "$B/bench/upload_bench" "$B/tests/io/io_bench/io_bench" \
-  "$B/compiler/src/cli/ranc" "$D/"
+  "$B/bench/jit_bench" "$B/compiler/src/cli/ranc" "$D/"
 [ -f "$B/tests/templates/templates_gpu_test" ] && cp "$B/tests/templates/templates_gpu_test" "$D/"
 if [ -d "$B/tpch-data/sf0.01" ]; then
   mkdir -p "$D/tpch-data"

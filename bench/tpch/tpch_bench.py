@@ -60,7 +60,7 @@ Q1_COLUMNS = ["l_quantity", "l_extendedprice", "l_discount", "l_tax", "l_returnf
 
 TIME_RE = re.compile(
     r"time: load ([\d.]+) s \(([\d.]+) MB/s\), codegen ([\d.]+) s, compile ([\d.]+) s "
-    r"\((\w+)\), upload ([\d.]+) s, execute ([\d.]+) s, download ([\d.]+) s")
+    r"\((\w+)[^)]*\), upload ([\d.]+) s, execute ([\d.]+) s, download ([\d.]+) s")
 
 
 def log(msg):

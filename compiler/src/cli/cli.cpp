@@ -1,4 +1,4 @@
-// The ranc command line: argument parsing, the four subcommands, and turning every
+// The ranc command line: argument parsing, the subcommands, and turning every
 // error kind into a message on stderr and an exit code (see cli.h).
 #include "cli.h"
 
@@ -9,12 +9,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <future>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "ranc/codegen/codegen.h"
 #include "ranc/frontend/ra_parser.h"
+#include "ranc/io/columnar.h"
 #include "ranc/io/csv.h"
 #include "ranc/passes/pass_runner.h"
 #include "ranc/runtime/plan_validate.h"
@@ -43,6 +46,8 @@ commands:
             reference (--cpu) and print or write its outputs
   shell     an interactive session: relations stay loaded (on the GPU) across
             queries; reads a script from standard input when it is not a terminal
+  import    read a program's inputs once and write them as columnar .rcol files,
+            which later runs read at disk speed
 Run 'ranc <command> --help' for a command's options.
 
 exit codes: 0 success, 1 errors in the program, 2 bad usage, 3 bad input data,
@@ -89,7 +94,8 @@ constexpr const char* kShellHelp = R"(usage: ranc shell [SCRIPT.ra] [--data DIR]
 An interactive session. Relations declared with `input ... from "file"` stay loaded
 (on the GPU when there is one) across queries; each is read when a query first uses
 it, and only the attributes queries use. Statements end with ';':
-  input NAME(a i32, ...) from "FILE" [format tbl];   declare a relation
+  input NAME(a i32, ...) from "FILE" [format tbl];   declare a relation (FILE: .csv,
+                                                      .tbl or a `ranc import` .rcol)
   NAME = ... ;                                        define a relation
   output NAME;                                        run and print NAME
 Commands: .help, .tables (relations, rows, attributes loaded, device memory), .drop
@@ -104,14 +110,19 @@ constexpr const char* kRunHelp = R"(usage: ranc run PROGRAM.ra [options]
 
 Runs PROGRAM.ra and prints each output as an aligned table.
   --input NAME=PATH   read input relation NAME from PATH (.csv with a header line,
-                      or TPC-H .tbl); overrides the program's `from "..."`
+                      TPC-H .tbl, or a columnar .rcol file written by `ranc import`,
+                      recognised by its first bytes); overrides the program's
+                      `from "..."`
   --data DIR          resolve relative input paths against DIR (default: the
-                      program file's folder)
+                      program file's folder); where a `from` file is missing but
+                      the same name with .rcol exists (lineitem.tbl ->
+                      lineitem.rcol), the .rcol file is read
   --output NAME=PATH  write output NAME to PATH (.csv or .tbl) instead of printing it
   --cpu               run on the CPU reference executor
   --gpu               run on the GPU (an error when none is present)
   --time              print load, compile, execution and transfer times (stderr)
   --max-rows N        print at most N rows per output (default 50; 0 = all)
+  --threads N         threads reading the inputs (default: all hardware threads)
   --join=ALGO         join algorithm of inner joins on the GPU: hash (partitioned
                       hash join), merge (sort-merge) or auto (default: merge,
                       which measures faster than hash today)
@@ -122,6 +133,26 @@ Runs PROGRAM.ra and prints each output as an aligned table.
                       (also RANC_NO_PAGED=1)
 Without --cpu or --gpu, ranc uses the GPU when one is present and otherwise says so
 on stderr and runs on the CPU reference.
+)";
+
+constexpr const char* kImportHelp =
+    R"(usage: ranc import PROGRAM.ra -o OUTDIR [--data DIR] [--input NAME=PATH]...
+                   [--only NAME,...] [--threads N] [--time]
+
+Reads every input relation PROGRAM.ra declares, with all its declared attributes,
+and writes each to OUTDIR/NAME.rcol, a columnar file (docs/columnar-format.md) that
+`ranc run`, `ranc shell` and `input ... from "NAME.rcol"` read without parsing: only
+the columns a program uses, checked against their checksums. Prints one line per
+relation: rows, attributes, bytes written and seconds.
+  -o OUTDIR           the folder to write to (created when missing)
+  --data DIR          resolve relative input paths against DIR (default: the
+                      program file's folder)
+  --input NAME=PATH   read input relation NAME from PATH instead
+  --only NAME,...     import only these input relations
+  --threads N         reader threads (default: all hardware threads)
+  --time              print the total read and write times (stderr)
+A file is written to a temporary name and renamed when complete. Point --data at
+OUTDIR afterwards: where a `from` file is missing, its .rcol is read.
 )";
 
 struct Args {
@@ -135,6 +166,8 @@ struct Args {
        no_paged = false;
   std::string after;  // explain --after=PASS
   size_t max_rows = 50;
+  unsigned threads = 0;           // import --threads (0: hardware)
+  std::vector<std::string> only;  // import --only
   codegen::JoinAlgorithm join = codegen::JoinAlgorithm::Auto;
 };
 
@@ -206,6 +239,20 @@ Args parse_args(const std::vector<std::string>& argv) {
       } catch (const std::exception&) {
         throw UsageError{fmt::format("--max-rows expects a non-negative integer, got '{}'", *v)};
       }
+    } else if (auto v = inline_value("--threads")) {
+      try {
+        size_t pos = 0;
+        long long n = std::stoll(*v, &pos);
+        if (pos != v->size() || n < 1 || n > 4096) throw std::invalid_argument("");
+        a.threads = static_cast<unsigned>(n);
+      } catch (const std::exception&) {
+        throw UsageError{fmt::format("--threads expects an integer from 1 to 4096, got '{}'", *v)};
+      }
+    } else if (auto v = inline_value("--only")) {
+      std::stringstream ss(*v);
+      for (std::string name; std::getline(ss, name, ',');)
+        if (!name.empty()) a.only.push_back(name);
+      if (a.only.empty()) throw UsageError{"--only expects NAME,..."};
     } else if (auto v = inline_value("--join")) {
       if (*v == "auto")
         a.join = codegen::JoinAlgorithm::Auto;
@@ -384,25 +431,51 @@ int cmd_emit(const Args& a, std::ostream& out) {
 }
 
 // Resolves where input `spec` is read from: --input, else `from` relative to --data
-// or the program's folder.
+// or the program's folder (its .rcol when the file named is missing).
 std::string input_path(const Args& a, const RaInputSpec& spec) {
   if (auto it = a.inputs.find(spec.relation); it != a.inputs.end()) return it->second;
   if (spec.path.empty()) return "";
   fs::path p(spec.path);
-  if (p.is_absolute()) return p.string();
+  if (p.is_absolute()) return prefer_columnar(p.string());
   fs::path base = a.data_dir.empty() ? fs::path(a.program).parent_path() : fs::path(a.data_dir);
-  return (base / p).string();
+  return prefer_columnar((base / p).string());
 }
 
-int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
-  Progress progress(err);
-  Loaded l = load_program(a);
+void check_input_names(const Args& a, const Loaded& l) {
   for (const auto& [name, path] : a.inputs) {
     bool found = false;
     for (const auto& s : l.parsed.input_files) found |= s.relation == name;
     if (!found)
       throw UsageError{fmt::format("--input {}: the program has no input named '{}'", name, name)};
   }
+}
+
+// Where declared input `n` is read from and how (all its attributes).
+std::pair<std::string, CsvOptions> input_source(const Args& a, const Loaded& l, const Node& n) {
+  const RaInputSpec* spec = nullptr;
+  for (const auto& s : l.parsed.input_files)
+    if (s.relation == n.name) spec = &s;
+  RaInputSpec none{n.name, "", "", ',', true, n.loc};
+  if (!spec) spec = &none;
+  std::string path = input_path(a, *spec);
+  if (path.empty())
+    throw UserError(Diagnostic{ErrorKind::InvalidArgument,
+                               fmt::format("no data for input '{}'", n.name), spec->loc,
+                               fmt::format("add `from \"file.csv\"` to its declaration or pass "
+                                           "--input {}=PATH",
+                                           n.name)});
+  // --input NAME=PATH: the format comes from PATH alone (a columnar file from its bytes).
+  CsvOptions o = a.inputs.count(n.name)
+                     ? options_for(format_from_path(path).value_or(TextFormat::Csv))
+                     : input_csv_options(*spec, path);
+  o.num_threads = a.threads;
+  return {std::move(path), std::move(o)};
+}
+
+int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
+  Progress progress(err);
+  Loaded l = load_program(a);
+  check_input_names(a, l);
   std::vector<std::string> output_names;
   for (NodeId id : l.checked.outputs()) output_names.push_back(l.checked.node(id).name);
   for (const auto& [name, path] : a.outputs)
@@ -416,42 +489,6 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   Program program = passes::pass_enabled("prune_attributes", options)
                         ? passes::prune_attributes(l.checked)
                         : l.checked;
-  auto t_load = Clock::now();
-  std::vector<std::pair<std::string, HostRelation>> inputs;
-  uint64_t bytes_loaded = 0;
-  std::map<std::string, const Node*> declared;  // the file schemas
-  for (NodeId id : l.checked.inputs()) declared[l.checked.node(id).name] = &l.checked.node(id);
-  for (NodeId id : program.inputs()) {
-    const Node& kept = program.node(id);
-    const Node& n = *declared.at(kept.name);
-    const RaInputSpec* spec = nullptr;
-    for (const auto& s : l.parsed.input_files)
-      if (s.relation == n.name) spec = &s;
-    RaInputSpec none{n.name, "", "", ',', true, n.loc};
-    if (!spec) spec = &none;
-    std::string path = input_path(a, *spec);
-    if (path.empty())
-      throw UserError(Diagnostic{ErrorKind::InvalidArgument,
-                                 fmt::format("no data for input '{}'", n.name), spec->loc,
-                                 fmt::format("add `from \"file.csv\"` to its declaration or pass "
-                                             "--input {}=PATH",
-                                             n.name)});
-    // --input NAME=PATH: the format comes from PATH alone.
-    CsvOptions o = a.inputs.count(n.name)
-                       ? options_for(format_from_path(path).value_or(TextFormat::Csv))
-                       : input_csv_options(*spec, path);
-    if (kept.declared.size() < n.declared.size())
-      for (const auto& attr : kept.declared.attributes) o.columns.push_back(attr.name);
-    std::string label = fmt::format("loading {}", fs::path(path).filename().string());
-    o.progress = [&](uint64_t done, uint64_t total) { progress.update(label, done, total); };
-    std::error_code ec;
-    uint64_t sz = fs::file_size(path, ec);
-    if (!ec) bytes_loaded += sz;
-    inputs.emplace_back(n.name, read_csv(path, n.declared, o));
-    progress.clear();
-  }
-  double load_s = seconds_since(t_load);
-
   bool use_gpu = a.gpu;
   if (!a.cpu && !a.gpu) {
     use_gpu = rt::gpu_available();
@@ -462,26 +499,72 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   if (a.gpu && !rt::gpu_available())
     throw rt::NoGpuError(fmt::format("--gpu: no GPU available: {}", rt::no_gpu_reason()));
 
+  // The plan depends on the program only, so NVRTC compiles it on another thread while
+  // the inputs load; the executor then finds the CUBIN in the kernel cache's memory.
+  std::optional<rt::Plan> plan;
+  double codegen_s = 0;
+  std::future<rt::CacheLookup> compiling;
+  if (use_gpu) {
+    auto t_codegen = Clock::now();
+    plan = codegen::generate_plan(program, options);
+    codegen_s = seconds_since(t_codegen);
+    const int arch = rt::find_gpu()->arch();
+    compiling = std::async(std::launch::async, [&plan, arch] {
+      return rt::compile_plan(*plan, arch, rt::KernelCache::global());
+    });
+  }
+
+  auto t_load = Clock::now();
+  std::vector<std::pair<std::string, HostRelation>> inputs;
+  uint64_t bytes_loaded = 0;
+  std::map<std::string, const Node*> declared;  // the file schemas
+  for (NodeId id : l.checked.inputs()) declared[l.checked.node(id).name] = &l.checked.node(id);
+  for (NodeId id : program.inputs()) {
+    const Node& kept = program.node(id);
+    const Node& n = *declared.at(kept.name);
+    auto [path, o] = input_source(a, l, n);
+    if (kept.declared.size() < n.declared.size())
+      for (const auto& attr : kept.declared.attributes) o.columns.push_back(attr.name);
+    std::string label = fmt::format("loading {}", fs::path(path).filename().string());
+    o.progress = [&](uint64_t done, uint64_t total) { progress.update(label, done, total); };
+    std::error_code ec;
+    uint64_t sz = fs::file_size(path, ec);
+    if (!ec) bytes_loaded += sz;
+    inputs.emplace_back(n.name, read_input(path, n.declared, o));
+    progress.clear();
+  }
+  double load_s = seconds_since(t_load);
+
   std::vector<std::pair<std::string, HostRelation>> results;
   std::string timing;
   auto t_exec = Clock::now();
   if (use_gpu) {
-    rt::Plan plan = codegen::generate_plan(program, options);
-    double codegen_s = seconds_since(t_exec);
+    // A compile that failed is reported by the executor, which compiles again.
+    std::optional<rt::CacheLookup> early;
+    auto t_wait = Clock::now();
+    try {
+      early = compiling.get();
+    } catch (const std::exception&) {
+    }
+    const double wait_s = seconds_since(t_wait);
     std::map<std::string, const HostRelation*> bind;
     for (auto& [name, rel] : inputs) bind[name] = &rel;
     progress.message("compiling and running on the GPU...");
     rt::Executor ex;
-    rt::RunResult r = ex.run(plan, bind);
+    rt::RunResult r = ex.run(*plan, bind);
     progress.clear();
     results = std::move(r.outputs);
     const auto& s = r.stats;
+    const double compile_s = early ? early->seconds : s.compile_seconds;
+    const rt::CacheSource source = early ? early->source : s.compile_source;
     timing = fmt::format(
-        "time: load {:.3f} s ({:.1f} MB/s), codegen {:.4f} s, compile {:.4f} s ({}), upload {:.4f} "
-        "s, "
+        "time: load {:.3f} s ({:.1f} MB/s), codegen {:.4f} s, compile {:.4f} s ({}{}), upload "
+        "{:.4f} s, "
         "execute {:.5f} s, download {:.4f} s; device {}, peak device memory {:.1f} MiB\n",
-        load_s, load_s > 0 ? bytes_loaded / load_s / 1e6 : 0.0, codegen_s, s.compile_seconds,
-        s.compile_source == rt::CacheSource::Compiled ? "cold" : "cached", s.upload_seconds,
+        load_s, load_s > 0 ? bytes_loaded / load_s / 1e6 : 0.0, codegen_s, compile_s,
+        source == rt::CacheSource::Compiled ? "cold" : "cached",
+        early ? fmt::format(", during the load; {:.4f} s waited after it", wait_s) : "",
+        s.upload_seconds,
         s.execute_seconds, s.download_seconds, ex.device().name, s.peak_device_bytes / 1048576.0);
   } else {
     auto outs = execute_reference(program, inputs);
@@ -508,11 +591,68 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   return kOk;
 }
 
+// Reads each declared input (every declared attribute) and writes OUTDIR/NAME.rcol.
+int cmd_import(const Args& a, std::ostream& out, std::ostream& err) {
+  if (a.out_file.empty()) throw UsageError{"import needs -o OUTDIR, the folder to write to"};
+  Progress progress(err);
+  Loaded l = load_program(a);
+  check_input_names(a, l);
+  std::set<std::string> names;
+  for (NodeId id : l.checked.inputs()) names.insert(l.checked.node(id).name);
+  for (const auto& name : a.only)
+    if (!names.count(name))
+      throw UsageError{fmt::format("--only {}: the program has no input named '{}'", name, name)};
+  std::error_code ec;
+  fs::create_directories(a.out_file, ec);
+  if (ec || !fs::is_directory(a.out_file))
+    throw UserError(Diagnostic{
+        ErrorKind::Data,
+        fmt::format("cannot create the folder '{}': {}", a.out_file,
+                    ec ? ec.message() : std::string("a file of that name exists")),
+        SourceLoc{a.out_file, 0, 0},
+        {}});
+  double read_s = 0, write_s = 0;
+  uint64_t read_bytes = 0, written_bytes = 0;
+  for (NodeId id : l.checked.inputs()) {
+    const Node& n = l.checked.node(id);
+    if (!a.only.empty() && std::find(a.only.begin(), a.only.end(), n.name) == a.only.end())
+      continue;
+    auto [path, o] = input_source(a, l, n);
+    std::string label = fmt::format("reading {}", fs::path(path).filename().string());
+    o.progress = [&](uint64_t done, uint64_t total) { progress.update(label, done, total); };
+    auto t0 = Clock::now();
+    HostRelation rel = read_input(path, n.declared, o);
+    double r_s = seconds_since(t0);
+    progress.clear();
+    std::string dst = (fs::path(a.out_file) / (n.name + ".rcol")).string();
+    progress.message(fmt::format("writing {}", dst));
+    t0 = Clock::now();
+    write_columnar(dst, rel);
+    double w_s = seconds_since(t0);
+    progress.clear();
+    uint64_t in_bytes = fs::file_size(path, ec);
+    if (ec) in_bytes = 0;
+    uint64_t out_bytes = fs::file_size(dst);
+    out << fmt::format("{}: {} rows, {} attributes, {:.1f} MB -> {} ({:.3f} s)\n", n.name,
+                       rel.num_rows(), rel.num_columns(), out_bytes / 1e6, dst, r_s + w_s);
+    read_s += r_s;
+    write_s += w_s;
+    read_bytes += in_bytes;
+    written_bytes += out_bytes;
+  }
+  if (a.time)
+    err << fmt::format("time: read {:.3f} s ({:.1f} MB/s), write {:.3f} s ({:.1f} MB/s)\n",
+                       read_s, read_s > 0 ? read_bytes / read_s / 1e6 : 0.0, write_s,
+                       write_s > 0 ? written_bytes / write_s / 1e6 : 0.0);
+  return kOk;
+}
+
 int dispatch(const Args& a, std::ostream& out, std::ostream& err) {
   if (a.command == "check") return a.help ? (out << kCheckHelp, kOk) : cmd_check(a, out);
   if (a.command == "explain") return a.help ? (out << kExplainHelp, kOk) : cmd_explain(a, out);
   if (a.command == "emit") return a.help ? (out << kEmitHelp, kOk) : cmd_emit(a, out);
   if (a.command == "run") return a.help ? (out << kRunHelp, kOk) : cmd_run(a, out, err);
+  if (a.command == "import") return a.help ? (out << kImportHelp, kOk) : cmd_import(a, out, err);
   throw UsageError{fmt::format("unknown command '{}'", a.command)};
 }
 

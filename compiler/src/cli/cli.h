@@ -1,4 +1,4 @@
-// The ranc command line: subcommands check, explain, emit, run and shell.
+// The ranc command line: subcommands check, explain, emit, run, shell and import.
 //
 // Exit codes (documented in `ranc --help` and the README):
 //   0 success; 1 the program has errors (syntax, names, types); 2 bad command-line
