@@ -3,7 +3,11 @@
 // the in-memory precompiled header) and warm (the same source from the disk cache in
 // a new cache object, then from memory). NVRTC needs no GPU, so this runs anywhere.
 // Usage: jit_bench [examples/tpch directory] (default: the source tree's).
+// On a machine with a CUDA driver NVRTC also caches its results in the driver's compute
+// cache (~/.nv/ComputeCache) across processes; the benchmark turns that off
+// (CUDA_CACHE_DISABLE=1, unless set) so that "cold" means compiled.
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -15,6 +19,7 @@
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
+  setenv("CUDA_CACHE_DISABLE", "1", /*overwrite=*/0);
   const fs::path dir = argc > 1 ? fs::path(argv[1]) : fs::path(RANC_SOURCE_DIR) / "examples/tpch";
   const fs::path cache_dir = fs::temp_directory_path() / "ranc-jit-bench-cache";
   fs::remove_all(cache_dir);
