@@ -589,38 +589,78 @@ void msd_sort(SortEntry* b, SortEntry* e, size_t depth, const StringOf& str) {
 }
 
 // Merges the chunk-local dictionaries of string column c into one sorted
-// dictionary; remap[k][local] is the global code of chunk k's local code.
+// dictionary; remap[k][local] is the global code of chunk k's local code. The
+// entries are split by their first two bytes into buckets (equal strings share one),
+// which are sorted, deduplicated and written out on `threads` threads.
 std::shared_ptr<const Dictionary> merge_strings(std::vector<ChunkResult>& chunks, size_t c,
-                                                std::vector<std::vector<int32_t>>& remap) {
+                                                std::vector<std::vector<int32_t>>& remap,
+                                                unsigned threads) {
   const size_t k = chunks.size();
   auto str = [&](const SortEntry& x) {
     return chunks[x.chunk].interners[c].strings[static_cast<size_t>(x.code)];
   };
-  size_t total = 0;
-  for (const auto& ch : chunks) total += ch.interners[c].strings.size();
-  std::vector<SortEntry> entries;
-  entries.reserve(total);
+  std::vector<size_t> first(k + 1, 0);
+  for (size_t i = 0; i < k; ++i) first[i + 1] = first[i] + chunks[i].interners[c].strings.size();
+  const size_t total = first[k];
+  std::vector<SortEntry> entries(total);
   remap.assign(k, {});
-  for (size_t i = 0; i < k; ++i) {
+  parallel_for(k, threads, [&](size_t i) {
     const auto& v = chunks[i].interners[c].strings;
     remap[i].resize(v.size());
     for (size_t j = 0; j < v.size(); ++j) {
-      SortEntry x{0, 0, static_cast<int32_t>(j), static_cast<uint16_t>(i), 0};
+      SortEntry& x = entries[first[i] + j];
+      x = SortEntry{0, 0, static_cast<int32_t>(j), static_cast<uint16_t>(i), 0};
       set_key(x, v[j], 0);
-      entries.push_back(x);
     }
+  });
+  // Buckets by the first two bytes (the top 16 bits of the first key word).
+  constexpr size_t kBuckets = size_t{1} << 16;
+  std::vector<size_t> start(kBuckets + 1, 0);
+  for (const SortEntry& x : entries) ++start[(x.hi >> 48) + 1];
+  for (size_t b = 0; b < kBuckets; ++b) start[b + 1] += start[b];
+  std::vector<SortEntry> sorted(total);
+  {
+    std::vector<size_t> pos(start.begin(), start.end() - 1);
+    for (const SortEntry& x : entries) sorted[pos[x.hi >> 48]++] = x;
   }
-  msd_sort(entries.data(), entries.data() + entries.size(), 0, str);
-  std::vector<std::string> merged;
-  merged.reserve(total);
-  std::string_view last;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    std::string_view s = str(entries[i]);
-    if (i == 0 || s != last) merged.emplace_back(s);
-    last = s;
-    remap[entries[i].chunk][static_cast<size_t>(entries[i].code)] =
-        static_cast<int32_t>(merged.size() - 1);
-  }
+  std::vector<SortEntry>().swap(entries);
+  std::vector<size_t> used;
+  for (size_t b = 0; b < kBuckets; ++b)
+    if (start[b + 1] > start[b]) used.push_back(b);
+  // Sort each bucket and count its distinct strings.
+  std::vector<size_t> distinct(used.size() + 1, 0);
+  parallel_for(used.size(), threads, [&](size_t u) {
+    SortEntry* b = sorted.data() + start[used[u]];
+    SortEntry* e = sorted.data() + start[used[u] + 1];
+    msd_sort(b, e, 0, str);
+    size_t n = 0;
+    std::string_view last;
+    for (SortEntry* x = b; x != e; ++x) {
+      std::string_view s = str(*x);
+      if (x == b || s != last) ++n;
+      last = s;
+    }
+    distinct[u + 1] = n;
+  });
+  for (size_t u = 0; u < used.size(); ++u) distinct[u + 1] += distinct[u];
+  std::vector<std::string> merged(distinct.back());
+  parallel_for(used.size(), threads, [&](size_t u) {
+    const SortEntry* b = sorted.data() + start[used[u]];
+    const SortEntry* e = sorted.data() + start[used[u] + 1];
+    size_t out = distinct[u];
+    std::string_view last;
+    for (const SortEntry* x = b; x != e; ++x) {
+      std::string_view s = str(*x);
+      if (x != b && s == last) {
+        remap[x->chunk][static_cast<size_t>(x->code)] = static_cast<int32_t>(out - 1);
+        continue;
+      }
+      merged[out].assign(s);
+      remap[x->chunk][static_cast<size_t>(x->code)] = static_cast<int32_t>(out);
+      ++out;
+      last = s;
+    }
+  });
   return Dictionary::from_strings(std::move(merged));
 }
 
@@ -761,7 +801,7 @@ HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOp
     if (kept[c].type == Type::String) string_cols.push_back(c);
   parallel_for(string_cols.size(), threads, [&](size_t i) {
     size_t c = string_cols[i];
-    dicts[c] = merge_strings(chunks, c, remaps[c]);
+    dicts[c] = merge_strings(chunks, c, remaps[c], threads);
   });
   std::vector<Column::Storage> out(ncols);
   const bool single = chunks.size() == 1;
