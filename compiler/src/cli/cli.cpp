@@ -501,10 +501,15 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
 
   // The plan depends on the program only, so NVRTC compiles it on another thread while
   // the inputs load; the executor then finds the CUBIN in the kernel cache's memory.
+  // The GPU is set up (context, pool, pinned staging buffers) on a thread meanwhile too.
   std::optional<rt::Plan> plan;
   double codegen_s = 0;
   std::future<rt::CacheLookup> compiling;
+  std::optional<rt::Executor> ex;
+  std::future<void> preparing;
   if (use_gpu) {
+    ex.emplace();
+    preparing = std::async(std::launch::async, [&ex] { ex->prepare(); });
     auto t_codegen = Clock::now();
     plan = codegen::generate_plan(program, options);
     codegen_s = seconds_since(t_codegen);
@@ -550,8 +555,8 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
     std::map<std::string, const HostRelation*> bind;
     for (auto& [name, rel] : inputs) bind[name] = &rel;
     progress.message("compiling and running on the GPU...");
-    rt::Executor ex;
-    rt::RunResult r = ex.run(*plan, bind);
+    preparing.get();
+    rt::RunResult r = ex->run(*plan, bind);
     progress.clear();
     results = std::move(r.outputs);
     const auto& s = r.stats;
@@ -565,7 +570,7 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
         source == rt::CacheSource::Compiled ? "cold" : "cached",
         early ? fmt::format(", during the load; {:.4f} s waited after it", wait_s) : "",
         s.upload_seconds,
-        s.execute_seconds, s.download_seconds, ex.device().name, s.peak_device_bytes / 1048576.0);
+        s.execute_seconds, s.download_seconds, ex->device().name, s.peak_device_bytes / 1048576.0);
   } else {
     auto outs = execute_reference(program, inputs);
     for (size_t i = 0; i < outs.size(); ++i)

@@ -562,6 +562,11 @@ RunResult Executor::run(const Plan& plan,
   return run_bound(plan, bindings);
 }
 
+void Executor::prepare() {
+  impl_->init();
+  impl_->uploader.prepare();
+}
+
 RunResult Executor::run_bound(const Plan& plan, const std::map<std::string, InputBinding>& inputs) {
   auto t_total = Clock::now();
   Impl& ex = *impl_;

@@ -92,6 +92,11 @@ class Executor {
   // The same with host or device inputs.
   RunResult run_bound(const Plan& plan, const std::map<std::string, InputBinding>& inputs);
 
+  // Sets up the GPU side now instead of in the first run: the CUDA context, stream,
+  // memory pool and the Uploader's pinned staging buffers. `ranc run` calls it on a
+  // thread while the inputs load. Throws NoGpuError / CudaError.
+  void prepare();
+
   // The pool's statistics over the executor's life.
   MemoryStats memory_stats() const;
   // The GPU used (throws NoGpuError when there is none).

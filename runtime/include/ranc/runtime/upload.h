@@ -49,6 +49,9 @@ class Uploader {
   void run(cudaStream_t stream);
 
   size_t queued_bytes() const { return queued_bytes_; }
+  // Creates the worker streams and allocates the pinned staging buffers now (run()
+  // does it on first use), e.g. on another thread while the inputs are read.
+  void prepare() { ensure_staging(); }
 
  private:
   struct Copy {
