@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 if [ "${RANC_SKIP_INSTALL:-0}" != 1 ]; then
   pkgs=(cmake ninja-build g++ libfmt-dev libgtest-dev libbenchmark-dev sqlite3 libsqlite3-dev
-        libxxhash-dev)
+        libxxhash-dev libcli11-dev)
   missing=()
   for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

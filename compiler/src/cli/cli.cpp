@@ -2,6 +2,7 @@
 // error kind into a message on stderr and an exit code (see cli.h).
 #include "cli.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -35,138 +36,17 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kVersion = "ranc 0.1.0";
 
-constexpr const char* kMainHelp = R"(ranc: a relational algebra compiler for GPUs
-
-usage: ranc <command> [options] PROGRAM.ra
-commands:
-  check     parse and type-check a program
-  explain   show the checked graph and the physical plan (--dot for Graphviz)
-  emit      print the generated CUDA source (-o FILE to write it)
-  run       run a program on the GPU (default when one is present) or the CPU
-            reference (--cpu) and print or write its outputs
-  shell     an interactive session: relations stay loaded (on the GPU) across
-            queries; reads a script from standard input when it is not a terminal
-  import    read a program's inputs once and write them as columnar .rcol files,
-            which later runs read at disk speed
-Run 'ranc <command> --help' for a command's options.
-
-exit codes: 0 success, 1 errors in the program, 2 bad usage, 3 bad input data,
-            4 execution failed (no GPU, JIT/CUDA error, out of memory, run-time
-            error), 70 internal error in ranc
-)";
-
-constexpr const char* kCheckHelp = R"(usage: ranc check PROGRAM.ra
-
-Parses and type-checks PROGRAM.ra. Prints the outputs' schemas on success, or
-every error with file:line:column and the offending line.
-)";
-
-constexpr const char* kExplainHelp =
-    R"(usage: ranc explain PROGRAM.ra [--dot] [--after=PASS] [--join=auto|merge|hash]
-                    [--no-fusion] [--no-paged]
-
-Prints the checked graph (one line per operator with its schema and order), the
-physical plan (orders, join algorithms, which operators are fused into which kernel,
-which outputs are paged lists),
-the kernels with the operators each contains, and the steps: kernels, built-in device
-steps, buffers and size slots.
-  --dot            print the physical plan as a Graphviz digraph instead, one cluster
-                   per kernel; fused edges (views, never in device memory) dashed,
-                   paged edges bold and labelled "paged"
-  --after=PASS     print only the plan after PASS: plan_sort_orders, fuse_pipelines,
-                   plan_paged_edges, lower or insert_frees
-  --join=ALGO      join algorithm of inner joins: hash, merge or auto (default:
-                   merge, which measures faster than hash today)
-  --no-fusion      one kernel per operator, every intermediate in device memory
-  --no-paged       every materialised output dense (no paged lists)
-)";
-
-constexpr const char* kEmitHelp =
-    R"(usage: ranc emit PROGRAM.ra [-o OUT.cu] [--join=auto|merge|hash] [--no-fusion]
-                 [--no-paged]
-
-Prints the CUDA translation unit generated for PROGRAM.ra (or writes it to OUT.cu).
-)";
-
-constexpr const char* kShellHelp = R"(usage: ranc shell [SCRIPT.ra] [--data DIR] [--cpu|--gpu] [--time] [--max-rows N]
-                  [--join=ALGO] [--no-fusion] [--no-paged]
-
-An interactive session. Relations declared with `input ... from "file"` stay loaded
-(on the GPU when there is one) across queries; each is read when a query first uses
-it, and only the attributes queries use. Statements end with ';':
-  input NAME(a i32, ...) from "FILE" [format tbl];   declare a relation (FILE: .csv,
-                                                      .tbl or a `ranc import` .rcol)
-  NAME = ... ;                                        define a relation
-  output NAME;                                        run and print NAME
-Commands: .help, .tables (relations, rows, attributes loaded, device memory), .drop
-NAME (frees it; a later query that uses it reads its file again), .timer on|off,
-.memory, .read FILE (or \i FILE), .quit (or \q). With SCRIPT.ra, or when standard
-input is not a terminal, the statements are read from there without prompts; the exit
-code is that of the first error (0 when none). Line editing and history (~/.ranc_history) use the system's
-readline library when it is installed.
-)";
-
-constexpr const char* kRunHelp = R"(usage: ranc run PROGRAM.ra [options]
-
-Runs PROGRAM.ra and prints each output as an aligned table.
-  --input NAME=PATH   read input relation NAME from PATH (.csv with a header line,
-                      TPC-H .tbl, or a columnar .rcol file written by `ranc import`,
-                      recognised by its first bytes); overrides the program's
-                      `from "..."`
-  --data DIR          resolve relative input paths against DIR (default: the
-                      program file's folder); where a `from` file is missing but
-                      the same name with .rcol exists (lineitem.tbl ->
-                      lineitem.rcol), the .rcol file is read
-  --output NAME=PATH  write output NAME to PATH (.csv or .tbl) instead of printing it
-  --cpu               run on the CPU reference executor
-  --gpu               run on the GPU (an error when none is present)
-  --time              print load, compile, execution and transfer times (stderr)
-  --max-rows N        print at most N rows per output (default 50; 0 = all)
-  --threads N         threads reading the inputs (default: all hardware threads)
-  --join=ALGO         join algorithm of inner joins on the GPU: hash (partitioned
-                      hash join), merge (sort-merge) or auto (default: merge,
-                      which measures faster than hash today)
-  --no-fusion         one kernel per operator (every intermediate materialised);
-                      the same results, for comparison (also RANC_NO_FUSION=1)
-  --no-paged          every materialised output dense: a hash join counts its
-                      matches in a pass of its own instead of writing pages
-                      (also RANC_NO_PAGED=1)
-Without --cpu or --gpu, ranc uses the GPU when one is present and otherwise says so
-on stderr and runs on the CPU reference.
-)";
-
-constexpr const char* kImportHelp =
-    R"(usage: ranc import PROGRAM.ra -o OUTDIR [--data DIR] [--input NAME=PATH]...
-                   [--only NAME,...] [--threads N] [--time]
-
-Reads every input relation PROGRAM.ra declares, with all its declared attributes,
-and writes each to OUTDIR/NAME.rcol, a columnar file (docs/columnar-format.md) that
-`ranc run`, `ranc shell` and `input ... from "NAME.rcol"` read without parsing: only
-the columns a program uses, checked against their checksums. Prints one line per
-relation: rows, attributes, bytes written and seconds.
-  -o OUTDIR           the folder to write to (created when missing)
-  --data DIR          resolve relative input paths against DIR (default: the
-                      program file's folder)
-  --input NAME=PATH   read input relation NAME from PATH instead
-  --only NAME,...     import only these input relations
-  --threads N         reader threads (default: all hardware threads)
-  --time              print the total read and write times (stderr)
-A file is written to a temporary name and renamed when complete. Point --data at
-OUTDIR afterwards: where a `from` file is missing, its .rcol is read.
-)";
-
 struct Args {
   std::string command;
   std::string program;
   std::map<std::string, std::string> inputs;   // --input
   std::map<std::string, std::string> outputs;  // --output
   std::string data_dir;
-  std::string out_file;  // emit -o
-  bool cpu = false, gpu = false, time = false, dot = false, help = false, no_fusion = false,
-       no_paged = false;
+  std::string out_file;  // emit -o, import -o
+  bool cpu = false, gpu = false, time = false, dot = false, no_fusion = false, no_paged = false;
   std::string after;  // explain --after=PASS
   size_t max_rows = 50;
-  unsigned threads = 0;           // import --threads (0: hardware)
+  unsigned threads = 0;           // run/import --threads (0: hardware)
   std::vector<std::string> only;  // import --only
   codegen::JoinAlgorithm join = codegen::JoinAlgorithm::Auto;
 };
@@ -174,103 +54,292 @@ struct Args {
 struct UsageError {
   std::string message;
 };
+// --help (or help for a command): the text to print on stdout.
+struct HelpRequest {
+  std::string text;
+};
 
-std::pair<std::string, std::string> split_assignment(const std::string& flag,
-                                                     const std::string& v) {
-  auto eq = v.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
-    throw UsageError{fmt::format("{} expects NAME=PATH, got '{}'", flag, v)};
-  return {v.substr(0, eq), v.substr(eq + 1)};
-}
+constexpr const char* kExitCodes =
+    "exit codes: 0 success, 1 errors in the program, 2 bad usage, 3 bad input data,\n"
+    "            4 execution failed (no GPU, JIT/CUDA error, out of memory, run-time\n"
+    "            error), 70 internal error in ranc\n";
+
+// The command line, defined once with CLI11: the parser and every --help come from
+// these definitions.
+class CommandLine {
+ public:
+  explicit CommandLine(Args& a) : a_(a), app_("ranc: a relational algebra compiler for GPUs", "ranc") {
+    auto f = std::make_shared<CLI::Formatter>();
+    f->label("Usage", "usage");
+    f->label("OPTIONS", "options");
+    f->label("SUBCOMMAND", "command");
+    f->label("SUBCOMMANDS", "commands");
+    f->label("POSITIONALS", "arguments");
+    f->label("Positionals", "arguments");
+    f->label("Options", "options");
+    f->label("Subcommands", "commands");
+    f->column_width(26);
+    app_.formatter(f);
+    app_.option_defaults()->group("options");
+    app_.set_help_flag("-h,--help", "print this help and exit");
+    app_.require_subcommand(1);
+    app_.set_version_flag("--version", kVersion, "print the version and exit");
+    app_.footer(std::string("Run 'ranc <command> --help' for a command's options.\n\n") + kExitCodes);
+    app_.description("ranc: a relational algebra compiler for GPUs");
+
+    CLI::App* check = command("check", "parse and type-check a program",
+                              "Prints the outputs' schemas on success, or every error with "
+                              "file:line:column and the offending line.");
+    program(check);
+
+    CLI::App* explain = command(
+        "explain", "show the checked graph and the physical plan (--dot for Graphviz)",
+        "Prints the checked graph (one line per operator with its schema and order), the "
+        "physical plan (orders, join algorithms, which operators are fused into which kernel, "
+        "which outputs are paged lists), the kernels with the operators each contains, and the "
+        "steps: kernels, built-in device steps, buffers and size slots.");
+    program(explain);
+    explain->add_flag("--dot", a_.dot,
+                      "print the physical plan as a Graphviz digraph, one cluster per kernel; "
+                      "fused edges dashed, paged edges bold");
+    std::string names;
+    for (const auto& p : passes::pipeline_passes())
+      names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);
+    explain
+        ->add_option("--after", a_.after, "print only the plan after PASS: " + names)
+        ->type_name("PASS")
+        ->check(CLI::Validator(
+            [names](std::string& v) -> std::string {
+              for (const auto& p : passes::pipeline_passes())
+                if (p.name == v) return {};
+              return fmt::format("expects one of {}, got '{}'", names, v);
+            },
+            ""));
+    plan_options(explain);
+
+    CLI::App* emit = command("emit", "print the generated CUDA source (-o FILE to write it)",
+                             "Prints the CUDA translation unit generated for PROGRAM.ra.");
+    program(emit);
+    emit->add_option("-o", a_.out_file, "write the source to OUT.cu instead")->type_name("OUT.cu");
+    plan_options(emit);
+
+    CLI::App* run = command(
+        "run",
+        "run a program on the GPU (default when one is present) or the CPU reference (--cpu) "
+        "and print or write its outputs",
+        "Runs PROGRAM.ra and prints each output as an aligned table. Without --cpu or --gpu, "
+        "ranc uses the GPU when one is present and otherwise says so on stderr and runs on the "
+        "CPU reference. The plan is compiled, and the GPU set up, while the inputs load.");
+    program(run);
+    inputs(run);
+    data_dir(run,
+             "resolve relative input paths against DIR (default: the program file's folder); "
+             "where a `from` file is missing but the same name with .rcol exists "
+             "(lineitem.tbl -> lineitem.rcol), the .rcol file is read");
+    run->add_option("--output", outputs_,
+                    "write output NAME to PATH (.csv or .tbl) instead of printing it")
+        ->type_name("NAME=PATH")
+        ->check(assignment("--output"));
+    device(run);
+    run->add_flag("--time", a_.time,
+                  "print load, compile, upload, execution and transfer times (stderr)");
+    max_rows(run);
+    threads(run);
+    plan_options(run);
+
+    CLI::App* shell = command(
+        "shell",
+        "an interactive session: relations stay loaded (on the GPU) across queries; reads a "
+        "script from standard input when it is not a terminal",
+        "Relations declared with `input NAME(a i32, ...) from \"FILE\" [format tbl];` (FILE: "
+        ".csv, .tbl or a `ranc import` .rcol) stay loaded across queries; each is read when a "
+        "query first uses it, and only the attributes queries use. Statements end with ';': "
+        "input declarations, `NAME = ... ;` and `output NAME;`. Commands: .help, .tables, "
+        ".drop NAME, .timer on|off, .memory, .read FILE (or \\i FILE), .quit (or \\q). With "
+        "SCRIPT.ra, or when standard input is not a terminal, statements are read from there "
+        "without prompts; the exit code is that of the first error (0 when none). Line "
+        "editing and history (~/.ranc_history) use the system's readline library when it is "
+        "installed.");
+    shell->add_option("SCRIPT", a_.program, "read the statements from SCRIPT.ra")
+        ->type_name("SCRIPT.ra");
+    data_dir(shell, "resolve relative `from` paths against DIR");
+    device(shell);
+    shell->add_flag("--time", a_.time, "print plan, load, upload, compile and execute times");
+    max_rows(shell);
+    plan_options(shell);
+
+    CLI::App* import = command(
+        "import",
+        "read a program's inputs once and write them as columnar .rcol files, which later "
+        "runs read at disk speed",
+        "Reads every input relation PROGRAM.ra declares, with all its declared attributes, and "
+        "writes each to OUTDIR/NAME.rcol, a columnar file (docs/columnar-format.md) that `ranc "
+        "run`, `ranc shell` and `input ... from \"NAME.rcol\"` read without parsing: only the "
+        "columns a program uses, checked against their checksums. Prints one line per "
+        "relation. A file is written to a temporary name and renamed when complete. Point "
+        "--data at OUTDIR afterwards: where a `from` file is missing, its .rcol is read.");
+    program(import);
+    import->add_option("-o", a_.out_file, "the folder to write to (created when missing)")
+        ->type_name("OUTDIR")
+        ->required();
+    data_dir(import, "resolve relative input paths against DIR (default: the program file's "
+                     "folder)");
+    inputs(import);
+    import->add_option("--only", a_.only, "import only these input relations")
+        ->type_name("NAME,...")
+        ->delimiter(',');
+    threads(import);
+    import->add_flag("--time", a_.time, "print the total read and write times (stderr)");
+  }
+
+  // Parses argv (without the program name) into the Args. Throws HelpRequest or
+  // UsageError.
+  void parse(const std::vector<std::string>& argv) {
+    if (!argv.empty() && !argv[0].empty() && argv[0][0] != '-') {
+      bool known = false;
+      for (const CLI::App* c : app_.get_subcommands({})) known = known || c->get_name() == argv[0];
+      if (!known)
+        throw UsageError{fmt::format(
+            "unknown command '{}' (commands: check, explain, emit, run, shell, import)", argv[0])};
+    }
+    std::vector<std::string> rev(argv.rbegin(), argv.rend());
+    try {
+      app_.parse(rev);
+    } catch (const CLI::CallForHelp&) {
+      throw HelpRequest{help_text()};
+    } catch (const CLI::CallForAllHelp&) {
+      throw HelpRequest{help_text()};
+    } catch (const CLI::CallForVersion&) {
+      throw HelpRequest{std::string(kVersion) + "\n"};
+    } catch (const CLI::ExtrasError& e) {
+      // "The following argument was not expected: X": say which kind it is.
+      std::string what = e.what();
+      const size_t colon = what.find(": ");
+      const std::string arg = colon == std::string::npos ? what : what.substr(colon + 2);
+      throw UsageError{!arg.empty() && arg[0] == '-'
+                           ? fmt::format("unknown option '{}'", arg)
+                           : fmt::format("unexpected argument '{}' (one program at a time)", arg)};
+    } catch (const CLI::ParseError& e) {
+      throw UsageError{e.what()};
+    }
+    for (CLI::App* sub : app_.get_subcommands()) a_.command = sub->get_name();
+    for (const auto& [list, dst, flag] :
+         {std::tuple{&inputs_, &a_.inputs, "--input"}, std::tuple{&outputs_, &a_.outputs, "--output"}})
+      for (const std::string& v : *list) {
+        const size_t eq = v.find('=');
+        if (!dst->emplace(v.substr(0, eq), v.substr(eq + 1)).second)
+          throw UsageError{fmt::format("{} {} given twice", flag, v.substr(0, eq))};
+      }
+  }
+
+  // The help of the command given (or of ranc when none).
+  std::string help_text() const {
+    for (const CLI::App* sub : app_.get_subcommands()) return sub->help("ranc");
+    return app_.help();
+  }
+
+ private:
+  CLI::App* command(const char* name, const std::string& summary, const std::string& details) {
+    CLI::App* c = app_.add_subcommand(name, summary);
+    c->group("commands");
+    if (CLI::Option* h = c->get_help_ptr()) h->group("options");
+    c->footer(wrap(details));
+    c->fallthrough(false);
+    return c;
+  }
+  void program(CLI::App* c) {
+    c->add_option("PROGRAM", a_.program, "the program (.ra)")->type_name("PROGRAM.ra")->required();
+  }
+  void data_dir(CLI::App* c, const std::string& what) {
+    c->add_option("--data", a_.data_dir, what)->type_name("DIR");
+  }
+  void inputs(CLI::App* c) {
+    c->add_option("--input", inputs_,
+                  "read input relation NAME from PATH (.csv with a header line, TPC-H .tbl, or "
+                  "a columnar .rcol file written by `ranc import`, recognised by its first "
+                  "bytes); overrides the program's `from \"...\"`")
+        ->type_name("NAME=PATH")
+        ->check(assignment("--input"));
+  }
+  void device(CLI::App* c) {
+    CLI::Option* cpu = c->add_flag("--cpu", a_.cpu, "run on the CPU reference executor");
+    CLI::Option* gpu = c->add_flag("--gpu", a_.gpu, "run on the GPU (an error when none is present)");
+    cpu->excludes(gpu);
+  }
+  void max_rows(CLI::App* c) {
+    c->add_option_function<long long>(
+         "--max-rows",
+         [this](const long long& n) { a_.max_rows = n == 0 ? SIZE_MAX : static_cast<size_t>(n); },
+         "print at most N rows per output (default 50; 0 = all)")
+        ->type_name("N")
+        ->check(CLI::Validator(
+            [](std::string& v) -> std::string {
+              size_t pos = 0;
+              try {
+                if (std::stoll(v, &pos) >= 0 && pos == v.size()) return {};
+              } catch (const std::exception&) {
+              }
+              return fmt::format("expects a non-negative integer, got '{}'", v);
+            },
+            ""));
+  }
+  void threads(CLI::App* c) {
+    c->add_option("--threads", a_.threads,
+                  "threads reading the inputs (default: all hardware threads)")
+        ->type_name("N")
+        ->check(CLI::Range(1, 4096));
+  }
+  void plan_options(CLI::App* c) {
+    c->add_option_function<std::string>(
+         "--join",
+         [this](const std::string& v) {
+           a_.join = v == "hash"    ? codegen::JoinAlgorithm::Hash
+                     : v == "merge" ? codegen::JoinAlgorithm::SortMerge
+                                    : codegen::JoinAlgorithm::Auto;
+         },
+         "join algorithm of inner joins on the GPU: hash (partitioned hash join), merge "
+         "(sort-merge) or auto (default: merge, which measures faster than hash today)")
+        ->type_name("ALGO")
+        ->check(CLI::IsMember({"auto", "merge", "hash"}));
+    c->add_flag("--no-fusion", a_.no_fusion,
+                "one kernel per operator, every intermediate in device memory; the same "
+                "results, for comparison (also RANC_NO_FUSION=1)");
+    c->add_flag("--no-paged", a_.no_paged,
+                "every materialised output dense (no paged lists; also RANC_NO_PAGED=1)");
+  }
+  static CLI::Validator assignment(const std::string& flag) {
+    return CLI::Validator(
+        [flag](std::string& v) -> std::string {
+          const size_t eq = v.find('=');
+          if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+            return fmt::format("expects NAME=PATH, got '{}'", v);
+          return {};
+        },
+        "");
+  }
+  // Breaks a paragraph into lines of at most `width` characters.
+  static std::string wrap(const std::string& text, size_t width = 88) {
+    std::string out, line, word;
+    std::istringstream in(text);
+    while (in >> word) {
+      if (!line.empty() && line.size() + 1 + word.size() > width) {
+        out += line + "\n";
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + word;
+    }
+    return out + line + "\n";
+  }
+
+  Args& a_;
+  CLI::App app_;
+  std::vector<std::string> inputs_, outputs_;
+};
 
 Args parse_args(const std::vector<std::string>& argv) {
   Args a;
-  if (argv.empty()) throw UsageError{"missing command"};
-  a.command = argv[0];
-  for (size_t i = 1; i < argv.size(); ++i) {
-    const std::string& s = argv[i];
-    auto value = [&](const std::string& flag) -> std::string {
-      if (i + 1 >= argv.size()) throw UsageError{fmt::format("{} needs a value", flag)};
-      return argv[++i];
-    };
-    auto inline_value = [&](const std::string& flag) -> std::optional<std::string> {
-      if (s.rfind(flag + "=", 0) == 0) return s.substr(flag.size() + 1);
-      if (s == flag) return value(flag);
-      return std::nullopt;
-    };
-    if (s == "-h" || s == "--help")
-      a.help = true;
-    else if (s == "--cpu")
-      a.cpu = true;
-    else if (s == "--gpu")
-      a.gpu = true;
-    else if (s == "--time")
-      a.time = true;
-    else if (s == "--dot")
-      a.dot = true;
-    else if (s == "--no-fusion")
-      a.no_fusion = true;
-    else if (s == "--no-paged")
-      a.no_paged = true;
-    else if (auto v = inline_value("--after")) {
-      bool known = false;
-      std::string names;
-      for (const auto& p : passes::pipeline_passes()) {
-        known = known || p.name == *v;
-        names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);
-      }
-      if (!known) throw UsageError{fmt::format("--after expects one of {}, got '{}'", names, *v)};
-      a.after = *v;
-    }
-    else if (auto v = inline_value("--input"))
-      a.inputs.insert(split_assignment("--input", *v));
-    else if (auto v = inline_value("--output"))
-      a.outputs.insert(split_assignment("--output", *v));
-    else if (auto v = inline_value("--data"))
-      a.data_dir = *v;
-    else if (s == "-o")
-      a.out_file = value("-o");
-    else if (auto v = inline_value("--max-rows")) {
-      try {
-        size_t pos = 0;
-        long long n = std::stoll(*v, &pos);
-        if (pos != v->size() || n < 0) throw std::invalid_argument("");
-        a.max_rows = n == 0 ? SIZE_MAX : static_cast<size_t>(n);
-      } catch (const std::exception&) {
-        throw UsageError{fmt::format("--max-rows expects a non-negative integer, got '{}'", *v)};
-      }
-    } else if (auto v = inline_value("--threads")) {
-      try {
-        size_t pos = 0;
-        long long n = std::stoll(*v, &pos);
-        if (pos != v->size() || n < 1 || n > 4096) throw std::invalid_argument("");
-        a.threads = static_cast<unsigned>(n);
-      } catch (const std::exception&) {
-        throw UsageError{fmt::format("--threads expects an integer from 1 to 4096, got '{}'", *v)};
-      }
-    } else if (auto v = inline_value("--only")) {
-      std::stringstream ss(*v);
-      for (std::string name; std::getline(ss, name, ',');)
-        if (!name.empty()) a.only.push_back(name);
-      if (a.only.empty()) throw UsageError{"--only expects NAME,..."};
-    } else if (auto v = inline_value("--join")) {
-      if (*v == "auto")
-        a.join = codegen::JoinAlgorithm::Auto;
-      else if (*v == "merge")
-        a.join = codegen::JoinAlgorithm::SortMerge;
-      else if (*v == "hash")
-        a.join = codegen::JoinAlgorithm::Hash;
-      else
-        throw UsageError{fmt::format("--join expects auto, merge or hash, got '{}'", *v)};
-    } else if (!s.empty() && s[0] == '-') {
-      throw UsageError{fmt::format("unknown option '{}'", s)};
-    } else if (a.program.empty()) {
-      a.program = s;
-    } else {
-      throw UsageError{fmt::format("unexpected argument '{}' (one program at a time)", s)};
-    }
-  }
-  if (a.cpu && a.gpu) throw UsageError{"--cpu and --gpu exclude each other"};
+  CommandLine cl(a);
+  cl.parse(argv);
   return a;
 }
 
@@ -653,11 +722,11 @@ int cmd_import(const Args& a, std::ostream& out, std::ostream& err) {
 }
 
 int dispatch(const Args& a, std::ostream& out, std::ostream& err) {
-  if (a.command == "check") return a.help ? (out << kCheckHelp, kOk) : cmd_check(a, out);
-  if (a.command == "explain") return a.help ? (out << kExplainHelp, kOk) : cmd_explain(a, out);
-  if (a.command == "emit") return a.help ? (out << kEmitHelp, kOk) : cmd_emit(a, out);
-  if (a.command == "run") return a.help ? (out << kRunHelp, kOk) : cmd_run(a, out, err);
-  if (a.command == "import") return a.help ? (out << kImportHelp, kOk) : cmd_import(a, out, err);
+  if (a.command == "check") return cmd_check(a, out);
+  if (a.command == "explain") return cmd_explain(a, out);
+  if (a.command == "emit") return cmd_emit(a, out);
+  if (a.command == "run") return cmd_run(a, out, err);
+  if (a.command == "import") return cmd_import(a, out, err);
   throw UsageError{fmt::format("unknown command '{}'", a.command)};
 }
 
@@ -672,19 +741,15 @@ std::string read_source(const std::string& path) {
 }  // namespace
 
 int run_cli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  if (argv.empty() || argv[0] == "-h" || argv[0] == "--help" || argv[0] == "help") {
-    (argv.empty() ? err : out) << kMainHelp;
-    return argv.empty() ? kUsageError : kOk;
-  }
-  if (argv[0] == "--version") {
-    out << kVersion << "\n";
-    return kOk;
-  }
   Args a;
   try {
+    if (!argv.empty() && argv[0] == "help") {
+      std::vector<std::string> rest(argv.begin() + 1, argv.end());
+      rest.push_back("--help");
+      a = parse_args(rest);
+    }
     a = parse_args(argv);
     if (a.command == "shell") {
-      if (a.help) return (out << kShellHelp, kOk);
       ShellOptions o;
       o.data_dir = a.data_dir;
       o.max_rows = a.max_rows;
@@ -696,6 +761,9 @@ int run_cli(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
       return run_shell(o, std::cin, out, err, isatty(STDIN_FILENO) == 1 && a.program.empty());
     }
     return dispatch(a, out, err);
+  } catch (const HelpRequest& h) {
+    out << h.text;
+    return kOk;
   } catch (const UsageError& e) {
     err << "ranc: " << e.message << "\n(run 'ranc --help' for usage)\n";
     return kUsageError;
