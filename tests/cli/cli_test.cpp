@@ -59,7 +59,7 @@ constexpr const char* kSalesCsv =
 TEST_F(CliTest, HelpForEveryCommandExitsZero) {
   EXPECT_EQ(run({"--help"}), kOk);
   EXPECT_NE(out_.find("commands:"), std::string::npos);
-  for (const char* cmd : {"check", "explain", "emit", "run", "shell", "import"}) {
+  for (const char* cmd : {"check", "explain", "emit", "run", "shell", "import", "build"}) {
     EXPECT_EQ(run({cmd, "--help"}), kOk) << cmd;
     EXPECT_NE(out_.find(std::string("usage: ranc ") + cmd), std::string::npos) << out_;
   }

@@ -217,5 +217,37 @@ TEST_F(ImportTest, OnlyThreadsTimeAndUsageErrors) {
   EXPECT_NE(out_.find(".rcol"), std::string::npos) << out_;
 }
 
+
+// ranc build: a package of the same program prints exactly the text run's output (on
+// the CPU reference here: without a GPU the package's program text runs), also from
+// the imported .rcol files; a damaged package is a data error naming it; building
+// from a package and plan options at run time are usage errors.
+TEST_F(ImportTest, BuildPackageRunsLikeTheProgram) {
+  const std::string want = text_output();
+  const std::string pkg = (dir_ / "q.rancpkg").string();
+  ASSERT_EQ(run({"build", program_, "-o", pkg, "--arch", "90,80"}), kOk) << err_;
+  EXPECT_NE(out_.find("kernels for sm_90, sm_80"), std::string::npos) << out_;
+  ASSERT_EQ(run({"run", "--cpu", "--max-rows", "0", pkg, "--data", text_dir()}), kOk) << err_;
+  EXPECT_EQ(out_, want);
+  ASSERT_NO_FATAL_FAILURE(import_all());
+  ASSERT_EQ(run({"run", "--cpu", "--max-rows", "0", pkg, "--data", rcol_dir()}), kOk) << err_;
+  EXPECT_EQ(out_, want);
+
+  EXPECT_EQ(run({"build", pkg, "-o", (dir_ / "again.rancpkg").string()}), kUsageError);
+  EXPECT_NE(err_.find("already a package"), std::string::npos) << err_;
+  EXPECT_EQ(run({"run", "--cpu", pkg, "--no-fusion", "--data", text_dir()}), kUsageError);
+  EXPECT_EQ(run({"build", program_}), kUsageError);  // -o is required
+  EXPECT_EQ(run({"build", program_, "-o", pkg, "--arch", "9"}), kUsageError);
+
+  const uint64_t size = fs::file_size(pkg);
+  flip_byte(pkg, size / 2);
+  EXPECT_EQ(run({"run", "--cpu", pkg, "--data", text_dir()}), kDataError);
+  EXPECT_NE(err_.find("checksum mismatch"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("q.rancpkg"), std::string::npos) << err_;
+  fs::resize_file(pkg, size / 3);
+  EXPECT_EQ(run({"run", "--cpu", pkg, "--data", text_dir()}), kDataError);
+  EXPECT_NE(err_.find("truncated"), std::string::npos) << err_;
+}
+
 }  // namespace
 }  // namespace ranc::cli

@@ -26,6 +26,8 @@
 #include "ranc/runtime/device.h"
 #include "ranc/runtime/errors.h"
 #include "ranc/runtime/executor.h"
+#include "ranc/runtime/jit.h"
+#include "ranc/runtime/package.h"
 #include "ranc/session.h"
 
 namespace ranc::cli {
@@ -48,6 +50,7 @@ struct Args {
   size_t max_rows = 50;
   unsigned threads = 0;           // run/import --threads (0: hardware)
   std::vector<std::string> only;  // import --only
+  std::vector<int> archs;         // build --arch
   codegen::JoinAlgorithm join = codegen::JoinAlgorithm::Auto;
 };
 
@@ -190,6 +193,25 @@ class CommandLine {
         ->delimiter(',');
     threads(import);
     import->add_flag("--time", a_.time, "print the total read and write times (stderr)");
+
+    CLI::App* build = command(
+        "build", "compile a program ahead of time into a package that runs without NVRTC",
+        "Makes the plan `ranc run` would make for PROGRAM.ra, compiles it to CUBIN for each "
+        "architecture and writes a package holding the plan, the CUBINs and the program text. "
+        "`ranc run OUT.rancpkg` (and the embedding API: rt::read_package, "
+        "rt::install_package_cubin, Executor::run) runs it with no NVRTC compile; without a "
+        "GPU it runs the program on the CPU reference. A package from another ranc version, "
+        "without code for the GPU's architecture, or damaged is an error.");
+    program(build);
+    build->add_option("-o", a_.out_file, "the package to write")->type_name("OUT.rancpkg")->required();
+    build->add_option("--arch", a_.archs,
+                      "GPU architectures to compile for, e.g. 90,80 (default: this machine's "
+                      "GPU, else RANC_CUDA_ARCH, else 90)")
+        ->type_name("SM,...")
+        ->delimiter(',')
+        ->check(CLI::Range(50, 200));
+    build->add_flag("--time", a_.time, "print the compile time (stderr)");
+    plan_options(build);
   }
 
   // Parses argv (without the program name) into the Args. Throws HelpRequest or
@@ -200,7 +222,8 @@ class CommandLine {
       for (const CLI::App* c : app_.get_subcommands({})) known = known || c->get_name() == argv[0];
       if (!known)
         throw UsageError{fmt::format(
-            "unknown command '{}' (commands: check, explain, emit, run, shell, import)", argv[0])};
+            "unknown command '{}' (commands: check, explain, emit, run, shell, import, build)",
+            argv[0])};
     }
     std::vector<std::string> rev(argv.rbegin(), argv.rend());
     try {
@@ -378,13 +401,22 @@ double seconds_since(Clock::time_point t) {
 struct Loaded {
   ParsedProgram parsed;
   Program checked;
+  std::optional<rt::Package> package;  // PROGRAM was a `ranc build` package
 };
 
+// A .ra file, or a package (by its first bytes), whose program text is parsed again
+// (no NVRTC: the plan and CUBINs come from the package).
 Loaded load_program(const Args& a) {
   if (a.program.empty()) throw UsageError{"missing PROGRAM.ra"};
+  if (rt::is_package_file(a.program)) {
+    rt::Package pkg = rt::read_package(a.program);
+    ParsedProgram parsed = parse_ra(pkg.program_text, pkg.program_name);
+    Program checked = check(parsed.program);
+    return {std::move(parsed), std::move(checked), std::move(pkg)};
+  }
   ParsedProgram parsed = parse_ra_file(a.program);
   Program checked = check(parsed.program);
-  return {std::move(parsed), std::move(checked)};
+  return {std::move(parsed), std::move(checked), std::nullopt};
 }
 
 std::string dot_escape(const std::string& s) {
@@ -571,21 +603,29 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   // The plan depends on the program only, so NVRTC compiles it on another thread while
   // the inputs load; the executor then finds the CUBIN in the kernel cache's memory.
   // The GPU is set up (context, pool, pinned staging buffers) on a thread meanwhile too.
+  // A package brings its plan and CUBINs: nothing is generated or compiled.
   std::optional<rt::Plan> plan;
   double codegen_s = 0;
   std::future<rt::CacheLookup> compiling;
   std::optional<rt::Executor> ex;
   std::future<void> preparing;
+  if (l.package && (a.no_fusion || a.no_paged))
+    throw UsageError{"--no-fusion and --no-paged apply when a package is built (ranc build)"};
   if (use_gpu) {
+    const int arch = rt::find_gpu()->arch();
+    if (l.package) {
+      rt::install_package_cubin(*l.package, arch);
+      plan = l.package->plan;
+    } else {
+      auto t_codegen = Clock::now();
+      plan = codegen::generate_plan(program, options);
+      codegen_s = seconds_since(t_codegen);
+      compiling = std::async(std::launch::async, [&plan, arch] {
+        return rt::compile_plan(*plan, arch, rt::KernelCache::global());
+      });
+    }
     ex.emplace();
     preparing = std::async(std::launch::async, [&ex] { ex->prepare(); });
-    auto t_codegen = Clock::now();
-    plan = codegen::generate_plan(program, options);
-    codegen_s = seconds_since(t_codegen);
-    const int arch = rt::find_gpu()->arch();
-    compiling = std::async(std::launch::async, [&plan, arch] {
-      return rt::compile_plan(*plan, arch, rt::KernelCache::global());
-    });
   }
 
   auto t_load = Clock::now();
@@ -617,7 +657,7 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
     std::optional<rt::CacheLookup> early;
     auto t_wait = Clock::now();
     try {
-      early = compiling.get();
+      if (compiling.valid()) early = compiling.get();
     } catch (const std::exception&) {
     }
     const double wait_s = seconds_since(t_wait);
@@ -636,8 +676,9 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
         "{:.4f} s, "
         "execute {:.5f} s, download {:.4f} s; device {}, peak device memory {:.1f} MiB\n",
         load_s, load_s > 0 ? bytes_loaded / load_s / 1e6 : 0.0, codegen_s, compile_s,
-        source == rt::CacheSource::Compiled ? "cold" : "cached",
-        early ? fmt::format(", during the load; {:.4f} s waited after it", wait_s) : "",
+        l.package ? "package" : source == rt::CacheSource::Compiled ? "cold" : "cached",
+        early ? fmt::format(", during the load; {:.4f} s waited after it", wait_s)
+              : (l.package ? ", no NVRTC" : ""),
         s.upload_seconds,
         s.execute_seconds, s.download_seconds, ex->device().name, s.peak_device_bytes / 1048576.0);
   } else {
@@ -666,6 +707,40 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
 }
 
 // Reads each declared input (every declared attribute) and writes OUTDIR/NAME.rcol.
+// ranc build: the plan ranc run would make (attributes pruned the same way), compiled
+// for each architecture, written as a package.
+int cmd_build(const Args& a, std::ostream& out, std::ostream& err) {
+  if (rt::is_package_file(a.program))
+    throw UsageError{fmt::format("{} is already a package; build from the .ra file", a.program)};
+  Loaded l = load_program(a);
+  const codegen::CodegenOptions options = codegen_options(a);
+  Program program = passes::pass_enabled("prune_attributes", options)
+                        ? passes::prune_attributes(l.checked)
+                        : l.checked;
+  rt::Package pkg;
+  pkg.ranc_version = kVersion + std::string_view("ranc ").size();
+  pkg.nvrtc_version = rt::nvrtc_version();
+  pkg.program_name = fs::path(a.program).filename().string();
+  pkg.program_text = l.parsed.source;
+  pkg.plan = codegen::generate_plan(program, options);
+  std::vector<int> archs = a.archs;
+  if (archs.empty()) archs.push_back(rt::default_target_arch());
+  auto t0 = Clock::now();
+  for (int arch : archs) {
+    if (pkg.cubin_for(arch)) continue;
+    rt::CacheLookup c = rt::compile_plan(pkg.plan, arch, rt::KernelCache::global());
+    pkg.cubins.emplace_back(arch, *c.cubin);
+  }
+  const double compile_s = seconds_since(t0);
+  rt::write_package(a.out_file, pkg);
+  std::error_code ec;
+  const auto bytes = fs::file_size(a.out_file, ec);
+  out << fmt::format("{}: {} kernels for {}, {:.1f} KB\n", a.out_file, pkg.plan.kernels.size(),
+                     pkg.arch_list(), ec ? 0.0 : bytes / 1024.0);
+  if (a.time) err << fmt::format("time: compile {:.3f} s\n", compile_s);
+  return kOk;
+}
+
 int cmd_import(const Args& a, std::ostream& out, std::ostream& err) {
   if (a.out_file.empty()) throw UsageError{"import needs -o OUTDIR, the folder to write to"};
   Progress progress(err);
@@ -727,6 +802,7 @@ int dispatch(const Args& a, std::ostream& out, std::ostream& err) {
   if (a.command == "emit") return cmd_emit(a, out);
   if (a.command == "run") return cmd_run(a, out, err);
   if (a.command == "import") return cmd_import(a, out, err);
+  if (a.command == "build") return cmd_build(a, out, err);
   throw UsageError{fmt::format("unknown command '{}'", a.command)};
 }
 

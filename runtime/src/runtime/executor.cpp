@@ -75,13 +75,17 @@ const HostRelation& RunResult::output(std::string_view name) const {
                              fmt::format("the program has no output '{}'", name), SourceLoc{}, ""});
 }
 
-CacheLookup compile_plan(const Plan& plan, int arch, KernelCache& cache) {
+JitRequest plan_jit_request(const Plan& plan, int arch) {
   JitRequest req;
   req.source = plan.source;
   req.program_name = "ranc_program.cu";
   req.options = plan.nvrtc_options;
   req.arch = arch;
-  return cache.get_or_compile(req);
+  return req;
+}
+
+CacheLookup compile_plan(const Plan& plan, int arch, KernelCache& cache) {
+  return cache.get_or_compile(plan_jit_request(plan, arch));
 }
 
 struct Executor::Impl {

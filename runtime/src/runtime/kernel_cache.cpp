@@ -208,6 +208,13 @@ bool KernelCache::write_entry(const Digest& key, const std::vector<char>& payloa
   return ok;
 }
 
+void KernelCache::insert(const JitRequest& req, std::vector<char> cubin) {
+  auto shared = std::make_shared<const std::vector<char>>(std::move(cubin));
+  std::string hex = to_hex(key_for(req));
+  std::lock_guard<std::mutex> lock(mu_);
+  memory_[hex] = std::move(shared);
+}
+
 CacheLookup KernelCache::get_or_compile(const JitRequest& req) {
   auto t0 = std::chrono::steady_clock::now();
   CacheLookup out;

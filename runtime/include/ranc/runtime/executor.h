@@ -77,6 +77,8 @@ using InputBinding = std::variant<const HostRelation*, DeviceInput>;
 
 // The plan's source compiled for `arch` through `cache` (no GPU needed).
 CacheLookup compile_plan(const Plan& plan, int arch, KernelCache& cache);
+// The NVRTC request compile_plan makes (the kernel cache's key comes from it).
+JitRequest plan_jit_request(const Plan& plan, int arch);
 
 class Executor {
  public:

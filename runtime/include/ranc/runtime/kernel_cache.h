@@ -64,6 +64,10 @@ class KernelCache {
   // Throws JitError when the source does not compile.
   CacheLookup get_or_compile(const JitRequest& request);
 
+  // Stores a CUBIN compiled elsewhere (an ahead-of-time package) in memory under the
+  // request's key, so get_or_compile serves it without compiling.
+  void insert(const JitRequest& request, std::vector<char> cubin);
+
   static Digest key_for(const JitRequest& request);
   const std::optional<std::filesystem::path>& dir() const { return dir_; }
   std::filesystem::path entry_path(const Digest& key) const;

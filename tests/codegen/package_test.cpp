@@ -1,0 +1,151 @@
+// Ahead-of-time packages (ranc/runtime/package.h), without a GPU: the plans of the
+// TPC-H examples survive serialization byte for byte; a package round-trips; every
+// truncation, a flipped byte, another format or ranc version are clear errors; a
+// package's CUBIN is served by the kernel cache with no NVRTC compile; a missing
+// architecture is an error naming the ones the package has.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "ranc/codegen/codegen.h"
+#include "ranc/data/error.h"
+#include "ranc/frontend/ra_parser.h"
+#include "ranc/ir/program.h"
+
+#ifdef RANC_HAVE_RUNTIME
+#include "ranc/runtime/executor.h"
+#include "ranc/runtime/kernel_cache.h"
+#include "ranc/runtime/package.h"
+
+namespace ranc {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string example(const std::string& q) {
+  return std::string(RANC_TEMPLATE_DIR) + "/../../examples/tpch/" + q + ".ra";
+}
+
+rt::Plan plan_of(const std::string& q, codegen::CodegenOptions o = {}) {
+  ParsedProgram p = parse_ra_file(example(q));
+  return codegen::generate_plan(check(p.program), o);
+}
+
+rt::Package small_package() {
+  rt::Package pkg;
+  pkg.ranc_version = "0.1.0";
+  pkg.nvrtc_version = "13.0";
+  pkg.program_name = "q6.ra";
+  pkg.program_text = "-- the text\n";
+  pkg.plan = plan_of("q6");
+  pkg.cubins.emplace_back(90, std::vector<char>{'\x7f', 'E', 'L', 'F', 1, 2, 3});
+  pkg.cubins.emplace_back(80, std::vector<char>{'\x7f', 'E', 'L', 'F', 4});
+  return pkg;
+}
+
+TEST(Package, PlansSurviveSerialization) {
+  for (const char* q : {"q1", "q3", "q4", "q5", "q6", "q10", "q12", "q14", "q19"}) {
+    for (bool fusion : {true, false}) {
+      rt::Plan p = plan_of(q, {.fusion = fusion});
+      const std::string bytes = rt::serialize_plan(p);
+      rt::Plan back = rt::deserialize_plan(bytes);
+      EXPECT_EQ(rt::serialize_plan(back), bytes) << q;
+      EXPECT_EQ(back.source, p.source) << q;
+      EXPECT_EQ(back.kernels, p.kernels) << q;
+      EXPECT_EQ(back.steps.size(), p.steps.size()) << q;
+      EXPECT_EQ(back.buffers.size(), p.buffers.size()) << q;
+      EXPECT_EQ(back.inputs.size(), p.inputs.size()) << q;
+      ASSERT_FALSE(back.inputs.empty()) << q;
+      EXPECT_EQ(back.inputs[0].schema, p.inputs[0].schema) << q;
+      EXPECT_EQ(back.node_names, p.node_names) << q;
+      // The kernel cache sees the same request, so a package's CUBIN matches the plan.
+      EXPECT_EQ(rt::KernelCache::key_for(rt::plan_jit_request(back, 90)),
+                rt::KernelCache::key_for(rt::plan_jit_request(p, 90)))
+          << q;
+    }
+  }
+}
+
+TEST(Package, RoundTripAndArchitectures) {
+  rt::Package pkg = small_package();
+  rt::Package back = rt::decode_package(rt::encode_package(pkg), "p.rancpkg");
+  EXPECT_EQ(back.program_name, "q6.ra");
+  EXPECT_EQ(back.program_text, pkg.program_text);
+  EXPECT_EQ(rt::serialize_plan(back.plan), rt::serialize_plan(pkg.plan));
+  ASSERT_NE(back.cubin_for(80), nullptr);
+  EXPECT_EQ(*back.cubin_for(80), pkg.cubins[1].second);
+  EXPECT_EQ(back.cubin_for(75), nullptr);
+  EXPECT_EQ(back.arch_list(), "sm_90, sm_80");
+
+  const fs::path path = fs::temp_directory_path() / "ranc_package_test.rancpkg";
+  rt::write_package(path.string(), pkg);
+  EXPECT_TRUE(rt::is_package_file(path.string()));
+  EXPECT_EQ(rt::encode_package(rt::read_package(path.string())), rt::encode_package(pkg));
+  for (const auto& e : fs::directory_iterator(path.parent_path()))
+    EXPECT_EQ(e.path().filename().string().find("ranc_package_test.rancpkg.tmp"), std::string::npos);
+  fs::remove(path);
+  EXPECT_FALSE(rt::is_package_file(example("q6")));
+}
+
+TEST(Package, DamageIsAnErrorNeverACrash) {
+  const std::string good = rt::encode_package(small_package());
+  auto expect_error = [](const std::string& bytes, const std::string& what,
+                         const std::string& message) {
+    try {
+      (void)rt::decode_package(bytes, "p.rancpkg");
+      ADD_FAILURE() << what << ": no error";
+    } catch (const UserError& e) {
+      EXPECT_EQ(e.diagnostics()[0].kind, ErrorKind::Data) << what;
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << what << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("p.rancpkg"), std::string::npos) << e.what();
+    }
+  };
+  for (size_t n = 0; n < good.size(); n += (n < 200 ? 1 : 97))
+    expect_error(good.substr(0, n), "truncated to " + std::to_string(n), "");
+  for (size_t i = 52; i < good.size(); i += 89) {  // the body: the checksum catches it
+    std::string bad = good;
+    bad[i] ^= 0x20;
+    expect_error(bad, "flipped byte " + std::to_string(i), "checksum mismatch");
+  }
+  std::string v2 = good;
+  v2[8] = 2;
+  expect_error(v2, "format version 2", "package format version 2");
+  expect_error("PK\3\4 a zip file", "not a package", "not a ranc package");
+
+  rt::Package other = small_package();
+  other.ranc_version = "9.9.9";
+  expect_error(rt::encode_package(other), "ranc version", "built by ranc 9.9.9");
+
+  // A body with a valid checksum but nonsense inside: still an error.
+  rt::Plan plan;
+  std::string bytes = rt::serialize_plan(small_package().plan);
+  for (size_t n = 0; n < bytes.size(); n += 1 + n / 8) {
+    try {
+      (void)rt::deserialize_plan(bytes.substr(0, n));
+      ADD_FAILURE() << "a plan cut to " << n << " bytes was accepted";
+    } catch (const UserError&) {
+    }
+  }
+}
+
+TEST(Package, CubinServedWithoutCompiling) {
+  rt::Package pkg = small_package();
+  EXPECT_THROW(rt::install_package_cubin(pkg, 75), UserError);
+  try {
+    rt::install_package_cubin(pkg, 75);
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("sm_90, sm_80"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--arch 75"), std::string::npos) << e.what();
+  }
+  rt::install_package_cubin(pkg, 80);
+  const int64_t misses = rt::KernelCache::global().stats().misses;
+  rt::CacheLookup c = rt::compile_plan(pkg.plan, 80, rt::KernelCache::global());
+  EXPECT_EQ(c.source, rt::CacheSource::Memory);
+  EXPECT_EQ(*c.cubin, pkg.cubins[1].second);
+  EXPECT_EQ(rt::KernelCache::global().stats().misses, misses);
+}
+
+}  // namespace
+}  // namespace ranc
+#endif
