@@ -7,25 +7,21 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cerrno>
-#include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "io_util.h"
 #include "ranc/data/error.h"
 
 // Header-only: XXH3 is compiled into ranc_io, no libxxhash at run time.
@@ -48,9 +44,7 @@ constexpr uint64_t kTablePrefixBytes = 16;
 constexpr uint64_t kEntryBytes = 64;
 constexpr uint64_t kDictPrefixBytes = 8;
 
-[[noreturn]] void fail(const std::string& path, std::string msg) {
-  throw UserError(Diagnostic{ErrorKind::Data, std::move(msg), SourceLoc{path, 0, 0}, {}});
-}
+using io_detail::file_error;
 
 template <typename T>
 T load(const uint8_t* p) {
@@ -99,75 +93,6 @@ std::optional<Type> type_from_code(uint8_t c) {
   return kByCode[c];
 }
 
-// A file's bytes: mapped read-only where possible, else read into an 8-byte
-// aligned buffer (sections are read in place, so they must be aligned).
-class FileBytes {
- public:
-  explicit FileBytes(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fail(path, fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      int e = errno;
-      ::close(fd);
-      fail(path, fmt::format("cannot read '{}': {}", path, std::strerror(e)));
-    }
-    if (S_ISDIR(st.st_mode)) {
-      ::close(fd);
-      fail(path, fmt::format("cannot read '{}': it is a directory", path));
-    }
-    if (S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p != MAP_FAILED) {
-        map_ = p;
-        size_ = static_cast<uint64_t>(st.st_size);
-        ::close(fd);
-        return;
-      }
-    }
-    std::vector<uint8_t> bytes;
-    uint8_t buf[1 << 16];
-    for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        int e = errno;
-        ::close(fd);
-        fail(path, fmt::format("cannot read '{}': {}", path, std::strerror(e)));
-      }
-      if (n == 0) break;
-      bytes.insert(bytes.end(), buf, buf + n);
-    }
-    ::close(fd);
-    size_ = bytes.size();
-    owned_.resize((bytes.size() + 7) / 8);
-    if (!bytes.empty()) std::memcpy(owned_.data(), bytes.data(), bytes.size());
-  }
-  ~FileBytes() {
-    if (map_) ::munmap(map_, static_cast<size_t>(size_));
-  }
-  FileBytes(const FileBytes&) = delete;
-  FileBytes& operator=(const FileBytes&) = delete;
-
-  const uint8_t* data() const {
-    return map_ ? static_cast<const uint8_t*>(map_)
-                : reinterpret_cast<const uint8_t*>(owned_.data());
-  }
-  uint64_t size() const { return size_; }
-  // Asks the kernel to read [off, off + n) ahead (the sections a read needs).
-  void will_need(uint64_t off, uint64_t n) const {
-    if (!map_ || n == 0) return;
-    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-    uint64_t start = off / page * page;
-    ::madvise(static_cast<char*>(map_) + start, static_cast<size_t>(off + n - start),
-              MADV_WILLNEED);
-  }
-
- private:
-  void* map_ = nullptr;
-  uint64_t size_ = 0;
-  std::vector<uint64_t> owned_;
-};
 
 // One attribute's table entry, validated.
 struct Entry {
@@ -191,22 +116,22 @@ struct Layout {
 // string column's dictionary), so every byte of the file is under some checksum.
 Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
   if (size < sizeof kMagic || std::memcmp(p, kMagic, sizeof kMagic) != 0)
-    fail(path, "not a ranc columnar file: it does not start with the magic bytes \"RANCCOL\\0\"");
+    file_error(path, "not a ranc columnar file: it does not start with the magic bytes \"RANCCOL\\0\"");
   if (size < kHeaderBytes)
-    fail(path, fmt::format("truncated: the file has {} bytes, less than the {}-byte header", size,
+    file_error(path, fmt::format("truncated: the file has {} bytes, less than the {}-byte header", size,
                            kHeaderBytes));
   Layout l;
   l.major = load<uint32_t>(p + 8);
   l.minor = load<uint32_t>(p + 12);
   const bool header_ok = checksum(p, 56) == load<uint64_t>(p + 56);
   if (l.major != kColumnarMajorVersion)
-    fail(path,
+    file_error(path,
          fmt::format("written by format version {}.{}, this ranc reads version {}{}", l.major,
                      l.minor, kColumnarMajorVersion,
                      header_ok ? "" : " (or the header is corrupt: its checksum does not match)"));
-  if (!header_ok) fail(path, "checksum mismatch in the header (bytes 0..64)");
+  if (!header_ok) file_error(path, "checksum mismatch in the header (bytes 0..64)");
   if (load<uint32_t>(p + 16) != kHeaderBytes)
-    fail(path, fmt::format("the header records a header size of {} bytes; version {} has {}",
+    file_error(path, fmt::format("the header records a header size of {} bytes; version {} has {}",
                            load<uint32_t>(p + 16), kColumnarMajorVersion, kHeaderBytes));
   l.rows = load<uint64_t>(p + 24);
   l.file_bytes = load<uint64_t>(p + 32);
@@ -216,42 +141,42 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
   if (l.file_bytes < kHeaderBytes || l.file_bytes > (uint64_t{1} << 62) ||
       table_bytes > l.file_bytes - kHeaderBytes || table_bytes < kTablePrefixBytes ||
       table_bytes % kAlign != 0)
-    fail(path, fmt::format("corrupt header: a schema table of {} bytes in a file of {} bytes",
+    file_error(path, fmt::format("corrupt header: a schema table of {} bytes in a file of {} bytes",
                            table_bytes, l.file_bytes));
   const uint64_t table_end = kHeaderBytes + table_bytes;
   if (size < table_end)
-    fail(path, fmt::format("truncated: the schema table needs bytes {}..{}, the file has {}",
+    file_error(path, fmt::format("truncated: the schema table needs bytes {}..{}, the file has {}",
                            kHeaderBytes, table_end, size));
   const uint8_t* t = p + kHeaderBytes;
   if (checksum(t, table_bytes) != table_checksum)
-    fail(path, fmt::format("checksum mismatch in the schema table (bytes {}..{})", kHeaderBytes,
+    file_error(path, fmt::format("checksum mismatch in the schema table (bytes {}..{})", kHeaderBytes,
                            table_end));
 
   const uint64_t n = load<uint32_t>(t);
   const uint64_t key = load<uint32_t>(t + 4);
   const uint64_t names_start = kTablePrefixBytes + n * kEntryBytes;
   if (names_start > table_bytes)
-    fail(path,
+    file_error(path,
          fmt::format("corrupt schema table: {} attributes do not fit in {} bytes", n, table_bytes));
   if (key > n)
-    fail(path, fmt::format("corrupt schema table: a key of {} attributes out of {}", key, n));
+    file_error(path, fmt::format("corrupt schema table: a key of {} attributes out of {}", key, n));
   l.schema.key_size = static_cast<size_t>(key);
   uint64_t next = table_end;  // where the next section must start
   // A section at [off, off + bytes), padded to the alignment, for what `what` names.
   auto place = [&](const std::string& what, uint64_t off, uint64_t bytes) {
     if (off != next)
-      fail(path,
+      file_error(path,
            fmt::format("corrupt schema table: {} starts at byte {}, expected {}", what, off, next));
     if (bytes > l.file_bytes - off)
-      fail(path, fmt::format("corrupt schema table: {} of {} bytes at byte {} runs past the end "
+      file_error(path, fmt::format("corrupt schema table: {} of {} bytes at byte {} runs past the end "
                              "of the file ({} bytes)",
                              what, bytes, off, l.file_bytes));
     const uint64_t end = off + padded(bytes);
     if (end > size)
-      fail(path,
+      file_error(path,
            fmt::format("truncated: {} needs bytes {}..{}, the file has {}", what, off, end, size));
     if (end > l.file_bytes)
-      fail(path, fmt::format("corrupt schema table: {} ends at byte {}, after the end of the "
+      file_error(path, fmt::format("corrupt schema table: {} ends at byte {}, after the end of the "
                              "file ({} bytes)",
                              what, end, l.file_bytes));
     next = end;
@@ -263,17 +188,17 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
     const uint64_t name_len = load<uint32_t>(e + 8);
     if (name_off < names_start || name_off > table_bytes || name_len > table_bytes - name_off ||
         name_len == 0)
-      fail(path, fmt::format("corrupt schema table: attribute {}'s name is at bytes {}..{} of a "
+      file_error(path, fmt::format("corrupt schema table: attribute {}'s name is at bytes {}..{} of a "
                              "{}-byte table",
                              i + 1, name_off, name_off + name_len, table_bytes));
     en.name.assign(reinterpret_cast<const char*>(t + name_off), static_cast<size_t>(name_len));
     auto type = type_from_code(e[12]);
     if (!type)
-      fail(path, fmt::format("corrupt schema table: attribute {} has the unknown type code {}",
+      file_error(path, fmt::format("corrupt schema table: attribute {} has the unknown type code {}",
                              en.name, e[12]));
     en.type = *type;
     if (!l.index.emplace(en.name, l.entries.size()).second)
-      fail(path, fmt::format("corrupt schema table: attribute {} appears twice", en.name));
+      file_error(path, fmt::format("corrupt schema table: attribute {} appears twice", en.name));
     en.data_offset = load<uint64_t>(e + 16);
     en.data_bytes = load<uint64_t>(e + 24);
     en.data_checksum = load<uint64_t>(e + 32);
@@ -282,7 +207,7 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
     en.dict_checksum = load<uint64_t>(e + 56);
     const uint64_t width = static_cast<uint64_t>(type_size(en.type));
     if (en.data_bytes % width != 0 || en.data_bytes / width != l.rows)
-      fail(path, fmt::format("corrupt schema table: column {} has {} bytes, but {} rows of {} "
+      file_error(path, fmt::format("corrupt schema table: column {} has {} bytes, but {} rows of {} "
                              "need {}",
                              en.name, en.data_bytes, l.rows, type_name(en.type),
                              l.rows <= UINT64_MAX / width ? fmt::format("{}", l.rows * width)
@@ -290,77 +215,30 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
     place("column " + en.name, en.data_offset, en.data_bytes);
     if (en.type == Type::String) {
       if (en.dict_bytes < kDictPrefixBytes + 8)
-        fail(path, fmt::format("corrupt schema table: the dictionary of column {} has {} bytes",
+        file_error(path, fmt::format("corrupt schema table: the dictionary of column {} has {} bytes",
                                en.name, en.dict_bytes));
       place("the dictionary of column " + en.name, en.dict_offset, en.dict_bytes);
     } else if (en.dict_offset != 0 || en.dict_bytes != 0 || en.dict_checksum != 0) {
-      fail(path, fmt::format("corrupt schema table: column {} of type {} has a dictionary", en.name,
+      file_error(path, fmt::format("corrupt schema table: column {} of type {} has a dictionary", en.name,
                              type_name(en.type)));
     }
     l.schema.attributes.push_back({en.name, en.type});
     l.entries.push_back(std::move(en));
   }
   if (next != l.file_bytes)
-    fail(path, fmt::format("corrupt schema table: the sections end at byte {}, the header records "
+    file_error(path, fmt::format("corrupt schema table: the sections end at byte {}, the header records "
                            "{} bytes",
                            next, l.file_bytes));
   if (size != l.file_bytes)
-    fail(path, fmt::format("the file has {} bytes, {} more than its header records", size,
+    file_error(path, fmt::format("the file has {} bytes, {} more than its header records", size,
                            size - l.file_bytes));
   return l;
-}
-
-// Runs fn(i) for i in [0, n) on up to `threads` threads; the calling thread calls
-// `report` (when set) about every 100 ms. Rethrows the exception of the lowest i.
-void run_tasks(size_t n, unsigned threads, const std::function<void(size_t)>& fn,
-               const std::function<void()>& report) {
-  std::vector<std::exception_ptr> errors(n);
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < n;) {
-      try {
-        fn(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const size_t workers = std::min<size_t>(threads, n);
-  if (workers <= 1 && !report) {
-    work();
-  } else {
-    std::mutex m;
-    std::condition_variable cv;
-    size_t finished = 0;
-    std::vector<std::thread> pool;
-    for (size_t w = 0; w < std::max<size_t>(workers, 1); ++w)
-      pool.emplace_back([&] {
-        work();
-        std::lock_guard<std::mutex> lock(m);
-        ++finished;
-        cv.notify_all();
-      });
-    {
-      std::unique_lock<std::mutex> lock(m);
-      while (finished < pool.size()) {
-        cv.wait_for(lock, std::chrono::milliseconds(100));
-        if (report) {
-          lock.unlock();
-          report();
-          lock.lock();
-        }
-      }
-    }
-    for (auto& t : pool) t.join();
-  }
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
 }
 
 void verify(const std::string& path, const uint8_t* base, uint64_t off, uint64_t bytes,
             uint64_t expected, const std::string& what) {
   if (checksum(base + off, static_cast<size_t>(padded(bytes))) != expected)
-    fail(path,
+    file_error(path,
          fmt::format("checksum mismatch in {} (bytes {}..{})", what, off, off + padded(bytes)));
 }
 
@@ -376,13 +254,13 @@ std::shared_ptr<const Dictionary> read_dictionary(const std::string& path, const
   const std::string what = "the dictionary of column " + column;
   const uint64_t count = load<uint64_t>(d);
   if (count > (bytes - kDictPrefixBytes) / 8 - 1 || count > uint64_t{INT32_MAX})
-    fail(path, fmt::format("corrupt {}: {} strings do not fit in {} bytes", what, count, bytes));
+    file_error(path, fmt::format("corrupt {}: {} strings do not fit in {} bytes", what, count, bytes));
   const uint8_t* offsets = d + kDictPrefixBytes;
   const uint64_t text_start = kDictPrefixBytes + (count + 1) * 8;
   const uint64_t text_bytes = bytes - text_start;
   const char* text = reinterpret_cast<const char*>(d + text_start);
   if (load<uint64_t>(offsets) != 0 || load<uint64_t>(offsets + count * 8) != text_bytes)
-    fail(path,
+    file_error(path,
          fmt::format("corrupt {}: its offsets do not span its {} bytes of text", what, text_bytes));
   std::vector<std::string> strings;
   strings.reserve(static_cast<size_t>(count));
@@ -390,13 +268,13 @@ std::shared_ptr<const Dictionary> read_dictionary(const std::string& path, const
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t end = load<uint64_t>(offsets + (i + 1) * 8);
     if (end < prev || end > text_bytes)
-      fail(path, fmt::format("corrupt {}: string {} ends at byte {} (previous end {}, text of {} "
+      file_error(path, fmt::format("corrupt {}: string {} ends at byte {} (previous end {}, text of {} "
                              "bytes)",
                              what, i, end, prev, text_bytes));
     std::string_view s(text + prev, static_cast<size_t>(end - prev));
     // Codes compare as their strings do: the strings must be sorted and unique.
     if (i > 0 && !(std::string_view(strings.back()) < s))
-      fail(path, fmt::format("corrupt {}: string {} is not greater than the one before", what, i));
+      file_error(path, fmt::format("corrupt {}: string {} is not greater than the one before", what, i));
     strings.emplace_back(s);
     prev = end;
   }
@@ -404,18 +282,18 @@ std::shared_ptr<const Dictionary> read_dictionary(const std::string& path, const
 }
 
 HostRelation read_impl(const std::string& path, const Schema* declared, const CsvOptions& opt) {
-  FileBytes file(path);
+  io_detail::FileBytes file(path);
   const uint8_t* base = file.data();
   Layout l = parse_layout(path, base, file.size());
   const Schema& schema = declared ? *declared : l.schema;
-  if (schema.size() == 0) fail(path, "cannot read a relation without attributes");
+  if (schema.size() == 0) file_error(path, "cannot read a relation without attributes");
 
   // The attributes kept, in schema order (CsvOptions::columns).
   std::vector<bool> keep(schema.size(), opt.columns.empty());
   for (const auto& c : opt.columns) {
     auto i = schema.find(c);
     if (!i)
-      fail(path, fmt::format("cannot keep attribute '{}': the schema of '{}' has no such attribute",
+      file_error(path, fmt::format("cannot keep attribute '{}': the schema of '{}' has no such attribute",
                              c, path));
     keep[*i] = true;
   }
@@ -430,12 +308,12 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
       for (size_t k = 0; k < l.schema.size() && k < 32; ++k)
         has += (has.empty() ? "" : ", ") + l.schema[k].name;
       if (l.schema.size() > 32) has += fmt::format(", ... ({} in all)", l.schema.size());
-      fail(path, fmt::format("attribute {} is not in the file (it has {})", a.name,
+      file_error(path, fmt::format("attribute {} is not in the file (it has {})", a.name,
                              has.empty() ? "no attributes" : has));
     }
     const Entry& e = l.entries[it->second];
     if (e.type != a.type)
-      fail(path, fmt::format("attribute {} has type {} in the file, the program declares {}",
+      file_error(path, fmt::format("attribute {} has type {} in the file, the program declares {}",
                              a.name, type_name(e.type), type_name(a.type)));
     kept.attributes.push_back(a);
     entries.push_back(&e);
@@ -461,7 +339,7 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
         auto v = copy_column<uint8_t>(p, rows);
         for (uint64_t r = 0; r < rows; ++r)
           if (v[r] > 1)
-            fail(path, fmt::format("corrupt {}: row {} holds {}, not 0 or 1", what, r, v[r]));
+            file_error(path, fmt::format("corrupt {}: row {} holds {}, not 0 or 1", what, r, v[r]));
         storage[c] = std::move(v);
         break;
       }
@@ -490,7 +368,7 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
         if (bad)
           for (uint64_t r = 0; r < rows; ++r)
             if (static_cast<uint32_t>(v[r]) >= n)
-              fail(path, fmt::format("corrupt {}: row {} has the string code {}, the dictionary "
+              file_error(path, fmt::format("corrupt {}: row {} has the string code {}, the dictionary "
                                      "has {} strings",
                                      what, r, v[r], n));
         storage[c] = std::move(v);
@@ -505,7 +383,7 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
   unsigned threads = opt.num_threads               ? opt.num_threads
                      : total < (uint64_t{1} << 20) ? 1u
                                                    : std::thread::hardware_concurrency();
-  run_tasks(entries.size(), std::max(1u, threads), read_column, report);
+  io_detail::parallel_for(entries.size(), threads, read_column, report);
 
   HostRelation rel(kept);
   for (size_t c = 0; c < entries.size(); ++c) {
@@ -543,10 +421,10 @@ void write_columnar(const std::string& path, const HostRelation& rel) {
   std::unordered_set<std::string_view> names;
   for (size_t i = 0; i < n; ++i) {
     if (schema[i].name.empty() || schema[i].name.size() > UINT32_MAX)
-      fail(path, fmt::format("cannot write '{}': attribute {} has no name or a name of {} bytes",
+      file_error(path, fmt::format("cannot write '{}': attribute {} has no name or a name of {} bytes",
                              path, i + 1, schema[i].name.size()));
     if (!names.insert(schema[i].name).second)
-      fail(path,
+      file_error(path,
            fmt::format("cannot write '{}': attribute {} appears twice", path, schema[i].name));
     internal_check(rel.column(i).size() == rows, "columns of different lengths");
   }
@@ -632,12 +510,12 @@ void write_columnar(const std::string& path, const HostRelation& rel) {
       ((dir.empty() ? fs::path(".") : dir) / ("." + target.filename().string() + ".tmp-XXXXXX"))
           .string();
   int fd = ::mkstemp(tmp.data());
-  if (fd < 0) fail(path, fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  if (fd < 0) file_error(path, fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
   auto abandon = [&](const char* what) {
     int e = errno;
     ::close(fd);
     ::unlink(tmp.c_str());
-    fail(path, fmt::format("cannot write '{}': {} failed: {}", path, what, std::strerror(e)));
+    file_error(path, fmt::format("cannot write '{}': {} failed: {}", path, what, std::strerror(e)));
   };
   bool ok = write_all(fd, header, sizeof header) && write_all(fd, table.data(), table.size());
   for (size_t i = 0; ok && i < sections.size(); ++i) {
@@ -655,12 +533,12 @@ void write_columnar(const std::string& path, const HostRelation& rel) {
   if (::close(fd) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
-    fail(path, fmt::format("cannot write '{}': close failed: {}", path, std::strerror(e)));
+    file_error(path, fmt::format("cannot write '{}': close failed: {}", path, std::strerror(e)));
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
-    fail(path, fmt::format("cannot write '{}': rename failed: {}", path, std::strerror(e)));
+    file_error(path, fmt::format("cannot write '{}': rename failed: {}", path, std::strerror(e)));
   }
 }
 
@@ -680,7 +558,7 @@ bool is_columnar_file(const std::string& path) {
 }
 
 ColumnarInfo read_columnar_info(const std::string& path) {
-  FileBytes file(path);
+  io_detail::FileBytes file(path);
   Layout l = parse_layout(path, file.data(), file.size());
   ColumnarInfo info;
   info.major_version = l.major;

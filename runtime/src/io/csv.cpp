@@ -6,26 +6,21 @@
 // its line and column are computed only when an error is reported.
 #include "ranc/io/csv.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <iterator>
-#include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "io_util.h"
 #include "ranc/data/error.h"
 
 namespace ranc {
@@ -47,67 +42,12 @@ std::optional<TextFormat> format_from_path(std::string_view path) {
 
 namespace {
 
+using io_detail::parallel_for;
+
 [[noreturn]] void data_error(std::string msg, SourceLoc loc = {}) {
   throw UserError(Diagnostic{ErrorKind::Data, std::move(msg), std::move(loc), {}});
 }
 
-// A file's bytes: memory-mapped where possible, else read into a buffer.
-class FileBytes {
- public:
-  explicit FileBytes(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) data_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)), {path});
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      int e = errno;
-      ::close(fd);
-      data_error(fmt::format("cannot read '{}': {}", path, std::strerror(e)), {path});
-    }
-    if (S_ISDIR(st.st_mode)) {
-      ::close(fd);
-      data_error(fmt::format("cannot read '{}': it is a directory", path), {path});
-    }
-    if (S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p != MAP_FAILED) {
-        map_ = p;
-        size_ = static_cast<size_t>(st.st_size);
-        ::madvise(p, size_, MADV_SEQUENTIAL);
-        ::madvise(p, size_, MADV_WILLNEED);
-        ::close(fd);
-        return;
-      }
-    }
-    // Pipes, empty files, or mmap failure: read everything.
-    char buf[1 << 16];
-    for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        int e = errno;
-        ::close(fd);
-        data_error(fmt::format("cannot read '{}': {}", path, std::strerror(e)), {path});
-      }
-      if (n == 0) break;
-      owned_.append(buf, static_cast<size_t>(n));
-    }
-    ::close(fd);
-  }
-  ~FileBytes() {
-    if (map_) ::munmap(map_, size_);
-  }
-  FileBytes(const FileBytes&) = delete;
-  FileBytes& operator=(const FileBytes&) = delete;
-  std::string_view view() const {
-    return map_ ? std::string_view(static_cast<const char*>(map_), size_)
-                : std::string_view(owned_);
-  }
-
- private:
-  void* map_ = nullptr;
-  size_t size_ = 0;
-  std::string owned_;
-};
 
 uint64_t hash_bytes(const char* p, size_t n) {
   uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
@@ -488,49 +428,6 @@ void Parser::parse_chunk(const char* b, const char* e, ChunkResult& out,
   out.end = p;
 }
 
-// Runs fn(i) for i in [0, n) on up to `threads` threads. When `report` is set,
-// the calling thread calls it periodically until all tasks are done.
-template <typename Fn>
-void parallel_for(size_t n, unsigned threads, Fn fn, const std::function<void()>& report = {}) {
-  if (n == 0) return;
-  if ((threads <= 1 || n == 1) && !report) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::mutex m;
-  std::condition_variable cv;
-  size_t running = std::min<size_t>(std::max(threads, 1u), n);
-  size_t done_workers = 0;
-  std::exception_ptr first_exc;
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < running; ++t) {
-    pool.emplace_back([&] {
-      try {
-        for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(m);
-        if (!first_exc) first_exc = std::current_exception();
-      }
-      std::lock_guard<std::mutex> lock(m);
-      ++done_workers;
-      cv.notify_all();
-    });
-  }
-  {
-    std::unique_lock<std::mutex> lock(m);
-    while (done_workers < running) {
-      cv.wait_for(lock, std::chrono::milliseconds(100));
-      if (report) {
-        lock.unlock();
-        report();
-        lock.lock();
-      }
-    }
-  }
-  for (auto& t : pool) t.join();
-  if (first_exc) std::rethrow_exception(first_exc);
-}
 
 SourceLoc locate(std::string_view text, const char* pos, std::string_view name) {
   size_t off = static_cast<size_t>(pos - text.data());
@@ -973,7 +870,7 @@ HostRelation parse_csv(std::string_view text, const Schema& schema, const CsvOpt
 }
 
 HostRelation read_csv(const std::string& path, const Schema& schema, const CsvOptions& options) {
-  FileBytes bytes(path);
+  io_detail::FileBytes bytes(path, /*sequential=*/true);
   return parse_text(bytes.view(), schema, options, path);
 }
 
