@@ -17,6 +17,8 @@
 #include <filesystem>
 #include <fstream>
 #include <type_traits>
+#include <utility>
+#include <variant>
 
 #include "ranc/data/error.h"
 #include "ranc/runtime/executor.h"
@@ -37,27 +39,32 @@ constexpr size_t kHeaderBytes = 8 + 4 + 8 + 32;
   throw UserError(Diagnostic{ErrorKind::Data, why, SourceLoc{what, 0, 0}, {}});
 }
 
+// Archives: Writer and Reader offer the same calls, so each structure's fields are
+// listed once (fields() below) and serve both directions. The Reader checks every
+// length against the bytes left and every code against its range.
 class Writer {
  public:
-  void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void u32(uint32_t v) { raw(&v, 4); }
-  void i32(int32_t v) { raw(&v, 4); }
-  void i64(int64_t v) { raw(&v, 8); }
-  void u64(uint64_t v) { raw(&v, 8); }
-  void boolean(bool v) { u8(v ? 1 : 0); }
-  void str(std::string_view s) {
-    u64(s.size());
-    out_.append(s.data(), s.size());
+  static constexpr bool kReading = false;
+  void u8(uint8_t& v) { out_.push_back(static_cast<char>(v)); }
+  void operator()(int32_t& v) { raw(&v, 4); }
+  void operator()(int64_t& v) { raw(&v, 8); }
+  void operator()(bool& v) { out_.push_back(v ? 1 : 0); }
+  void operator()(std::string& s) {
+    count(s.size());
+    out_.append(s);
   }
-  void bytes(const std::vector<char>& b) {
-    u64(b.size());
+  void operator()(std::vector<char>& b) {
+    count(b.size());
     out_.append(b.data(), b.size());
   }
   template <class T, class F>
-  void list(const std::vector<T>& v, F f) {
-    u64(v.size());
-    for (const T& x : v) f(x);
+  void list(std::vector<T>& v, F f, size_t /*min_bytes*/ = 1) {
+    count(v.size());
+    for (T& x : v) f(x);
   }
+  void count(uint64_t n) { raw(&n, 8); }
+  template <class F>
+  void check(bool, F) {}  // what a Reader validates
   std::string take() { return std::move(out_); }
 
  private:
@@ -67,376 +74,274 @@ class Writer {
 
 class Reader {
  public:
-  Reader(std::string_view b, const std::string& what) : p_(b.data()), end_(b.data() + b.size()), what_(what) {}
-  uint8_t u8() { return static_cast<uint8_t>(*take(1)); }
-  uint32_t u32() { return load<uint32_t>(); }
-  int32_t i32() { return load<int32_t>(); }
-  int64_t i64() { return load<int64_t>(); }
-  uint64_t u64() { return load<uint64_t>(); }
-  bool boolean() {
-    uint8_t v = u8();
-    if (v > 1) damaged(what_, fmt::format("a flag holds {}", v));
-    return v == 1;
+  static constexpr bool kReading = true;
+  Reader(std::string_view b, const std::string& what)
+      : p_(b.data()), end_(b.data() + b.size()), what_(what) {}
+  void u8(uint8_t& v) { v = static_cast<uint8_t>(*take(1)); }
+  void operator()(int32_t& v) { load(v); }
+  void operator()(int64_t& v) { load(v); }
+  void operator()(bool& v) {
+    uint8_t b;
+    u8(b);
+    if (b > 1) damaged(what_, fmt::format("a flag holds {}", b));
+    v = b == 1;
   }
-  std::string str() {
-    uint64_t n = u64();
-    if (n > remaining()) truncated(n);
-    const char* s = take(static_cast<size_t>(n));
-    return std::string(s, static_cast<size_t>(n));
+  void operator()(std::string& s) {
+    const size_t n = count(1);
+    s.assign(take(n), n);
   }
-  std::vector<char> bytes() {
-    std::string s = str();
-    return std::vector<char>(s.begin(), s.end());
+  void operator()(std::vector<char>& b) {
+    const size_t n = count(1);
+    const char* p = take(n);
+    b.assign(p, p + n);
   }
-  // A count of items each at least `min_bytes` long: never more than the bytes left.
-  size_t count(size_t min_bytes = 1) {
-    uint64_t n = u64();
+  // A list of items each at least `min_bytes` long: never more than the bytes left.
+  template <class T, class F>
+  void list(std::vector<T>& v, F f, size_t min_bytes = 1) {
+    v.resize(count(min_bytes));
+    for (T& x : v) f(x);
+  }
+  size_t count(size_t min_bytes) {
+    uint64_t n;
+    load(n);
     if (n > remaining() / std::max<size_t>(min_bytes, 1))
       damaged(what_, fmt::format("a list of {} items does not fit in the {} bytes left", n,
                                  remaining()));
     return static_cast<size_t>(n);
   }
-  template <class T, class F>
-  std::vector<T> list(F f, size_t min_bytes = 1) {
-    size_t n = count(min_bytes);
-    std::vector<T> v;
-    v.reserve(n);
-    for (size_t i = 0; i < n; ++i) v.push_back(f());
-    return v;
-  }
   size_t remaining() const { return static_cast<size_t>(end_ - p_); }
   const std::string& what() const { return what_; }
+  // A read value must satisfy `ok`; `message()` says what is wrong otherwise.
+  template <class F>
+  void check(bool ok, F message) {
+    if (!ok) damaged(what_, message());
+  }
 
  private:
   template <class T>
-  T load() {
-    T v;
+  void load(T& v) {
     std::memcpy(&v, take(sizeof(T)), sizeof(T));
-    return v;
   }
   const char* take(size_t n) {
-    if (n > remaining()) truncated(n);
+    if (n > remaining())
+      damaged(what_, fmt::format("truncated: {} more bytes needed, {} left", n, remaining()));
     const char* s = p_;
     p_ += n;
     return s;
-  }
-  [[noreturn]] void truncated(uint64_t n) {
-    damaged(what_, fmt::format("truncated: {} more bytes needed, {} left", n, remaining()));
   }
   const char* p_;
   const char* end_;
   std::string what_;
 };
 
-// ---- plan fields
-
-void put(Writer& w, const SizeExpr& e) {
-  w.i64(e.constant);
-  w.list(e.terms, [&](const SizeTerm& t) {
-    w.i64(t.factor);
-    w.list(t.slots, [&](SlotId s) { w.i32(s); });
-  });
-  w.i64(e.divisor);
-  w.i64(e.at_least);
-  w.i64(e.at_most);
-  w.boolean(e.saturate);
+// An enum stored as one byte, read back only when it is at most `last`.
+template <class A, class E>
+void enum_field(A& a, E& e, E last, const char* what) {
+  uint8_t v = static_cast<uint8_t>(e);
+  a.u8(v);
+  if constexpr (A::kReading) {
+    if (v > static_cast<uint8_t>(last)) damaged(a.what(), fmt::format("unknown {} code {}", what, v));
+    e = static_cast<E>(v);
+  }
 }
-SizeExpr get_size(Reader& r) {
-  SizeExpr e;
-  e.constant = r.i64();
-  e.terms = r.list<SizeTerm>([&] {
-    SizeTerm t;
-    t.factor = r.i64();
-    t.slots = r.list<SlotId>([&] { return r.i32(); }, 4);
-    return t;
+
+// The alternative `index` of a variant, default-constructed.
+template <class V, size_t... I>
+V variant_at(size_t index, std::index_sequence<I...>) {
+  V v;
+  ((index == I ? (void)v.template emplace<I>() : void()), ...);
+  return v;
+}
+
+// A variant as its index and the alternative's fields (defined after every fields()).
+template <class A, class V>
+void variant_field(A& a, V& v, const char* what);
+
+// ---- the fields of each plan structure, in file order
+
+template <class A>
+void fields(A& a, SizeExpr& e) {
+  a(e.constant);
+  a.list(e.terms, [&](SizeTerm& t) {
+    a(t.factor);
+    a.list(t.slots, [&](SlotId& s) { a(s); }, 4);
   }, 16);
-  e.divisor = r.i64();
-  if (e.divisor < 1) damaged(r.what(), fmt::format("a size divisor is {}", e.divisor));
-  e.at_least = r.i64();
-  e.at_most = r.i64();
-  e.saturate = r.boolean();
-  return e;
+  a(e.divisor);
+  a.check(e.divisor >= 1, [&] { return fmt::format("a size divisor is {}", e.divisor); });
+  a(e.at_least);
+  a(e.at_most);
+  a(e.saturate);
 }
-
-void put(Writer& w, const Schema& s) {
-  w.list(s.attributes, [&](const Attribute& a) {
-    w.str(a.name);
-    w.u8(static_cast<uint8_t>(a.type));
-  });
-  w.u64(s.key_size);
-}
-Schema get_schema(Reader& r) {
-  Schema s;
-  s.attributes = r.list<Attribute>([&] {
-    Attribute a;
-    a.name = r.str();
-    uint8_t t = r.u8();
-    if (t > static_cast<uint8_t>(Type::String)) damaged(r.what(), fmt::format("type code {}", t));
-    a.type = static_cast<Type>(t);
-    return a;
+template <class A>
+void fields(A& a, Schema& s) {
+  a.list(s.attributes, [&](Attribute& at) {
+    a(at.name);
+    enum_field(a, at.type, Type::String, "type");
   }, 9);
-  uint64_t k = r.u64();
-  if (k > s.attributes.size()) damaged(r.what(), "a key longer than its schema");
-  s.key_size = static_cast<size_t>(k);
-  return s;
+  int64_t key = static_cast<int64_t>(s.key_size);
+  a(key);
+  a.check(key >= 0 && static_cast<uint64_t>(key) <= s.attributes.size(),
+          [] { return std::string("a key longer than its schema"); });
+  s.key_size = static_cast<size_t>(key);
 }
-
-void put(Writer& w, const PlanRelation& rel) {
-  w.str(rel.name);
-  put(w, rel.schema);
-  w.list(rel.columns, [&](BufferId b) { w.i32(b); });
-  w.i32(rel.size);
+template <class A>
+void fields(A& a, PlanRelation& r) {
+  a(r.name);
+  fields(a, r.schema);
+  a.list(r.columns, [&](BufferId& b) { a(b); }, 4);
+  a(r.size);
 }
-PlanRelation get_relation(Reader& r) {
-  PlanRelation rel;
-  rel.name = r.str();
-  rel.schema = get_schema(r);
-  rel.columns = r.list<BufferId>([&] { return r.i32(); }, 4);
-  rel.size = r.i32();
-  return rel;
+template <class A>
+void fields(A& a, BufferDecl& b) {
+  a(b.name);
+  a(b.elem_size);
+  fields(a, b.count);
+  a(b.node);
 }
-
-void put(Writer& w, const KernelArg& a) {
-  w.u8(static_cast<uint8_t>(a.index()));
-  std::visit(
-      [&](const auto& x) {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, ArgBuffer>) w.i32(x.buffer);
-        if constexpr (std::is_same_v<T, ArgSlot>) w.i32(x.slot);
-        if constexpr (std::is_same_v<T, ArgConst>) w.i64(x.value);
-      },
-      a);
+template <class A>
+void fields(A& a, DictParam& d) {
+  enum_field(a, d.kind, DictParam::Kind::LikeMask, "dictionary parameter");
+  a(d.text);
+  a(d.slot);
+  a(d.mask);
 }
-KernelArg get_arg(Reader& r) {
-  switch (r.u8()) {
-    case 0: return ArgBuffer{r.i32()};
-    case 1: return ArgSlot{r.i32()};
-    case 2: return ArgConst{r.i64()};
-    default: damaged(r.what(), "an unknown kernel argument kind");
+template <class A> void fields(A& a, ArgBuffer& x) { a(x.buffer); }
+template <class A> void fields(A& a, ArgSlot& x) { a(x.slot); }
+template <class A> void fields(A& a, ArgConst& x) { a(x.value); }
+template <class A>
+void fields(A& a, Alloc& s) {
+  a(s.buffer);
+  a(s.zero);
+}
+template <class A> void fields(A& a, Free& s) { a(s.buffer); }
+template <class A>
+void fields(A& a, SetSize& s) {
+  a(s.slot);
+  fields(a, s.value);
+}
+template <class A>
+void fields(A& a, ReadSize& s) {
+  a(s.slot);
+  a(s.buffer);
+  a(s.index);
+}
+template <class A>
+void fields(A& a, Launch& s) {
+  a(s.kernel);
+  fields(a, s.items);
+  a(s.items_per_block);
+  a(s.block_threads);
+  a(s.dynamic_smem);
+  a(s.skip_if_empty);
+  a.list(s.args, [&](KernelArg& arg) { variant_field(a, arg, "kernel argument"); }, 5);
+  a(s.node);
+  a.list(s.nodes, [&](int32_t& n) { a(n); }, 4);
+  bool regrow = s.regrow.has_value();
+  a(regrow);
+  if (regrow) {
+    if (!s.regrow) s.regrow.emplace();
+    a(s.regrow->header);
+    a(s.regrow->index);
+    a(s.regrow->capacity);
+    a(s.regrow->needed);
+    a.list(s.regrow->grow, [&](BufferId& b) { a(b); }, 4);
   }
 }
+template <class A>
+void fields(A& a, SortPairs& s) {
+  a(s.keys_in);
+  a(s.keys_out);
+  a(s.values_in);
+  a(s.values_out);
+  enum_field(a, s.key_type, Type::String, "type");
+  a(s.descending);
+  fields(a, s.count);
+  a(s.node);
+}
+template <class A>
+void fields(A& a, ScanInt64& s) {
+  a(s.in);
+  a(s.out);
+  fields(a, s.count);
+  a(s.node);
+}
+template <class A>
+void fields(A& a, Gather& s) {
+  a(s.src);
+  a(s.index);
+  a(s.dst);
+  a(s.elem_size);
+  fields(a, s.count);
+  a(s.node);
+}
+template <class A>
+void fields(A& a, Iota& s) {
+  a(s.buffer);
+  fields(a, s.count);
+}
+template <class A>
+void fields(A& a, CheckFlag& s) {
+  a(s.buffer);
+  a(s.message);
+  a(s.node);
+}
+template <class A>
+void fields(A& a, Plan& p) {
+  a(p.source);
+  a.list(p.nvrtc_options, [&](std::string& s) { a(s); }, 8);
+  a.list(p.kernels, [&](std::string& s) { a(s); }, 8);
+  a(p.num_slots);
+  a.check(p.num_slots >= 0, [] { return std::string("a negative number of size slots"); });
+  a.list(p.buffers, [&](BufferDecl& b) { fields(a, b); }, 16);
+  a.list(p.inputs, [&](PlanRelation& r) { fields(a, r); }, 20);
+  a.list(p.outputs, [&](PlanRelation& r) { fields(a, r); }, 20);
+  a.list(p.dict_params, [&](DictParam& d) { fields(a, d); }, 17);
+  a.list(p.steps, [&](Step& s) { variant_field(a, s, "step"); }, 5);
+  a.list(p.node_names, [&](std::string& s) { a(s); }, 8);
+}
 
-void put(Writer& w, const Step& step) {
-  w.u8(static_cast<uint8_t>(step.index()));
-  std::visit(
-      [&](const auto& s) {
-        using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, Alloc>) {
-          w.i32(s.buffer);
-          w.boolean(s.zero);
-        } else if constexpr (std::is_same_v<T, Free>) {
-          w.i32(s.buffer);
-        } else if constexpr (std::is_same_v<T, SetSize>) {
-          w.i32(s.slot);
-          put(w, s.value);
-        } else if constexpr (std::is_same_v<T, ReadSize>) {
-          w.i32(s.slot);
-          w.i32(s.buffer);
-          w.i64(s.index);
-        } else if constexpr (std::is_same_v<T, Launch>) {
-          w.str(s.kernel);
-          put(w, s.items);
-          w.i64(s.items_per_block);
-          w.i32(s.block_threads);
-          w.i32(s.dynamic_smem);
-          w.boolean(s.skip_if_empty);
-          w.list(s.args, [&](const KernelArg& a) { put(w, a); });
-          w.i32(s.node);
-          w.list(s.nodes, [&](int32_t n) { w.i32(n); });
-          w.boolean(s.regrow.has_value());
-          if (s.regrow) {
-            w.i32(s.regrow->header);
-            w.i64(s.regrow->index);
-            w.i32(s.regrow->capacity);
-            w.i32(s.regrow->needed);
-            w.list(s.regrow->grow, [&](BufferId b) { w.i32(b); });
-          }
-        } else if constexpr (std::is_same_v<T, SortPairs>) {
-          w.i32(s.keys_in);
-          w.i32(s.keys_out);
-          w.i32(s.values_in);
-          w.i32(s.values_out);
-          w.u8(static_cast<uint8_t>(s.key_type));
-          w.boolean(s.descending);
-          put(w, s.count);
-          w.i32(s.node);
-        } else if constexpr (std::is_same_v<T, ScanInt64>) {
-          w.i32(s.in);
-          w.i32(s.out);
-          put(w, s.count);
-          w.i32(s.node);
-        } else if constexpr (std::is_same_v<T, Gather>) {
-          w.i32(s.src);
-          w.i32(s.index);
-          w.i32(s.dst);
-          w.i32(s.elem_size);
-          put(w, s.count);
-          w.i32(s.node);
-        } else if constexpr (std::is_same_v<T, Iota>) {
-          w.i32(s.buffer);
-          put(w, s.count);
-        } else if constexpr (std::is_same_v<T, CheckFlag>) {
-          w.i32(s.buffer);
-          w.str(s.message);
-          w.i32(s.node);
-        }
-      },
-      step);
-}
-Step get_step(Reader& r) {
-  const uint8_t tag = r.u8();
-  switch (tag) {
-    case 0: {
-      Alloc s;
-      s.buffer = r.i32();
-      s.zero = r.boolean();
-      return s;
-    }
-    case 1: return Free{r.i32()};
-    case 2: {
-      SetSize s;
-      s.slot = r.i32();
-      s.value = get_size(r);
-      return s;
-    }
-    case 3: {
-      ReadSize s;
-      s.slot = r.i32();
-      s.buffer = r.i32();
-      s.index = r.i64();
-      return s;
-    }
-    case 4: {
-      Launch s;
-      s.kernel = r.str();
-      s.items = get_size(r);
-      s.items_per_block = r.i64();
-      s.block_threads = r.i32();
-      s.dynamic_smem = r.i32();
-      s.skip_if_empty = r.boolean();
-      s.args = r.list<KernelArg>([&] { return get_arg(r); }, 5);
-      s.node = r.i32();
-      s.nodes = r.list<int32_t>([&] { return r.i32(); }, 4);
-      if (r.boolean()) {
-        Regrow g;
-        g.header = r.i32();
-        g.index = r.i64();
-        g.capacity = r.i32();
-        g.needed = r.i32();
-        g.grow = r.list<BufferId>([&] { return r.i32(); }, 4);
-        s.regrow = g;
-      }
-      return s;
-    }
-    case 5: {
-      SortPairs s;
-      s.keys_in = r.i32();
-      s.keys_out = r.i32();
-      s.values_in = r.i32();
-      s.values_out = r.i32();
-      uint8_t t = r.u8();
-      if (t > static_cast<uint8_t>(Type::String)) damaged(r.what(), fmt::format("type code {}", t));
-      s.key_type = static_cast<Type>(t);
-      s.descending = r.boolean();
-      s.count = get_size(r);
-      s.node = r.i32();
-      return s;
-    }
-    case 6: {
-      ScanInt64 s;
-      s.in = r.i32();
-      s.out = r.i32();
-      s.count = get_size(r);
-      s.node = r.i32();
-      return s;
-    }
-    case 7: {
-      Gather s;
-      s.src = r.i32();
-      s.index = r.i32();
-      s.dst = r.i32();
-      s.elem_size = r.i32();
-      s.count = get_size(r);
-      s.node = r.i32();
-      return s;
-    }
-    case 8: {
-      Iota s;
-      s.buffer = r.i32();
-      s.count = get_size(r);
-      return s;
-    }
-    case 9: {
-      CheckFlag s;
-      s.buffer = r.i32();
-      s.message = r.str();
-      s.node = r.i32();
-      return s;
-    }
-    default: damaged(r.what(), fmt::format("an unknown step kind {}", tag));
+// A variant as its index and the alternative's fields.
+template <class A, class V>
+void variant_field(A& a, V& v, const char* what) {
+  uint8_t tag = static_cast<uint8_t>(v.index());
+  a.u8(tag);
+  if constexpr (A::kReading) {
+    if (tag >= std::variant_size_v<V>) damaged(a.what(), fmt::format("unknown {} kind {}", what, tag));
+    v = variant_at<V>(tag, std::make_index_sequence<std::variant_size_v<V>>{});
   }
+  std::visit([&](auto& x) { fields(a, x); }, v);
 }
-static_assert(std::variant_size_v<Step> == 10, "serialize every kind of step");
-static_assert(std::variant_size_v<KernelArg> == 3, "serialize every kind of argument");
+
+// The package body; the plan travels as its serialized bytes.
+template <class A>
+void fields(A& a, Package& p, std::string& plan_bytes) {
+  a(p.ranc_version);
+  a.check(p.ranc_version == RANC_VERSION_STRING, [&] {
+    return fmt::format("built by ranc {}, this is ranc {}; rebuild it with `ranc build`",
+                       p.ranc_version, RANC_VERSION_STRING);
+  });
+  a(p.nvrtc_version);
+  a(p.program_name);
+  a(p.program_text);
+  a(plan_bytes);
+  a.list(p.cubins, [&](std::pair<int32_t, std::vector<char>>& c) {
+    a(c.first);
+    a(c.second);
+  }, 12);
+}
 
 }  // namespace
 
 std::string serialize_plan(const Plan& plan) {
   Writer w;
-  w.str(plan.source);
-  w.list(plan.nvrtc_options, [&](const std::string& s) { w.str(s); });
-  w.list(plan.kernels, [&](const std::string& s) { w.str(s); });
-  w.i32(plan.num_slots);
-  w.list(plan.buffers, [&](const BufferDecl& b) {
-    w.str(b.name);
-    w.i32(b.elem_size);
-    put(w, b.count);
-    w.i32(b.node);
-  });
-  w.list(plan.inputs, [&](const PlanRelation& r) { put(w, r); });
-  w.list(plan.outputs, [&](const PlanRelation& r) { put(w, r); });
-  w.list(plan.dict_params, [&](const DictParam& d) {
-    w.u8(static_cast<uint8_t>(d.kind));
-    w.str(d.text);
-    w.i32(d.slot);
-    w.i32(d.mask);
-  });
-  w.list(plan.steps, [&](const Step& s) { put(w, s); });
-  w.list(plan.node_names, [&](const std::string& s) { w.str(s); });
+  fields(w, const_cast<Plan&>(plan));  // a Writer only reads the fields
   return w.take();
 }
 
 Plan deserialize_plan(std::string_view bytes, const std::string& what) {
   Reader r(bytes, what);
   Plan p;
-  p.source = r.str();
-  p.nvrtc_options = r.list<std::string>([&] { return r.str(); }, 8);
-  p.kernels = r.list<std::string>([&] { return r.str(); }, 8);
-  p.num_slots = r.i32();
-  if (p.num_slots < 0) damaged(what, "a negative number of size slots");
-  p.buffers = r.list<BufferDecl>([&] {
-    BufferDecl b;
-    b.name = r.str();
-    b.elem_size = r.i32();
-    b.count = get_size(r);
-    b.node = r.i32();
-    return b;
-  }, 16);
-  p.inputs = r.list<PlanRelation>([&] { return get_relation(r); }, 20);
-  p.outputs = r.list<PlanRelation>([&] { return get_relation(r); }, 20);
-  p.dict_params = r.list<DictParam>([&] {
-    DictParam d;
-    uint8_t k = r.u8();
-    if (k > static_cast<uint8_t>(DictParam::Kind::LikeMask))
-      damaged(what, fmt::format("an unknown dictionary parameter kind {}", k));
-    d.kind = static_cast<DictParam::Kind>(k);
-    d.text = r.str();
-    d.slot = r.i32();
-    d.mask = r.i32();
-    return d;
-  }, 17);
-  p.steps = r.list<Step>([&] { return get_step(r); }, 5);
-  p.node_names = r.list<std::string>([&] { return r.str(); }, 8);
+  fields(r, p);
   if (r.remaining() != 0) damaged(what, fmt::format("{} unexpected bytes after the plan", r.remaining()));
   return p;
 }
@@ -455,15 +360,8 @@ std::string Package::arch_list() const {
 
 std::string encode_package(const Package& pkg) {
   Writer body;
-  body.str(pkg.ranc_version);
-  body.str(pkg.nvrtc_version);
-  body.str(pkg.program_name);
-  body.str(pkg.program_text);
-  body.str(serialize_plan(pkg.plan));
-  body.list(pkg.cubins, [&](const std::pair<int, std::vector<char>>& c) {
-    body.i32(c.first);
-    body.bytes(c.second);
-  });
+  std::string plan_bytes = serialize_plan(pkg.plan);
+  fields(body, const_cast<Package&>(pkg), plan_bytes);  // a Writer only reads the fields
   std::string b = body.take();
   Digest d = sha256(b.data(), b.size());
   std::string out(kMagic, sizeof(kMagic));
@@ -500,18 +398,9 @@ Package decode_package(std::string_view bytes, const std::string& what) {
     damaged(what, "checksum mismatch: the file is damaged");
   Reader r(body, what);
   Package pkg;
-  pkg.ranc_version = r.str();
-  if (pkg.ranc_version != RANC_VERSION_STRING)
-    damaged(what, fmt::format("built by ranc {}, this is ranc {}; rebuild it with `ranc build`",
-                              pkg.ranc_version, RANC_VERSION_STRING));
-  pkg.nvrtc_version = r.str();
-  pkg.program_name = r.str();
-  pkg.program_text = r.str();
-  pkg.plan = deserialize_plan(r.str(), what);
-  pkg.cubins = r.list<std::pair<int, std::vector<char>>>([&] {
-    int arch = r.i32();
-    return std::pair<int, std::vector<char>>(arch, r.bytes());
-  }, 12);
+  std::string plan_bytes;
+  fields(r, pkg, plan_bytes);
+  pkg.plan = deserialize_plan(plan_bytes, what);
   if (r.remaining() != 0) damaged(what, "unexpected bytes at the end");
   return pkg;
 }
