@@ -36,7 +36,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kVersion = "ranc 0.1.0";
 
 struct Args {
   std::string command;
@@ -86,7 +85,8 @@ class CommandLine {
     app_.option_defaults()->group("options");
     app_.set_help_flag("-h,--help", "print this help and exit");
     app_.require_subcommand(1);
-    app_.set_version_flag("--version", kVersion, "print the version and exit");
+    app_.set_version_flag("--version", fmt::format("ranc {}", rt::ranc_version()),
+                          "print the version and exit");
     app_.footer(std::string("Run 'ranc <command> --help' for a command's options.\n\n") + kExitCodes);
     app_.description("ranc: a relational algebra compiler for GPUs");
 
@@ -233,7 +233,7 @@ class CommandLine {
     } catch (const CLI::CallForAllHelp&) {
       throw HelpRequest{help_text()};
     } catch (const CLI::CallForVersion&) {
-      throw HelpRequest{std::string(kVersion) + "\n"};
+      throw HelpRequest{fmt::format("ranc {}\n", rt::ranc_version())};
     } catch (const CLI::ExtrasError& e) {
       // "The following argument was not expected: X": say which kind it is.
       std::string what = e.what();
@@ -718,7 +718,7 @@ int cmd_build(const Args& a, std::ostream& out, std::ostream& err) {
                         ? passes::prune_attributes(l.checked)
                         : l.checked;
   rt::Package pkg;
-  pkg.ranc_version = kVersion + std::string_view("ranc ").size();
+  pkg.ranc_version = rt::ranc_version();
   pkg.nvrtc_version = rt::nvrtc_version();
   pkg.program_name = fs::path(a.program).filename().string();
   pkg.program_text = l.parsed.source;

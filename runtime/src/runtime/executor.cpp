@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "builtins.h"
+#include "env.h"
 #include "ranc/runtime/check.h"
 #include "ranc/runtime/device_relation.h"
 #include "ranc/runtime/dictionary_params.h"
@@ -32,12 +33,6 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
-bool env_on(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) return false;
-  std::string_view s(v);
-  return s == "1" || s == "on" || s == "true" || s == "yes";
-}
 
 builtins::SortKey sort_key_for(Type t) {
   switch (t) {
@@ -245,7 +240,7 @@ class Run {
     auto t0 = Clock::now();
     // RANC_PROFILE_STEPS=1: synchronise after every step and print each step's wall
     // time to stderr (where the time of a plan goes; the total is then slower).
-    static const bool profile = env_on("RANC_PROFILE_STEPS");
+    static const bool profile = env_switch("RANC_PROFILE_STEPS").value_or(false);
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
       step_index_ = i;
       const Step& s = plan_.steps[i];
@@ -545,7 +540,7 @@ class Run {
 
 Executor::Executor(ExecutorOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->opts = options;
-  if (env_on("RANC_SYNC_STEPS")) impl_->opts.sync_each_step = true;
+  if (env_switch("RANC_SYNC_STEPS").value_or(false)) impl_->opts.sync_each_step = true;
 }
 
 Executor::~Executor() = default;

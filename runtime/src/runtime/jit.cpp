@@ -14,6 +14,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "env.h"
 #include "ranc/runtime/check.h"
 #include "ranc/runtime/errors.h"
 #include "ranc/runtime/hash.h"
@@ -27,19 +28,6 @@ namespace fs = std::filesystem;
 
 namespace ranc::rt {
 namespace {
-
-bool env_off(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) return false;
-  std::string_view s(v);
-  return s == "off" || s == "0" || s == "false" || s == "no" || s == "OFF";
-}
-bool env_on(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) return false;
-  std::string_view s(v);
-  return s == "on" || s == "1" || s == "true" || s == "yes" || s == "ON";
-}
 
 // NVRTC's --split-compile thread count: RANC_JIT_THREADS when it is a number >= 0
 // (0 = every hardware thread), else 0.
@@ -217,7 +205,7 @@ std::vector<std::string> jit_options(const JitRequest& req, bool with_pch) {
     const int threads = split_compile_threads();
     if (threads != 1) opts.push_back(fmt::format("--split-compile={}", threads));
   }
-  const bool pch = env_on("RANC_JIT_PCH") || (req.use_pch && !env_off("RANC_JIT_PCH"));
+  const bool pch = env_switch("RANC_JIT_PCH").value_or(req.use_pch);
   if (with_pch && pch) opts.push_back("--pch");
   opts.insert(opts.end(), req.options.begin(), req.options.end());
   return opts;

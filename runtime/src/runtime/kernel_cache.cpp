@@ -13,6 +13,7 @@
 #include <functional>
 #include <thread>
 
+#include "env.h"
 #include "ranc/runtime/errors.h"
 
 namespace fs = std::filesystem;
@@ -36,12 +37,7 @@ uint64_t get_le(const char* p, int n) {
   return v;
 }
 
-bool env_disabled() {
-  const char* v = std::getenv("RANC_CACHE");
-  if (!v) return false;
-  std::string_view s(v);
-  return s == "off" || s == "OFF" || s == "0" || s == "false" || s == "no";
-}
+bool env_disabled() { return env_switch("RANC_CACHE") == false; }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

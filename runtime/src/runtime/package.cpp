@@ -32,7 +32,7 @@ namespace {
 constexpr char kMagic[8] = {'R', 'A', 'N', 'C', 'P', 'K', 'G', '\0'};
 constexpr size_t kHeaderBytes = 8 + 4 + 8 + 32;
 #ifndef RANC_VERSION_STRING
-#define RANC_VERSION_STRING "0.1.0"
+#error "RANC_VERSION_STRING: the build defines it from the project version"
 #endif
 
 [[noreturn]] void damaged(const std::string& what, const std::string& why) {
@@ -331,6 +331,8 @@ void fields(A& a, Package& p, std::string& plan_bytes) {
 }
 
 }  // namespace
+
+std::string_view ranc_version() { return RANC_VERSION_STRING; }
 
 std::string serialize_plan(const Plan& plan) {
   Writer w;

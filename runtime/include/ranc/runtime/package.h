@@ -27,6 +27,9 @@ namespace ranc::rt {
 
 inline constexpr uint32_t kPackageFormatVersion = 1;
 
+// This ranc's version (the CMake project version), e.g. "0.1.0"; packages record it.
+std::string_view ranc_version();
+
 struct Package {
   std::string ranc_version;   // e.g. "0.1.0"; must equal the reader's
   std::string nvrtc_version;  // the NVRTC that compiled the CUBINs, e.g. "13.0"

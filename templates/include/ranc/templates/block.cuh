@@ -129,13 +129,6 @@ __device__ __forceinline__ T shfl_down(const T& v, int delta) {
   for (int i = 0; i < detail::Words<T>::kCount; ++i) w.w[i] = __shfl_down_sync(kFullMask, w.w[i], delta);
   return detail::from_words<T>(w);
 }
-template <class T>
-__device__ __forceinline__ T shfl_idx(const T& v, int lane) {
-  detail::Words<T> w = detail::to_words(v);
-#pragma unroll
-  for (int i = 0; i < detail::Words<T>::kCount; ++i) w.w[i] = __shfl_sync(kFullMask, w.w[i], lane);
-  return detail::from_words<T>(w);
-}
 
 /// Inclusive scan across the 32 lanes of a full warp: lane l gets x_0 op ... op x_l.
 template <class T, class Op>
