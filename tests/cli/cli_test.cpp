@@ -2,6 +2,7 @@
 // rendering, input and output files. GPU runs are covered by the GPU suites; here
 // `run` uses --cpu.
 #include "cli.h"
+#include "cli_fixture.h"
 
 #include <gtest/gtest.h>
 
@@ -14,33 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class CliTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ranc_cli_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-  int run(std::vector<std::string> args) {
-    std::ostringstream o, e;
-    int rc = run_cli(args, o, e);
-    out_ = o.str();
-    err_ = e.str();
-    return rc;
-  }
-
-  fs::path dir_;
-  std::string out_, err_;
-};
+using CliTest = CliFixture;
 
 constexpr const char* kSales = R"(-- sales per region
 input sales(region string, amount f64, day date) from "sales.csv";

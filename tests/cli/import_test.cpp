@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "cli_fixture.h"
 
 namespace ranc::cli {
 namespace {
@@ -45,13 +46,10 @@ output q1;
 output q3;
 )";
 
-class ImportTest : public ::testing::Test {
+class ImportTest : public CliFixture {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ranc_import_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    CliFixture::SetUp();
     fs::create_directories(dir_ / "text");
     std::mt19937 rng(42);
     const char* status[] = {"F", "O", "P"};
@@ -69,22 +67,8 @@ class ImportTest : public ::testing::Test {
     }
     program_ = write("q.ra", std::string(kDecls) + kQueries);
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
   std::string text_dir() const { return (dir_ / "text").string(); }
   std::string rcol_dir() const { return (dir_ / "rcol").string(); }
-  int run(std::vector<std::string> args) {
-    std::ostringstream o, e;
-    int rc = run_cli(args, o, e);
-    out_ = o.str();
-    err_ = e.str();
-    return rc;
-  }
   // The text run's output, the oracle.
   std::string text_output() {
     EXPECT_EQ(run({"run", "--cpu", "--max-rows", "0", program_, "--data", text_dir()}), kOk)
@@ -102,8 +86,7 @@ class ImportTest : public ::testing::Test {
     f.put(static_cast<char>(c ^ 0x40));
   }
 
-  fs::path dir_;
-  std::string program_, out_, err_;
+  std::string program_;
 };
 
 TEST_F(ImportTest, RunOnImportedFilesPrintsExactlyTheTextRunsOutput) {

@@ -10,24 +10,20 @@
 #include <sstream>
 
 #include "cli.h"
+#include "cli_fixture.h"
 
 namespace ranc::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-class ShellTest : public ::testing::Test {
+class ShellTest : public CliFixture {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ranc_shell_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    CliFixture::SetUp();
     // k, note (unused by the queries; 'x' would not even be a valid i32), v
-    std::ofstream(dir_ / "t.tbl") << "1|x|10|\n2|y|20|\n3|z|30|\n";
+    write("t.tbl", "1|x|10|\n2|y|20|\n3|z|30|\n");
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   int shell(const std::string& script, ShellOptions o = {}) {
     o.gpu = false;
@@ -39,9 +35,6 @@ class ShellTest : public ::testing::Test {
     err_ = err.str();
     return rc;
   }
-
-  fs::path dir_;
-  std::string out_, err_;
 };
 
 constexpr const char* kDecl = "input t(k i32, note string, v i64) from \"t.tbl\" format tbl;\n";

@@ -259,11 +259,9 @@ TEST_P(TpchRaGpu, AllocationFailureAtEveryAllocation) {
   for (int64_t k = 0; k < calls; ++k) {
     rt::inject_allocation_failure(k);
     try {
-      SessionResult r = s.run(text, ra_path(q.number));
       // The allocation was not made this time (e.g. a size-dependent path): the result
       // must still be right.
-      ASSERT_EQ(r.outputs.size(), 1u);
-      expect_matches_sqlite(q, want, r.outputs[0].second, "GPU session, injected failure unused");
+      run_ok("GPU session, injected failure unused");
     } catch (const rt::OutOfMemoryError& e) {
       ++failed;
       const std::string msg = e.what();
