@@ -234,18 +234,18 @@ class CommandLine {
       throw HelpRequest{help_text()};
     } catch (const CLI::CallForVersion&) {
       throw HelpRequest{fmt::format("ranc {}\n", rt::ranc_version())};
-    } catch (const CLI::ExtrasError& e) {
-      // "The following argument was not expected: X": say which kind it is.
-      std::string what = e.what();
-      const size_t colon = what.find(": ");
-      const std::string arg = colon == std::string::npos ? what : what.substr(colon + 2);
-      throw UsageError{!arg.empty() && arg[0] == '-'
-                           ? fmt::format("unknown option '{}'", arg)
-                           : fmt::format("unexpected argument '{}' (one program at a time)", arg)};
     } catch (const CLI::ParseError& e) {
       throw UsageError{e.what()};
     }
-    for (CLI::App* sub : app_.get_subcommands()) a_.command = sub->get_name();
+    for (CLI::App* sub : app_.get_subcommands()) {
+      a_.command = sub->get_name();
+      // Arguments no definition took (subcommands allow extras so that ranc, not a
+      // parser message, says which kind each is).
+      for (const std::string& arg : sub->remaining())
+        throw UsageError{!arg.empty() && arg[0] == '-'
+                             ? fmt::format("unknown option '{}'", arg)
+                             : fmt::format("unexpected argument '{}' (one program at a time)", arg)};
+    }
     for (const auto& [list, dst, flag] :
          {std::tuple{&inputs_, &a_.inputs, "--input"}, std::tuple{&outputs_, &a_.outputs, "--output"}})
       for (const std::string& v : *list) {
@@ -268,6 +268,7 @@ class CommandLine {
     if (CLI::Option* h = c->get_help_ptr()) h->group("options");
     c->footer(wrap(details));
     c->fallthrough(false);
+    c->allow_extras();
     return c;
   }
   void program(CLI::App* c) {
