@@ -22,6 +22,7 @@
 #include <unordered_set>
 
 #include "io_util.h"
+#include "ranc/data/atomic_file.h"
 #include "ranc/data/error.h"
 
 // Header-only: XXH3 is compiled into ranc_io, no libxxhash at run time.
@@ -396,21 +397,6 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
   return rel;
 }
 
-// Writes all of [p, p + n) to fd.
-bool write_all(int fd, const void* p, size_t n) {
-  const char* c = static_cast<const char*>(p);
-  while (n > 0) {
-    ssize_t w = ::write(fd, c, std::min<size_t>(n, size_t{1} << 30));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    c += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
 }  // namespace
 
 void write_columnar(const std::string& path, const HostRelation& rel) {
@@ -504,42 +490,18 @@ void write_columnar(const std::string& path, const HostRelation& rel) {
   store<uint64_t>(header + 56, checksum(header, 56));
 
   // A temporary file beside the target, renamed over it once complete.
-  fs::path target(path);
-  fs::path dir = target.parent_path();
-  std::string tmp =
-      ((dir.empty() ? fs::path(".") : dir) / ("." + target.filename().string() + ".tmp-XXXXXX"))
-          .string();
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) file_error(path, fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-  auto abandon = [&](const char* what) {
-    int e = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    file_error(path, fmt::format("cannot write '{}': {} failed: {}", path, what, std::strerror(e)));
-  };
-  bool ok = write_all(fd, header, sizeof header) && write_all(fd, table.data(), table.size());
+  AtomicFile f(path);
+  bool ok = f.write(header, sizeof header) && f.write(table.data(), table.size());
   for (size_t i = 0; ok && i < sections.size(); ++i) {
     const Section& s = sections[i];
     if (s.data) {
-      ok = write_all(fd, s.data, static_cast<size_t>(s.bytes)) &&
-           write_all(fd, kZeros, static_cast<size_t>(padded(s.bytes) - s.bytes));
+      ok = f.write(s.data, static_cast<size_t>(s.bytes)) &&
+           f.write(kZeros, static_cast<size_t>(padded(s.bytes) - s.bytes));
     } else {
-      ok = write_all(fd, s.owned.data(), s.owned.size());
+      ok = f.write(s.owned.data(), s.owned.size());
     }
   }
-  if (!ok) abandon("write");
-  if (::fchmod(fd, 0644) != 0) abandon("chmod");
-  if (::fsync(fd) != 0) abandon("fsync");
-  if (::close(fd) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    file_error(path, fmt::format("cannot write '{}': close failed: {}", path, std::strerror(e)));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    file_error(path, fmt::format("cannot write '{}': rename failed: {}", path, std::strerror(e)));
-  }
+  if (!ok || !f.commit()) file_error(path, fmt::format("cannot write '{}': {}", path, f.error()));
 }
 
 bool is_columnar_file(const std::string& path) {

@@ -6,14 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <thread>
 
 #include "env.h"
+#include "ranc/data/atomic_file.h"
 #include "ranc/runtime/errors.h"
 
 namespace fs = std::filesystem;
@@ -63,19 +62,6 @@ bool read_file(const fs::path& path, std::vector<char>& out, bool& missing) {
     out.insert(out.end(), buf, buf + n);
   }
   ::close(fd);
-  return true;
-}
-
-bool write_all(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
   return true;
 }
 
@@ -188,20 +174,9 @@ bool KernelCache::write_entry(const Digest& key, const std::vector<char>& payloa
   std::error_code ec;
   fs::create_directories(*dir_, ec);
   if (ec) return false;
-  fs::path final_path = entry_path(key);
-  static std::atomic<uint64_t> counter{0};
-  fs::path tmp = final_path;
-  tmp += fmt::format(".tmp.{}.{}.{:x}", static_cast<long>(::getpid()), counter.fetch_add(1),
-                     std::hash<std::thread::id>{}(std::this_thread::get_id()) & 0xffffff);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  std::vector<char> bytes = encode_entry(key, payload);
-  bool ok = write_all(fd, bytes.data(), bytes.size());
-  ok = (::fsync(fd) == 0) && ok;
-  ok = (::close(fd) == 0) && ok;
-  if (ok) ok = ::rename(tmp.c_str(), final_path.c_str()) == 0;
-  if (!ok) ::unlink(tmp.c_str());
-  return ok;
+  AtomicFile f(entry_path(key).string());
+  const std::vector<char> bytes = encode_entry(key, payload);
+  return f.write(bytes.data(), bytes.size()) && f.commit();
 }
 
 void KernelCache::insert(const JitRequest& req, std::vector<char> cubin) {

@@ -20,6 +20,7 @@
 #include <utility>
 #include <variant>
 
+#include "ranc/data/atomic_file.h"
 #include "ranc/data/error.h"
 #include "ranc/runtime/executor.h"
 #include "ranc/runtime/hash.h"
@@ -408,25 +409,10 @@ Package decode_package(std::string_view bytes, const std::string& what) {
 }
 
 void write_package(const std::string& path, const Package& pkg) {
-  namespace fs = std::filesystem;
   const std::string bytes = encode_package(pkg);
-  const std::string tmp = fmt::format("{}.tmp{}", path, static_cast<long>(::getpid()));
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    f.flush();
-    if (!f) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      damaged(path, "cannot write the package");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    damaged(path, "cannot write the package");
-  }
+  AtomicFile f(path);
+  if (!f.write(bytes.data(), bytes.size()) || !f.commit())
+    damaged(path, "cannot write the package: " + f.error());
 }
 
 Package read_package(const std::string& path) {
