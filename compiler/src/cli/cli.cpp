@@ -132,8 +132,10 @@ class CommandLine {
         "and print or write its outputs",
         "Runs PROGRAM.ra and prints each output as an aligned table. Without --cpu or --gpu, "
         "ranc uses the GPU when one is present and otherwise says so on stderr and runs on the "
-        "CPU reference. The plan is compiled, and the GPU set up, while the inputs load.");
-    program(run);
+        "CPU reference. The plan is compiled, and the GPU set up, while the inputs load. "
+        "PROGRAM may also be a package written by `ranc build` (PROGRAM.rancpkg): it runs "
+        "with the package's compiled code and no NVRTC compile.");
+    program(run, "the program (.ra), or a package (.rancpkg) written by `ranc build`");
     inputs(run);
     data_dir(run,
              "resolve relative input paths against DIR (default: the program file's folder); "
@@ -271,8 +273,8 @@ class CommandLine {
     c->allow_extras();
     return c;
   }
-  void program(CLI::App* c) {
-    c->add_option("PROGRAM", a_.program, "the program (.ra)")->type_name("PROGRAM.ra")->required();
+  void program(CLI::App* c, const char* what = "the program (.ra)") {
+    c->add_option("PROGRAM", a_.program, what)->type_name("PROGRAM.ra")->required();
   }
   void data_dir(CLI::App* c, const std::string& what) {
     c->add_option("--data", a_.data_dir, what)->type_name("DIR");
