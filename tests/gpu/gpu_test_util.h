@@ -45,6 +45,14 @@ std::string run_and_compare(const Program& checked, const Inputs& inputs,
                             const codegen::CodegenOptions& options = {},
                             rt::RunStats* stats = nullptr);
 
+// Compares one output of the GPU with the reference's: exactly, floats within the
+// relative tolerance `tol`; as a multiset unless `ordered`. Ordered outputs follow
+// the reference row by row, except that rows tying on all the order attributes
+// (`order`: their indices) may come in any order. Empty when they agree.
+std::string compare_outputs(const std::string& name, const HostRelation& gpu,
+                            const HostRelation& ref, const std::vector<size_t>& order, bool ordered,
+                            double tol);
+
 // Skips the current test when there is no GPU.
 bool have_gpu();
 #define RANC_REQUIRE_GPU()                                      \

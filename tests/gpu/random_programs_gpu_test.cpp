@@ -5,7 +5,8 @@
 // every core (NVRTC is thread-safe; the shared precompiled header is off for that), then
 // run one by one. A failure prints the batch seed and the chain (output) name;
 // RANC_SEED=<n> changes the base seed, RANC_RANDOM_BATCHES=<n> the number of batches,
-// RANC_RANDOM_CHAINS=<n> the chains per batch. The join algorithm follows the batch seed
+// RANC_RANDOM_CHAINS=<n> the chains per batch; RANC_RANDOM_PRINT=1 makes the CPU test
+// AreValidByConstruction print every batch's program. The join algorithm follows the batch seed
 // (auto, hash, sort-merge in turn).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -306,6 +307,7 @@ TEST(RandomPrograms, AreValidByConstruction) {
     if (!batch) continue;
     const uint64_t seed = batch->seed;
     const Program& p = batch->program;
+    if (std::getenv("RANC_RANDOM_PRINT")) std::printf("seed %llu:\n%s\n", static_cast<unsigned long long>(seed), print_program(p).c_str());
     // Fused and unfused, and every kernel holds exactly its fused group.
     for (bool fusion : {true, false}) {
       codegen::CodegenOptions o = batch_options(seed);
@@ -319,6 +321,35 @@ TEST(RandomPrograms, AreValidByConstruction) {
       }
     }
   }
+}
+
+// The comparison the random programs rely on (no GPU needed): an output ordered by k
+// alone may list rows tying on k in any order, but not move a row to another run of k,
+// and an unordered output is a multiset.
+TEST(RandomPrograms, OrderedOutputsCompareTiesAsMultisets) {
+  const Schema s{{{"k", Type::I32}, {"v", Type::I32}}, 0};
+  auto rel = [&](std::vector<int64_t> k, std::vector<int64_t> v) {
+    std::vector<Column> cols;
+    cols.push_back(column_from_keys(Type::I32, k));
+    cols.push_back(column_from_keys(Type::I32, v));
+    return make_relation(s, std::move(cols));
+  };
+  const HostRelation ref = rel({1, 1, 1, 2, 3, 3}, {5, 6, 7, 1, 9, 8});
+  const std::vector<size_t> by_k{0}, by_k_v{0, 1};
+  // Ties on k reordered: equal when ordered by k, not when ordered by (k, v).
+  const HostRelation ties = rel({1, 1, 1, 2, 3, 3}, {7, 5, 6, 1, 8, 9});
+  EXPECT_EQ(compare_outputs("o", ties, ref, by_k, true, 0), "");
+  EXPECT_NE(compare_outputs("o", ties, ref, by_k_v, true, 0), "");
+  // The same multiset with the runs in another order: only the unordered comparison agrees.
+  const HostRelation moved = rel({2, 1, 1, 1, 3, 3}, {1, 5, 6, 7, 9, 8});
+  EXPECT_NE(compare_outputs("o", moved, ref, by_k, true, 0), "");
+  EXPECT_EQ(compare_outputs("o", moved, ref, {}, false, 0), "");
+  // A row of one run swapped with a row of the next run that has the same v.
+  const HostRelation swapped = rel({1, 1, 2, 1, 3, 3}, {5, 6, 1, 7, 9, 8});
+  EXPECT_NE(compare_outputs("o", swapped, ref, by_k, true, 0), "");
+  // Different values inside a run.
+  const HostRelation other = rel({1, 1, 1, 2, 3, 3}, {5, 6, 4, 1, 9, 8});
+  EXPECT_NE(compare_outputs("o", other, ref, by_k, true, 0), "");
 }
 
 TEST(RandomPrograms, MatchTheReferenceOnTheGpu) {
