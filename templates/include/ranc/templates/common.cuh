@@ -17,6 +17,7 @@
 #pragma once
 
 #include <ranc/templates/block.cuh>
+#include <ranc/templates/contract.cuh>
 
 namespace ranc::tpl {
 

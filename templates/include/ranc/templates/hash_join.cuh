@@ -10,15 +10,7 @@
 // composite keys packed into one word where they fit (otherwise use the sort-merge join).
 // Row ids are 32-bit (unsigned int): each input must have fewer than 2^32 rows.
 //
-// Hooks
-//   Key:      __device__ KeyT operator()(long long row) const;             // key of an input row
-//   Keep:     __device__ bool operator()(long long row) const;  // optional (AlwaysTrue): the row takes
-//             part (a select fused into the partitioning); Key is evaluated only on kept rows
-//   Move:     __device__ void operator()(long long row, long long pos) const;  // optional (NoMove):
-//             copy payload columns of row to partitioned position pos (GFTR)
-//   Residual: __device__ bool operator()(long long lpos, long long rpos) const;  // NoResidual = none;
-//             positions in the partitioned relations
-//   Emit:     __device__ void operator()(long long lpos, long long rpos, long long o) const;
+// Hooks: HashPartitionAgent::Hooks (key, keep, move), HashJoinAgent::Hooks (residual, emit).
 //
 // bits = radix bits (0..kMaxRadixBits), parts = 2^bits, the same for both sides. Suggested:
 //   bits = clamp(ceil(log2(n_build / chunk)), 0, kMaxRadixBits), chunk = TableSlots / 2 (2048 for
@@ -102,6 +94,20 @@ struct HashPartitionAgent {
     int counts[kMaxParts];  // histogram, then the first sorted slot of every partition in the tile
   };
 
+  /// The hooks of histogram() and scatter() (contract.cuh).
+  struct Hooks {
+    struct KeyT;                          // the key word: unsigned int or unsigned long long
+    __device__ KeyT key(i64 row) const;   // key of an input row
+    // Optional (AlwaysTrue): the row takes part (a select fused into the partitioning); key is
+    // evaluated only on kept rows.
+    __device__ bool keep(i64 row) const;
+    // Optional (NoMove): copy payload columns of row to partitioned position pos (GFTR).
+    __device__ void move(i64 row, i64 pos) const;
+  };
+  /// Exactly `tiles` blocks, also for n == 0: every tile writes its column of the histogram.
+  static constexpr LaunchRule histogram_launch{Grid::tiles_exact, "n", Policy::block_threads};
+  static constexpr LaunchRule scatter_launch{Grid::tiles, "n", Policy::block_threads};
+
   template <class Key, class Keep = AlwaysTrue>
   __device__ __forceinline__ static void histogram(TempStorage& temp, i64 n, Key key, i64 bits, i64* hist,
                                                    Keep keep = {}) {
@@ -175,6 +181,16 @@ struct HashJoinAgent {
     int idx[TableSlots];
     unsigned long long counter;
   };
+
+  /// The hooks of run() and run_paged() (contract.cuh); lpos, rpos are positions in the
+  /// partitioned relations.
+  struct Hooks {
+    __device__ bool residual(i64 lpos, i64 rpos) const;  // NoResidual = none
+    // Write the match to output row out_row (run) or to row handle out_row of the pages (run_paged).
+    __device__ void emit(i64 lpos, i64 rpos, i64 out_row) const;
+  };
+  static constexpr LaunchRule run_launch{Grid::partitions, "parts", Policy::block_threads};
+  static constexpr LaunchRule run_paged_launch{Grid::partitions, "parts", Policy::block_threads};
 
   // The shared-memory table of build rows [c0, c1) (at most kChunk), ready for probing when it
   // returns (every thread must call it).

@@ -1,14 +1,7 @@
 // ranc/templates/join.cuh: sort-merge equi-join of two inputs sorted by the join key, duplicates
 // allowed on both sides; inner join (optionally with a residual predicate), semi and anti joins.
 //
-// Hooks
-//   Keep:     __device__ bool operator()(long long l) const;  // optional (AlwaysTrue): left row l
-//             takes part (a select fused into the join's left input); Cmp is evaluated only on kept rows
-//   Cmp:      __device__ int operator()(long long l, long long r) const;  // left key of row l vs right
-//                                                                         // key of row r: <0, 0, >0
-//   Residual: __device__ bool operator()(long long l, long long r) const; // extra condition on a key
-//                                                                         // match; NoResidual = none
-//   Emit:     __device__ void operator()(long long l, long long r, long long o) const;
+// Hooks: JoinCountAgent::Hooks (cmp, keep), JoinExpandAgent::Hooks (residual, emit).
 //
 // Inner join, kernels in order on one stream (nl, nr = left/right rows):
 //   C = JoinCount policy, E = JoinExpand policy; ctiles = max(1, ceil(nl / C::tile_items))
@@ -105,6 +98,16 @@ struct JoinCountAgent {
     i64 bounds[2];
   };
 
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    __device__ int cmp(i64 l, i64 r) const;  // left key of row l vs right key of row r: <0, 0, >0
+    // Optional (AlwaysTrue): left row l takes part (a select fused into the join's left input);
+    // cmp is evaluated only on kept rows.
+    __device__ bool keep(i64 l) const;
+  };
+  /// Exactly `ctiles` blocks, also for nl == 0: the last block writes *total.
+  static constexpr LaunchRule run_launch{Grid::tiles_exact, "nl", Policy::block_threads};
+
   template <class Cmp, class Keep = AlwaysTrue>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, i64* lo_out,
                                              i64* offsets, void* tile_state, i64* total, Keep keep = {}) {
@@ -158,6 +161,16 @@ struct JoinExpandAgent {
     i64 row_offsets[kRowCap];
     i64 rows[2];
   };
+
+  /// The hooks of run() and run_residual() (contract.cuh).
+  struct Hooks {
+    // Extra condition on a key match of left row l and right row r (NoResidual = none).
+    __device__ bool residual(i64 l, i64 r) const;
+    __device__ void emit(i64 l, i64 r, i64 out_row) const;  // write the match to output row out_row
+  };
+  static constexpr LaunchRule run_launch{Grid::tiles, "total", Policy::block_threads};
+  /// A compaction (SelectAgent): exactly `etiles` blocks, the last block writes *out_count.
+  static constexpr LaunchRule run_residual_launch{Grid::tiles_exact, "total", Policy::block_threads};
 
   /// Locates the left row and right row of expansion position o (within this block's tile).
   struct Locator {

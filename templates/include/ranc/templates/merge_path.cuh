@@ -10,7 +10,8 @@
 // A[i-1] <= B[j], so B[j] is in A iff i > 0 && cmp(i - 1, j) == 0.
 //
 // Partition kernel (launch before any tile kernel that uses the partitions):
-//   merge_path_partitions(na, nb, tile_items, cmp, partitions)
+//   MergePathAgent<P>::partitions(na, nb, cmp, partitions) = merge_path_partitions(na, nb,
+//   P::tile_items, cmp, partitions)
 //   items = tiles + 1 where tiles = max(1, ceil((na + nb) / tile_items)); threads 256;
 //   grid = ceil((tiles + 1) / 256). Buffer `partitions`: tiles + 1 int64 (A offsets of the diagonals
 //   at tile boundaries; the B offset of boundary t is t * tile_items - partitions[t], clamped).
@@ -52,6 +53,21 @@ __device__ __forceinline__ void merge_path_partitions(i64 na, i64 nb, i64 tile_i
   const i64 diag = min64(p * tile_items, na + nb);
   partitions[p] = merge_path_search(diag, 0, na, 0, nb, cmp);
 }
+
+/// The partition kernel as a skeleton: the diagonals at the tile boundaries of policy P's tiles.
+template <class Policy>
+struct MergePathAgent {
+  /// The hook of partitions() (contract.cuh).
+  struct Hooks {
+    __device__ int cmp(i64 i, i64 j) const;  // A row i vs B row j: <0, 0, >0
+  };
+  static constexpr LaunchRule partitions_launch{Grid::threads, "tiles + 1", 0};
+
+  template <class Cmp>
+  __device__ __forceinline__ static void partitions(i64 na, i64 nb, Cmp cmp, i64* partitions) {
+    merge_path_partitions(na, nb, Policy::tile_items, cmp, partitions);
+  }
+};
 
 template <class Policy>
 struct MergeTile {

@@ -5,8 +5,7 @@
 // (coalesced); a rows are broadcast. The 64-bit division happens once per thread; later items step
 // by block_threads with a cheap carry.
 //
-// Hook
-//   Emit: __device__ void operator()(long long a_row, long long b_row, long long o) const;
+// Hook: ProductAgent::Hooks (emit: write the pair (a_row, b_row) to output row o).
 //
 // Kernel: ProductAgent<P>::run(na, nb, emit), items = na * nb (64-bit; the generator must check
 //   the product does not overflow int64 and that the output fits in memory), threads
@@ -24,6 +23,12 @@ using ProductPolicy = TilePolicy<BlockThreads, ItemsPerThread>;
 
 template <class Policy>
 struct ProductAgent {
+  /// The hook of run() (contract.cuh).
+  struct Hooks {
+    __device__ void emit(i64 a_row, i64 b_row, i64 out_row) const;
+  };
+  static constexpr LaunchRule run_launch{Grid::tiles, "na * nb", Policy::block_threads};
+
   template <class Emit>
   __device__ __forceinline__ static void run(i64 na, i64 nb, Emit emit) {
     if (na <= 0 || nb <= 0) return;

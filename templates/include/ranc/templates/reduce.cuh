@@ -13,15 +13,9 @@
 //     (A group spanning T tiles costs T merges in one thread: fine for realistic skew; a group of
 //     2^30 rows with 1024-row tiles is ~1M merges, a few ms.)
 //
-// Hooks (State: trivially copyable, default constructible; use 8-byte fields so sizeof is a
-// multiple of 8; avg = a sum field and a count field, divided in emit):
-//   SameGroup: __device__ bool operator()(long long i, long long j) const;   // rows i and j = i - 1
-//   Agg:  struct { using State = ...;
-//                  __device__ State init() const;                              // identity
-//                  __device__ void accumulate(State& s, long long row) const;  // fold one row in
-//                  __device__ void merge(State& a, const State& b) const; };   // a = a (+) b, b later
-//   Emit: __device__ void operator()(long long group, long long first_row, const State& s) const;
-//         // output row `group`: key columns from input row first_row, aggregates finalised from s
+// Hooks: ReduceAgent::Hooks and ReduceFixupAgent::Hooks (same, agg, emit); the aggregate `agg`
+// is a ReduceHooks::Agg (State: trivially copyable, default constructible; use 8-byte fields so
+// sizeof is a multiple of 8; avg = a sum field and a count field, divided in emit).
 // Reduction with no group keys: same_group always true (one group if n > 0, none if n == 0; the
 // generator emits the SQL "one row over empty input" itself if it wants it).
 //
@@ -41,9 +35,8 @@
 // writes partials[tile]. Phase 2 (GlobalReduceFinish, one block): merges the partials in tile
 // order and calls emit(state) once. Deterministic for a given tiling (floating-point sums are
 // added in a fixed tree order, which differs from a sequential order).
-//   Keep: __device__ bool operator()(long long row) const;  // the row takes part (fused select)
-//   Agg:  as above (accumulate is called only on kept rows).
-//   Emit: __device__ void operator()(const State& s) const;  // the state of all kept rows
+//   Hooks: GlobalReduceAgent::Hooks (keep, agg; accumulate is called only on kept rows),
+//          GlobalReduceFinish::Hooks (agg, emit: the state of all kept rows).
 // Kernels: 1. GlobalReduceAgent<P>::run(temp, n, keep, agg, partials)   grid = tiles, P threads
 //          2. GlobalReduceFinish<T>::run(temp, tiles, agg, partials, emit) grid 1, T threads
 // Buffers: partials tiles * sizeof(State) bytes (void*).
@@ -55,6 +48,17 @@ namespace ranc::tpl {
 
 template <int BlockThreads, int ItemsPerThread>
 using ReducePolicy = TilePolicy<BlockThreads, ItemsPerThread>;
+
+/// The aggregate hook `agg` of the reduce skeletons (contract.cuh): an object the generator writes.
+struct ReduceHooks {
+  struct State;  // the generator's aggregate state
+  struct Agg {
+    using State = ReduceHooks::State;
+    __device__ State init() const;                          // identity
+    __device__ void accumulate(State& s, i64 row) const;    // fold one row in
+    __device__ void merge(State& a, const State& b) const;  // a = a (+) b, b later
+  };
+};
 
 template <class State>
 struct SegmentItem {
@@ -88,6 +92,17 @@ struct ReduceAgent {
     typename CountScan::TempStorage count_scan;
     TilePrefix::TempStorage prefix;
   };
+
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    using State = ReduceHooks::State;
+    __device__ bool same(i64 i, i64 j) const;  // rows i and j = i - 1 are in one group
+    ReduceHooks::Agg agg;
+    // Output row `group`: key columns from input row first_row, aggregates finalised from s.
+    __device__ void emit(i64 group, i64 first_row, const State& s) const;
+  };
+  /// Exactly `tiles` blocks, also for n == 0: the last block writes *out_count.
+  static constexpr LaunchRule run_launch{Grid::tiles_exact, "n", Policy::block_threads};
 
   template <class SameGroup, class Agg, class Emit>
   __device__ __forceinline__ static void run(TempStorageT<typename Agg::State>& temp, i64 n, SameGroup same,
@@ -186,6 +201,15 @@ struct ReduceAgent {
 };
 
 struct ReduceFixupAgent {
+  /// The hooks of run() (contract.cuh): those of ReduceAgent.
+  struct Hooks {
+    using State = ReduceHooks::State;
+    ReduceHooks::Agg agg;
+    __device__ void emit(i64 group, i64 first_row, const State& s) const;
+  };
+  /// One thread per tile.
+  static constexpr LaunchRule run_launch{Grid::threads, "tiles", 0};
+
   template <class Agg, class Emit>
   __device__ __forceinline__ static void run(i64 tiles, Agg agg, Emit emit, const void* carry_buf,
                                              const void* tail_buf, const i64* meta) {
@@ -228,6 +252,14 @@ struct GlobalReduceAgent {
     typename BlockReduce<State, kThreads>::TempStorage reduce;
   };
 
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    __device__ bool keep(i64 row) const;  // the row takes part (a fused select)
+    ReduceHooks::Agg agg;
+  };
+  /// Exactly `tiles` blocks: every tile writes its partial state.
+  static constexpr LaunchRule run_launch{Grid::tiles_exact, "n", Policy::block_threads};
+
   template <class Keep, class Agg>
   __device__ __forceinline__ static void run(TempStorageT<typename Agg::State>& temp, i64 n, Keep keep, Agg agg,
                                              void* partials_buf) {
@@ -250,6 +282,14 @@ struct GlobalReduceFinish {
   struct TempStorageT {
     typename BlockReduce<State, BlockThreads>::TempStorage reduce;
   };
+
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    using State = ReduceHooks::State;
+    ReduceHooks::Agg agg;
+    __device__ void emit(const State& s) const;  // the state of all kept rows
+  };
+  static constexpr LaunchRule run_launch{Grid::one_block, "tiles", BlockThreads};
 
   template <class Agg, class Emit>
   __device__ __forceinline__ static void run(TempStorageT<typename Agg::State>& temp, i64 tiles, Agg agg,

@@ -6,9 +6,7 @@
 // staged in shared memory so that the emit phase writes consecutive output positions with
 // consecutive threads (coalesced writes). Output order = input order (sorted inputs stay sorted).
 //
-// Hooks
-//   Pred: __device__ bool operator()(long long i) const;            // row i of the input, i < n
-//   Emit: __device__ void operator()(long long i, long long o) const;  // copy row i to output row o
+// Hooks: SelectAgent::Hooks (pred: keep input row i < n?; emit: copy row i to output row o).
 //
 // Kernels the generator emits, in this order on one stream (P = the select policy):
 //   1. init:   ranc::tpl::init_tile_state(tile_state, tiles)
@@ -26,7 +24,7 @@
 // (no emit; only *out_count, e.g. to size an output before a second pass).
 //
 // MapAgent: out-of-place element-wise map (project, limit, fused project chains).
-//   Hook F: __device__ void operator()(long long i) const;   // produce output row i
+//   Hook f (MapAgent::Hooks): produce output row i.
 //   Kernel: MapAgent<P>::run(n, f); items = n, threads P::block_threads,
 //           grid = max(1, ceil(n / P::tile_items)). No scratch. limit(k) = map over min(k, n) rows.
 //   map_grid_stride(n, f): any grid (e.g. fixed #SMs * 4 blocks), any block size.
@@ -59,6 +57,14 @@ struct SelectAgent {
   static constexpr int kTile = Policy::tile_items;
   static constexpr int kWarps = Policy::warps;
   static_assert(kItems <= 32, "SelectAgent: at most 32 items per thread");
+
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    __device__ bool pred(i64 row) const;               // keep input row `row` (< n)?
+    __device__ void emit(i64 row, i64 out_row) const;  // copy input row `row` to out_row
+  };
+  /// Exactly `tiles` blocks, also for n == 0: the last block writes *out_count.
+  static constexpr LaunchRule run_launch{Grid::tiles_exact, "n", Policy::block_threads};
 
   struct TempStorage {
     TilePrefix::TempStorage prefix;
@@ -134,6 +140,12 @@ struct SelectAgent {
 
 template <class Policy>
 struct MapAgent {
+  /// The hook of run() (contract.cuh).
+  struct Hooks {
+    __device__ void f(i64 row) const;  // produce output row `row` (< n)
+  };
+  static constexpr LaunchRule run_launch{Grid::tiles, "n", Policy::block_threads};
+
   template <class F>
   __device__ __forceinline__ static void run(i64 n, F f) {
     const i64 base = tile_base(Policy::tile_items);

@@ -10,18 +10,12 @@
 // A[0..i) <= B[j] < A[i]. So A[i] is the first copy of its value when !DupA(i); it is in B when
 // B[j] == A[i]; and B[j] is new to the union when !DupB(j) and A[i-1] != B[j].
 //
-// Hooks
-//   Cmp:  __device__ int operator()(long long i, long long j) const;  // A row i vs B row j, whole tuple
-//   DupA: __device__ bool operator()(long long i) const;  // i > 0 and A row i equals A row i - 1
-//   DupB: __device__ bool operator()(long long j) const;  // j > 0 and B row j equals B row j - 1
-//         (return false when the input is known to be duplicate-free)
-//   Emit: __device__ void operator()(bool from_b, long long row, long long o) const;
-//         // copy A row `row` (from_b false) or B row `row` (from_b true) to output row o
+// Hooks: SetOpAgent::Hooks (cmp, dup_a, dup_b, emit).
 //
 // Kernels, in order on one stream (P = merge policy, tiles = max(1, ceil((na + nb) / P::tile_items))):
 //   1. init:       init_tile_state(tile_state, tiles)            items tiles, threads 256,
 //                                                                 grid max(1, ceil(tiles / 256))
-//   2. partition:  merge_path_partitions(na, nb, P::tile_items, cmp, partitions)
+//   2. partition:  MergePathAgent<P>::partitions(na, nb, cmp, partitions)   (merge_path.cuh)
 //                  items tiles + 1, threads 256, grid ceil((tiles + 1) / 256)
 //   3. set op:     SetOpAgent<P, Op>::run(temp, na, nb, partitions, cmp, dup_a, dup_b, emit, tile_state,
 //                                         out_count)
@@ -42,6 +36,18 @@ struct SetOpAgent {
   static constexpr int kItems = Policy::items_per_thread;
   using Compactor = TileCompactor<Policy>;
   using TempStorage = typename Compactor::TempStorage;
+
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    __device__ int cmp(i64 i, i64 j) const;  // A row i vs B row j, whole tuple: <0, 0, >0
+    __device__ bool dup_a(i64 i) const;      // i > 0 and A row i equals A row i - 1
+    __device__ bool dup_b(i64 j) const;      // j > 0 and B row j equals B row j - 1 (false when
+                                             // the input is known to be duplicate-free)
+    // Copy A row `row` (from_b false) or B row `row` (from_b true) to output row out_row.
+    __device__ void emit(bool from_b, i64 row, i64 out_row) const;
+  };
+  /// Exactly `tiles` blocks, also for empty inputs: the last block writes *out_count.
+  static constexpr LaunchRule run_launch{Grid::tiles_exact, "na + nb", Policy::block_threads};
 
   template <class Cmp, class DupA, class DupB, class Emit>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 na, i64 nb, const i64* partitions,
