@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "${RANC_SKIP_INSTALL:-0}" != 1 ]; then
+  # Clang 22's libTooling for the template indexer (tools/template_indexer): the newest
+  # Debian 12 has, and the only one there whose CUDA headers parse with CUDA 13.
   pkgs=(cmake ninja-build g++ libfmt-dev libgtest-dev libbenchmark-dev sqlite3 libsqlite3-dev
-        libxxhash-dev libcli11-dev)
+        libxxhash-dev libcli11-dev libclang-cpp22-dev libclang-22-dev llvm-22-dev)
   missing=()
   for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
