@@ -69,11 +69,14 @@ void lower_input(LoweringContext& ctx, const Node& n) {
         fmt::format("  __device__ __forceinline__ int cmp(long long i, long long j) const {{\n{}  "
                     "}}\n",
                     cmp));
-    std::string body = fmt::format(
-        "{}  ranc::tpl::MapAgent<{}>::run({}, [&](long long i) {{\n"
-        "    if (i > 0 && f.cmp(i - 1, i) > 0) {}[0] = 1;\n  }});\n",
-        make, ctx.policy("Map"), ns, fl);
-    ctx.kernel(n.id, name, p, body, ctx.map_launch(rt::SizeExpr::slot(r.size)));
+    SkeletonCall agent(ctx.templates(), "MapAgent", {ctx.tile_policy("Map")});
+    std::string body =
+        make + agent.call("run", {ns, HookArg::lambda(
+                                          "void", {{"long long", "i"}},
+                                          fmt::format("\n    if (i > 0 && f.cmp(i - 1, i) > 0) "
+                                                      "{}[0] = 1;\n  ",
+                                                      fl))});
+    ctx.kernel(n.id, name, p, body, ctx.map_launch(rt::SizeExpr::slot(r.size)), agent);
     ctx.step(rt::CheckFlag{flag, message, n.id});
   }
   ctx.set_relation(n.id, r);

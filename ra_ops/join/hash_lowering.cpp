@@ -86,10 +86,12 @@ struct HashJoinCode {
     const int64_t tile = static_cast<int64_t>(threads) * ctx.policy_items("HashPart");
     const rt::SizeExpr rows = rt::SizeExpr::slot(s.rel.size);
     const rt::SizeExpr cells{0, {rt::SizeTerm{1, {parts, s.tiles}}}};
-    const std::string agent = fmt::format(
-        "  using Agent = ranc::tpl::HashPartitionAgent<{}>;\n"
-        "  __shared__ typename Agent::TempStorage temp;\n",
-        ctx.policy("HashPart"));
+    SkeletonCall agent(ctx.templates(), "HashPartitionAgent", {ctx.tile_policy("HashPart")},
+                       "Agent");
+    agent.bind("KeyT", key_t);
+    const std::string agent_decl = agent.declare() + agent.temp_storage();
+    const HookArg key = HookArg::lambda(key_t, {{"long long", "i"}}, " return f.key(i); ");
+    const HookArg keep = HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); ");
     rt::BufferId hist = ctx.allocate(fmt::format("n{}.{}_hist", n.id, s.name), 8, cells, n.id);
     {
       KernelParams p;
@@ -98,14 +100,11 @@ struct HashJoinCode {
       std::string name = ctx.kernel_name(n.id, fmt::format("{}hash_hist_{}", prefix(s), s.name));
       std::string make = ctx.functor(name + "_fn", p, key_member(p, s));
       std::string body =
-          make + agent +
-          fmt::format(
-              "  Agent::histogram(temp, {}, [&](long long i) {{ return f.key(i); }}, {}, {}, "
-              "[&](long long i) {{ return f.keep(i); }});\n",
-              ns, nb, ph);
+          make + agent_decl + agent.call("histogram", {"temp", ns, key, nb, ph, keep});
       ctx.kernel(n.id, name, p, body,
                  LaunchShape{rt::SizeExpr::slot(s.tiles), 1, threads, false,
-                             LoweringContext::fused_nodes({&s.rel}, n.id)});
+                             LoweringContext::fused_nodes({&s.rel}, n.id)},
+                 agent);
     }
     s.offsets = ctx.allocate(fmt::format("n{}.{}_part_offsets", n.id, s.name), 8,
                              rt::SizeExpr{1, cells.terms}, n.id);
@@ -118,14 +117,13 @@ struct HashJoinCode {
                   pk = p.buffer(s.keys, key_t, false), pr = p.buffer(s.rows, "unsigned int", false);
       std::string name = ctx.kernel_name(n.id, fmt::format("{}hash_scatter_{}", prefix(s), s.name));
       std::string make = ctx.functor(name + "_fn", p, key_member(p, s));
-      std::string body = make + agent +
-                         fmt::format(
-                             "  Agent::scatter(temp, {}, [&](long long i) {{ return f.key(i); }}, "
-                             "{}, {}, {}, {}, [&](long long i) {{ return f.keep(i); }});\n",
-                             ns, nb, po, pk, pr);
+      std::string body =
+          make + agent_decl + agent.call("scatter", {"temp", ns, key, nb, po, pk, pr, keep});
       // Skipped when the side is empty; otherwise the grid is the histogram's.
-      ctx.kernel(n.id, name, p, body,
-                 LaunchShape{rows, tile, threads, true, LoweringContext::fused_nodes({&s.rel}, n.id)});
+      ctx.kernel(
+          n.id, name, p, body,
+          LaunchShape{rows, tile, threads, true, LoweringContext::fused_nodes({&s.rel}, n.id)},
+          agent);
     }
   }
 
@@ -143,25 +141,43 @@ struct HashJoinCode {
 
   // Registers the parameters of HashJoinAgent::run and returns its arguments from `bits`
   // through `r_tiles`.
-  std::string join_args(KernelParams& p) const {
-    std::string nb = p.slot(bits);
-    auto side = [&](const Side& s) {
-      return fmt::format("{}, {}, {}, {}", p.slot(s.rel.size), p.buffer(s.keys, key_t),
-                         p.buffer(s.offsets, "long long"), p.slot(s.tiles));
-    };
-    std::string l = side(left);
-    return fmt::format("{}, {}, {}", nb, l, side(right));
+  std::vector<CallArg> join_args(KernelParams& p) const {
+    std::vector<CallArg> args = {p.slot(bits)};
+    for (const Side* s : {&left, &right}) {
+      // Registered last argument first (the kernels' parameter order since the first hash join).
+      std::string tiles = p.slot(s->tiles), offsets = p.buffer(s->offsets, "long long"),
+                  keys = p.buffer(s->keys, key_t), size = p.slot(s->rel.size);
+      for (std::string* a : {&size, &keys, &offsets, &tiles}) args.emplace_back(std::move(*a));
+    }
+    return args;
   }
 
-  // The hook text passed to the agent for the view's filter (residual and fused selects),
+  // The hook passed to the agent for the view's filter (residual and fused selects),
   // evaluated on the original rows found through the partitioned row ids.
-  std::string filter_hook(KernelParams& p, const DeviceRelation& view) const {
-    if (view.view->keep_fn.empty()) return "ranc::tpl::NoResidual{}";
+  HookArg filter_hook(KernelParams& p, const DeviceRelation& view) const {
+    if (view.view->keep_fn.empty()) return HookArg::stock("NoResidual");
     std::string lr = p.buffer(left.rows, "unsigned int"), rr = p.buffer(right.rows, "unsigned int");
     p.use(*view.view);
-    return fmt::format("[&](long long lpos, long long rpos) {{ const long long i = {}[lpos], j = "
-                       "{}[rpos]; return f.{}(i, j); }}",
-                       lr, rr, view.view->keep_fn);
+    return HookArg::lambda(
+        "bool", {{"long long", "lpos"}, {"long long", "rpos"}},
+        fmt::format(" const long long i = {}[lpos], j = {}[rpos]; return f.{}(i, "
+                    "j); ",
+                    lr, rr, view.view->keep_fn));
+  }
+  static HookArg emit_hook() {
+    return HookArg::lambda("void",
+                           {{"long long", "lpos"}, {"long long", "rpos"}, {"long long", "o"}},
+                           " f.emit(lpos, rpos, o); ");
+  }
+  // HashJoinAgent's arguments in order: `lead`, the partitions (join_args), the residual,
+  // emit, then `rest`.
+  static std::vector<CallArg> join_call(std::vector<CallArg> lead, std::vector<CallArg> parts,
+                                        HookArg residual, HookArg emit, std::vector<CallArg> rest) {
+    for (CallArg& a : parts) lead.push_back(std::move(a));
+    lead.emplace_back(std::move(residual));
+    lead.emplace_back(std::move(emit));
+    for (CallArg& a : rest) lead.push_back(std::move(a));
+    return lead;
   }
 
   std::vector<int32_t> rest_of_right() const {
@@ -173,11 +189,9 @@ struct HashJoinCode {
     return rest;
   }
 
-  std::string join_agent() const {
-    return fmt::format(
-        "  using Agent = ranc::tpl::HashJoinAgent<{}, {}>;\n"
-        "  __shared__ typename Agent::TempStorage temp;\n",
-        ctx.policy("HashJoin"), key_t);
+  SkeletonCall join_agent() const {
+    return SkeletonCall(ctx.templates(), "HashJoinAgent", {ctx.tile_policy("HashJoin"), key_t},
+                        "Agent");
   }
   LaunchShape join_launch() const {
     return LaunchShape{rt::SizeExpr::slot(parts), 1, ctx.policy_threads("HashJoin"), false};
@@ -226,22 +240,22 @@ struct HashJoinCode {
     const rt::SlotId claimed = ctx.new_slot();
     {
       KernelParams p;
-      std::string args = join_args(p);
-      std::string hook = filter_hook(p, rel);
+      std::vector<CallArg> args = join_args(p);
+      HookArg hook = filter_hook(p, rel);
       std::string pr = p.buffer(page_rows, "int", false), pn = p.buffer(page_next, "int", false),
                   ph = p.buffer(heads, "int", false), hd = p.buffer(header, "long long", false),
                   pc = p.slot(cap);
       std::string member = emit_member(p, rel, out);
       std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash_paged");
       std::string make = ctx.functor(name + "_fn", p, member);
+      SkeletonCall agent = join_agent();
       std::string body =
-          make + join_agent() +
-          fmt::format(
-              "  const ranc::tpl::PagedOut out{{{1}, {2}, {3}, {4}, {5}}};\n"
-              "  Agent::run_paged<{0}>(temp, out, {6}, {7},\n"
-              "                        [&](long long lpos, long long rpos, long long o) "
-              "{{ f.emit(lpos, rpos, o); }});\n",
-              R, pr, pn, ph, hd, pc, args, hook);
+          make + agent.declare() + agent.temp_storage() +
+          fmt::format("  const ranc::tpl::PagedOut out{{{}, {}, {}, {}, {}}};\n", pr, pn, ph, hd,
+                      pc) +
+          agent.call("run_paged",
+                     join_call({"temp", "out"}, std::move(args), hook, emit_hook(), {}),
+                     {std::to_string(R)});
       LaunchShape shape = join_launch();
       shape.nodes = v.nodes;
       rt::Regrow g;
@@ -253,7 +267,7 @@ struct HashJoinCode {
       g.grow.push_back(page_rows);
       g.grow.push_back(page_next);
       shape.regrow = g;
-      ctx.kernel(id, name, p, body, shape);
+      ctx.kernel(id, name, p, body, shape, agent);
     }
     // The paged list as a view over its page slots.
     rt::SlotId slots = ctx.new_slot();
@@ -307,7 +321,7 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
         "  // partition within one shared-memory table chunk and the average probe\n"
         "  // partition within 32 rows per thread of the block that probes it.\n"
         "  if (blockIdx.x == 0 && threadIdx.x == 0) {{\n"
-        "    const long long chunk = ranc::tpl::HashJoinAgent<{0}, {1}>::kChunk;\n"
+        "    const long long chunk = {1}::kChunk;\n"
         "    const long long probe = 32ll * {0}::block_threads;\n"
         "    long long bits = 0;\n"
         "    while (bits < ranc::tpl::kMaxRadixBits && ((chunk << bits) < {3} || (probe << bits) < "
@@ -316,7 +330,7 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
         "    {4}[0] = bits;\n"
         "    {4}[1] = 1ll << bits;\n"
         "  }}\n",
-        ctx.policy("HashJoin"), hj.key_t, nl, nr, out);
+        ctx.policy("HashJoin"), hj.join_agent().type(), nl, nr, out);
     ctx.kernel(n.id, ctx.kernel_name(n.id, "hash_setup"), p, body,
                LaunchShape{rt::SizeExpr::fixed(1), 1, 32, false});
     hj.bits = ctx.new_slot();
@@ -367,18 +381,21 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
     rt::BufferId counts = ctx.allocate(fmt::format("n{}.part_counts", id), 8, parts_plus_1, id);
     {
       KernelParams p;
-      std::string args = hj.join_args(p);
+      std::vector<CallArg> args = hj.join_args(p);
       std::string pc = p.buffer(counts, "long long", false);
-      std::string hook = hj.filter_hook(p, rel);
+      HookArg hook = hj.filter_hook(p, rel);
       std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash_count");
       std::string make = ctx.functor(name + "_fn", p, "");
+      SkeletonCall agent = hj.join_agent();
       std::string body =
-          make + hj.join_agent() +
-          fmt::format("  Agent::run<true>(temp, {}, {}, ranc::tpl::NoJoinEmit{{}}, {}, nullptr);\n",
-                      args, hook, pc);
+          make + agent.declare() + agent.temp_storage() +
+          agent.call("run",
+                     HashJoinCode::join_call({"temp"}, std::move(args), hook,
+                                             HookArg::stock("NoJoinEmit"), {pc, "nullptr"}),
+                     {"true"});
       LaunchShape shape = hj.join_launch();
       shape.nodes = v.nodes;
-      ctx.kernel(id, name, p, body, shape);
+      ctx.kernel(id, name, p, body, shape, agent);
     }
     rt::BufferId offsets = ctx.allocate(fmt::format("n{}.part_out_offsets", id), 8,
                                         rt::SizeExpr{2, {rt::SizeTerm{1, {hj.parts}}}}, id);
@@ -387,22 +404,22 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
     DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(total), total);
     {
       KernelParams p;
-      std::string args = hj.join_args(p);
+      std::vector<CallArg> args = hj.join_args(p);
       std::string po = p.buffer(offsets, "long long");
-      std::string hook = hj.filter_hook(p, rel);
+      HookArg hook = hj.filter_hook(p, rel);
       std::string member = hj.emit_member(p, rel, out);
       std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash_write");
       std::string make = ctx.functor(name + "_fn", p, member);
-      std::string body = make + hj.join_agent() +
-                         fmt::format(
-                             "  Agent::run<false>(temp, {}, {},\n"
-                             "                    [&](long long lpos, long long rpos, long long o) "
-                             "{{ f.emit(lpos, rpos, o); }},\n"
-                             "                    nullptr, {});\n",
-                             args, hook, po);
+      SkeletonCall agent = hj.join_agent();
+      std::string body =
+          make + agent.declare() + agent.temp_storage() +
+          agent.call("run",
+                     HashJoinCode::join_call({"temp"}, std::move(args), hook,
+                                             HashJoinCode::emit_hook(), {"nullptr", po}),
+                     {"false"});
       LaunchShape shape = hj.join_launch();
       shape.nodes = v.nodes;
-      ctx.kernel(id, name, p, body, shape);
+      ctx.kernel(id, name, p, body, shape, agent);
     }
     return out;
   };

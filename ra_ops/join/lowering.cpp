@@ -150,15 +150,18 @@ void lower_join(LoweringContext& ctx, const Node& n) {
                 pt = p.buffer(tot, "long long", false);
     std::string name = ctx.kernel_name(n.id, count_name);
     std::string make = ctx.functor(name + "_fn", p, m);
-    std::string body = fmt::format(
-        "{}  using Agent = ranc::tpl::JoinCountAgent<{}>;\n"
-        "  __shared__ typename Agent::TempStorage temp;\n"
-        "  Agent::run(temp, {}, {}, [&](long long i, long long j) {{ return f.cmp(i, j); }}, {}, "
-        "{}, {}, {}, [&](long long i) {{ return f.keep(i); }});\n",
-        make, ctx.policy("JoinCount"), ns, nr, plo, po, ts, pt);
+    SkeletonCall agent(ctx.templates(), "JoinCountAgent", {ctx.tile_policy("JoinCount")}, "Agent");
+    std::string body =
+        make + agent.declare() + agent.temp_storage() +
+        agent.call("run", {"temp", ns, nr,
+                           HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}},
+                                           " return f.cmp(i, j); "),
+                           plo, po, ts, pt,
+                           HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); ")});
     ctx.kernel(n.id, name, p, body,
                LaunchShape{rt::SizeExpr::slot(ctiles), 1, ctx.policy_threads("JoinCount"), false,
-                           count_nodes});
+                           count_nodes},
+               agent);
     total = ctx.new_slot();
     ctx.step(rt::ReadSize{total, tot, 0});
   } else {
@@ -236,29 +239,29 @@ void lower_join(LoweringContext& ctx, const Node& n) {
     if (filter) ts = p.buffer(state, "void", false), cn = p.buffer(count, "long long", false);
     std::string name = ctx.kernel_name(v.nodes.back(), v.op_names(ctx.program()) + "_write");
     std::string make = ctx.functor(name + "_fn", p, m);
-    std::string body = fmt::format(
-        "{}  using Agent = ranc::tpl::JoinExpandAgent<{}>;\n  __shared__ typename "
-        "Agent::TempStorage temp;\n",
-        make, ctx.policy("JoinExpand"));
+    SkeletonCall agent(ctx.templates(), "JoinExpandAgent", {ctx.tile_policy("JoinExpand")},
+                       "Agent");
+    std::string body = make + agent.declare() + agent.temp_storage();
+    const HookArg write =
+        HookArg::lambda("void", {{"long long", "i"}, {"long long", "j"}, {"long long", "o"}},
+                        " f.write(i, j, o); ");
     if (!filter) {
-      body += fmt::format(
-          "  Agent::run(temp, {}, {}, {}, {}, [&](long long i, long long j, long long o) {{ "
-          "f.write(i, j, o); }});\n",
-          nt, ns, plo, po);
+      body += agent.call("run", {"temp", nt, ns, plo, po, write});
       ctx.kernel(id, name, p, body,
                  LaunchShape{rt::SizeExpr::slot(total), etile, ctx.policy_threads("JoinExpand"),
-                             true, v.nodes});
+                             true, v.nodes},
+                 agent);
       return out;
     }
-    body += fmt::format(
-        "  Agent::run_residual(temp, {}, {}, {}, {}, [&](long long i, long long j) {{ return "
-        "f.residual(i, j); }},\n"
-        "                      [&](long long i, long long j, long long o) {{ f.write(i, j, o); "
-        "}}, {}, {});\n",
-        nt, ns, plo, po, ts, cn);
+    body += agent.call("run_residual",
+                       {"temp", nt, ns, plo, po,
+                        HookArg::lambda("bool", {{"long long", "i"}, {"long long", "j"}},
+                                        " return f.residual(i, j); "),
+                        write, ts, cn});
     ctx.kernel(id, name, p, body,
                LaunchShape{rt::SizeExpr::slot(etiles), 1, ctx.policy_threads("JoinExpand"), false,
-                           v.nodes});
+                           v.nodes},
+               agent);
     out.size = ctx.new_slot();
     ctx.step(rt::ReadSize{out.size, count, 0});
     return out;

@@ -43,11 +43,14 @@ void lower_product(LoweringContext& ctx, const Node& n) {
                                  fmt::format("  __device__ __forceinline__ void operator()(long "
                                              "long a, long long b, long long o) const {{\n{}  }}\n",
                                              copy));
-  std::string body = fmt::format(
-      "{}  ranc::tpl::ProductAgent<{}>::run({}, {}, [&](long long a, long long b, long long o) {{ "
-      "f(a, b, o); }});\n",
-      make, ctx.policy("Map"), na, nb);
-  ctx.kernel(n.id, name, params, body, ctx.map_launch(rt::SizeExpr::slot(size)));
+  SkeletonCall agent(ctx.templates(), "ProductAgent", {ctx.tile_policy("Map")});
+  std::string body =
+      make +
+      agent.call("run", {na, nb,
+                         HookArg::lambda(
+                             "void", {{"long long", "a"}, {"long long", "b"}, {"long long", "o"}},
+                             " f(a, b, o); ")});
+  ctx.kernel(n.id, name, params, body, ctx.map_launch(rt::SizeExpr::slot(size)), agent);
   ctx.set_relation(n.id, out);
 }
 

@@ -91,15 +91,38 @@ AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation
   return a;
 }
 
-// The Agg hook struct (reduce.cuh) over the functor `fn`'s members.
+// The member functions of the Agg hook (reduce.cuh's ReduceHooks::Agg), each forwarding to
+// the functor's member of the same name.
+struct AggMethod {
+  const char* name;
+  registry::Signature sig;
+  const char* call;
+};
+const std::vector<AggMethod>& agg_methods() {
+  static const std::vector<AggMethod> m = {
+      {"init", {"State", {}}, "return f->init();"},
+      {"accumulate", {"void", {{"State&", "s"}, {"long long", "r"}}}, "f->accumulate(s, r);"},
+      {"merge", {"void", {{"State&", "a"}, {"const State&", "b"}}}, "f->merge(a, b);"}};
+  return m;
+}
+
+// The Agg hook struct over the functor `fn`'s members, defined as `agg` in a kernel body.
 std::string agg_hooks(const std::string& fn, const std::string& st) {
-  return "  struct Agg {\n    const " + fn + "* f;\n    using State = " + st +
-         ";\n"
-         "    __device__ __forceinline__ State init() const { return f->init(); }\n"
-         "    __device__ __forceinline__ void accumulate(State& s, long long r) const { "
-         "f->accumulate(s, r); }\n"
-         "    __device__ __forceinline__ void merge(State& a, const State& b) const { f->merge(a, "
-         "b); }\n  } agg{&f};\n";
+  std::string s = "  struct Agg {\n    const " + fn + "* f;\n    using State = " + st + ";\n";
+  for (const AggMethod& m : agg_methods()) {
+    std::string ps;
+    for (const auto& p : m.sig.params)
+      ps += fmt::format("{}{} {}", ps.empty() ? "" : ", ", p.type, p.name);
+    s += fmt::format("    __device__ __forceinline__ {} {}({}) const {{ {} }}\n", m.sig.ret, m.name,
+                     ps, m.call);
+  }
+  return s + "  } agg{&f};\n";
+}
+// The same object as a hook argument (SkeletonCall checks it against the registry).
+HookArg agg_object(const std::string& st) {
+  std::vector<std::pair<std::string, registry::Signature>> methods;
+  for (const AggMethod& m : agg_methods()) methods.emplace_back(m.name, m.sig);
+  return HookArg::object("agg", {{"State", st}}, std::move(methods));
 }
 
 std::string state_members(const std::string& st, const AggCode& a) {
@@ -142,18 +165,23 @@ void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelati
                        "partial slot\");\n",
                        st, a.state_words));
   const std::string hooks = agg_hooks(name + "_fn", st);
-  ctx.kernel(n.id, name, p,
-             fmt::format("{}{}  using Agent = ranc::tpl::GlobalReduceAgent<{}>;\n"
-                         "  __shared__ typename Agent::template TempStorageT<{}> temp;\n"
-                         "  Agent::run(temp, {}, [&](long long i) {{ return f.keep(i); }}, agg, {});\n",
-                         make, hooks, ctx.policy("Map"), st, ns, pp),
-             LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Map"), false, nodes});
+  SkeletonCall agent(ctx.templates(), "GlobalReduceAgent", {ctx.tile_policy("Map")}, "Agent");
+  agent.bind("State", st);
+  ctx.kernel(
+      n.id, name, p,
+      make + hooks + agent.declare() + agent.temp_storage() +
+          agent.call("run", {"temp", ns,
+                             HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); "),
+                             agg_object(st), pp}),
+      LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Map"), false, nodes}, agent);
+  SkeletonCall finish(ctx.templates(), "GlobalReduceFinish", {"256"}, "Finish");
+  finish.bind("State", st);
   ctx.kernel(n.id, ctx.kernel_name(n.id, "reduce_finish"), p,
-             fmt::format("{}{}  using Finish = ranc::tpl::GlobalReduceFinish<256>;\n"
-                         "  __shared__ typename Finish::template TempStorageT<{}> temp;\n"
-                         "  Finish::run(temp, {}, agg, {}, [&](const {}& s) {{ f.write(s); }});\n",
-                         make, hooks, st, nt, pp, st),
-             LaunchShape{rt::SizeExpr::fixed(1), 1, 256, false});
+             make + hooks + finish.declare() + finish.temp_storage() +
+                 finish.call("run", {"temp", nt, agg_object(st), pp,
+                                     HookArg::lambda("void", {{fmt::format("const {}&", st), "s"}},
+                                                     " f.write(s); ")}),
+             LaunchShape{rt::SizeExpr::fixed(1), 1, 256, false}, finish);
   out.size = ctx.new_slot();
   ctx.step(rt::ReadSize{out.size, count, 0});
   ctx.set_relation(n.id, out);
@@ -250,27 +278,29 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
                   "carry/tail slots\");\n",
                   st, a.state_words));
   const std::string hooks = agg_hooks(name + "_fn", st);
+  const HookArg emit = HookArg::lambda(
+      "void", {{"long long", "g"}, {"long long", "first"}, {fmt::format("const {} &", st), "s"}},
+      " f.write(g, first, s); ");
   {
-    std::string body = fmt::format(
-        "{}{}  using Agent = ranc::tpl::ReduceAgent<{}>;\n"
-        "  __shared__ typename Agent::template TempStorageT<{}> temp;\n"
-        "  Agent::run(temp, {}, [&](long long i, long long j) {{ return f.same(i, j); }}, agg,\n"
-        "             [&](long long g, long long first, const {} & s) {{ f.write(g, first, s); "
-        "}},\n"
-        "             {}, {}, {}, {}, {});\n",
-        make, hooks, ctx.policy("Reduce"), st, ns, st, ts, pc, pt, mt, cnt);
-    ctx.kernel(n.id, name, p, body,
-               LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Reduce"), false,
-                           nodes});
+    SkeletonCall agent(ctx.templates(), "ReduceAgent", {ctx.tile_policy("Reduce")}, "Agent");
+    agent.bind("State", st);
+    std::string body =
+        make + hooks + agent.declare() + agent.temp_storage() +
+        agent.call("run", {"temp", ns,
+                           HookArg::lambda("bool", {{"long long", "i"}, {"long long", "j"}},
+                                           " return f.same(i, j); "),
+                           agg_object(st), emit, ts, pc, pt, mt, cnt});
+    ctx.kernel(
+        n.id, name, p, body,
+        LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Reduce"), false, nodes},
+        agent);
   }
   {
-    std::string body = fmt::format(
-        "{}{}  ranc::tpl::ReduceFixupAgent::run({}, agg, [&](long long g, long long first, const "
-        "{} & s) {{ f.write(g, first, s); }},\n"
-        "                                   {}, {}, {});\n",
-        make, hooks, nt, st, pc, pt, mt);
+    SkeletonCall fixup(ctx.templates(), "ReduceFixupAgent", {});
+    fixup.bind("State", st);
+    std::string body = make + hooks + fixup.call("run", {nt, agg_object(st), emit, pc, pt, mt});
     ctx.kernel(n.id, ctx.kernel_name(n.id, "reduce_fixup"), p, body,
-               LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
+               LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false}, fixup);
   }
   if (in.unverified) ctx.step(rt::CheckFlag{in.unverified->flag, in.unverified->message, n.id});
   out.size = ctx.new_slot();

@@ -41,19 +41,22 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
   rt::BufferId count =
       ctx.allocate(fmt::format("n{}.count", n.id), 8, rt::SizeExpr::fixed(1), n.id);
   const char* cmp_sig = "  __device__ __forceinline__ int cmp(long long i, long long j) const {\n";
+  auto cmp_hook = [] {
+    return HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}},
+                           " return f.cmp(i, j); ");
+  };
   {
     KernelParams p;
     std::string cmp = LoweringContext::compare_body(p, A, "i", cols, B, "j", cols, desc);
     std::string na = p.slot(A.size), nb = p.slot(B.size), pa = p.buffer(parts, "long long", false);
     std::string name = ctx.kernel_name(n.id, "partition");
     std::string make = ctx.functor(name + "_fn", p, fmt::format("{}{}  }}\n", cmp_sig, cmp));
-    std::string body = fmt::format(
-        "{}  ranc::tpl::merge_path_partitions({}, {}, {}::tile_items, [&](long long i, long long "
-        "j) {{ return f.cmp(i, j); }}, {});\n",
-        make, na, nb, ctx.policy("Merge"), pa);
+    SkeletonCall agent(ctx.templates(), "MergePathAgent", {ctx.tile_policy("Merge")});
+    std::string body = make + agent.call("partitions", {na, nb, cmp_hook(), pa});
     ctx.kernel(n.id, name, p, body,
                LaunchShape{rt::SizeExpr{1, {rt::SizeTerm{1, {tiles}}}}, 256, 256, false,
-                           LoweringContext::fused_nodes({&A, &B}, n.id)});
+                           LoweringContext::fused_nodes({&A, &B}, n.id)},
+               agent);
   }
   {
     KernelParams p;
@@ -84,18 +87,23 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
                     "long long row, long long o) const {{\n"
                     "    if (!from_b) {{\n{}    }} else {{\n{}    }}\n  }}\n",
                     cmp_sig, cmp, dup_a, dup_b, copy_a, copy_b));
-    std::string body = fmt::format(
-        "{}  using Agent = ranc::tpl::SetOpAgent<{}, ranc::tpl::SetOp::{}>;\n"
-        "  __shared__ typename Agent::TempStorage temp;\n"
-        "  Agent::run(temp, {}, {}, {}, [&](long long i, long long j) {{ return f.cmp(i, j); }},\n"
-        "             [&](long long i) {{ return f.dup_a(i); }}, [&](long long j) {{ return "
-        "f.dup_b(j); }},\n"
-        "             [&](bool from_b, long long row, long long o) {{ f.emit(from_b, row, o); }}, "
-        "{}, {});\n",
-        make, ctx.policy("Merge"), op, na, nb, pa, ts, cnt);
+    SkeletonCall agent(ctx.templates(), "SetOpAgent",
+                       {ctx.tile_policy("Merge"), fmt::format("ranc::tpl::SetOp::{}", op)},
+                       "Agent");
+    std::string body =
+        make + agent.declare() + agent.temp_storage() +
+        agent.call(
+            "run",
+            {"temp", na, nb, pa, cmp_hook(),
+             HookArg::lambda("bool", {{"long long", "i"}}, " return f.dup_a(i); "),
+             HookArg::lambda("bool", {{"long long", "j"}}, " return f.dup_b(j); "),
+             HookArg::lambda("void", {{"bool", "from_b"}, {"long long", "row"}, {"long long", "o"}},
+                             " f.emit(from_b, row, o); "),
+             ts, cnt});
     ctx.kernel(n.id, name, p, body,
                LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Merge"), false,
-                           LoweringContext::fused_nodes({&A, &B}, n.id)});
+                           LoweringContext::fused_nodes({&A, &B}, n.id)},
+               agent);
   }
   out.size = ctx.new_slot();
   ctx.step(rt::ReadSize{out.size, count, 0});

@@ -120,6 +120,10 @@ class Context final : public LoweringContext {
     return pp_.nodes.at(static_cast<size_t>(id));
   }
   const CodegenOptions& options() const override { return options_; }
+  const TemplateRegistry& templates() const override {
+    return options_.templates ? *options_.templates : TemplateRegistry::built_in();
+  }
+  using LoweringContext::kernel;
   const DeviceRelation& relation(NodeId id) const override {
     const auto& r = rels_.at(static_cast<size_t>(id));
     internal_check(r.size >= 0, "codegen: relation used before it was lowered");
@@ -262,10 +266,12 @@ class Context final : public LoweringContext {
                              : fmt::format("(int){}", v);
         std::string out = params.buffer(keys_in, wide ? "long long" : "int", false);
         std::string name = kernel_name(id, "sortkey");
-        std::string body = fmt::format(
-            "  ranc::tpl::MapAgent<P::Map>::run({}, [&](long long i) {{ {}[i] = {}; }});\n",
-            params.slot(rel.size), out, key);
-        kernel(id, name, params, body, map_launch(count));
+        SkeletonCall agent(templates(), "MapAgent", {tile_policy("Map")});
+        std::string body = agent.call(
+            "run", {params.slot(rel.size),
+                    HookArg::lambda("void", {{"long long", "i"}},
+                                    fmt::format(" {}[i] = {}; ", out, key))});
+        kernel(id, name, params, body, map_launch(count), agent);
       } else if (perm >= 0) {
         keys_in = allocate(fmt::format("n{}.sortkey{}", id, k), wide ? 8 : 4, count, id);
         step(rt::Gather{rel.columns[c], perm, keys_in, wide ? 8 : 4, count, id});

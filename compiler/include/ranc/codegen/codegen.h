@@ -17,6 +17,8 @@
 
 namespace ranc::codegen {
 
+class TemplateRegistry;
+
 // Per inner join; semi/anti joins, and keys that do not pack into one 32- or 64-bit
 // word, always use sort-merge (rules: passes/plan_sort_orders.h).
 enum class JoinAlgorithm : uint8_t {
@@ -46,6 +48,10 @@ struct CodegenOptions {
   // as text (passes/pass_runner.h).
   std::vector<std::string> disabled_passes = {};
   std::string dump_after = {};
+  // The template registry generated instantiations are checked against (skeleton_call.h);
+  // null: the one indexed from the built-in templates at build time. Tests pass a registry
+  // indexed from modified headers.
+  const TemplateRegistry* templates = nullptr;
 };
 
 // The plan of a checked program (ranc::check's output). Throws InternalError for an

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "ranc/codegen/codegen.h"
+#include "ranc/codegen/skeleton_call.h"
 #include "ranc/ir/program.h"
 #include "ranc/passes/plan_sort_orders.h"
 #include "ranc/runtime/plan.h"
@@ -277,10 +278,22 @@ class LoweringContext {
   // CheckFlag when the body may set the error flag).
   virtual void kernel(NodeId id, const std::string& name, KernelParams& params,
                       std::string_view body, const LaunchShape& shape) = 0;
+  // The same for a body that calls a skeleton's entry point: the launch is first checked
+  // against the entry's launch rule (SkeletonCall::check_launch).
+  void kernel(NodeId id, const std::string& name, KernelParams& params, std::string_view body,
+              const LaunchShape& shape, const SkeletonCall& skeleton) {
+    skeleton.check_launch(shape.block_threads, shape.items_per_block, shape.skip_if_empty);
+    kernel(id, name, params, body, shape);
+  }
   // The tuning-table policy type for a family ("Select", "Merge", ...) and its values.
   virtual std::string policy(std::string_view family) const = 0;
   virtual int32_t policy_threads(std::string_view family) const = 0;
   virtual int32_t policy_items(std::string_view family) const = 0;
+  TilePolicy tile_policy(std::string_view family) const {
+    return TilePolicy{policy(family), policy_threads(family), policy_items(family)};
+  }
+  // The registry every skeleton instantiation is checked against (CodegenOptions::templates).
+  virtual const TemplateRegistry& templates() const = 0;
 
   // C++ text of a resolved expression (predicates use IEEE comparisons).
   virtual std::string expr(const ExprPtr& e, KernelParams& params, const AttrAccess& attr) = 0;
@@ -376,15 +389,18 @@ class LoweringContext {
             "  __device__ __forceinline__ bool pred(long long i) const {{ return {}; }}\n"
             "  __device__ __forceinline__ void emit(long long i, long long o) const {{\n{}  }}\n{}",
             pred, emit_stmts, extra_members));
-    std::string body = fmt::format(
-        "{}  using Agent = ranc::tpl::SelectAgent<{}>;\n"
-        "  __shared__ typename Agent::TempStorage temp;\n"
-        "  Agent::run(temp, {}, [&](long long i) {{ return f.pred(i); }}, [&](long long i, long "
-        "long o) {{ f.emit(i, o); }}, {}, {});\n",
-        make, policy("Select"), ns, ts, cnt);
+    SkeletonCall agent(templates(), "SelectAgent", {tile_policy("Select")}, "Agent");
+    std::string body =
+        make + agent.declare() + agent.temp_storage() +
+        agent.call(
+            "run",
+            {"temp", ns, HookArg::lambda("bool", {{"long long", "i"}}, " return f.pred(i); "),
+             HookArg::lambda("void", {{"long long", "i"}, {"long long", "o"}}, " f.emit(i, o); "),
+             ts, cnt});
     kernel(id, name, params, body,
            LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads("Select"), false,
-                       std::move(nodes)});
+                       std::move(nodes)},
+           agent);
     rt::SlotId out = new_slot();
     step(rt::ReadSize{out, count, 0});
     return out;
@@ -414,12 +430,12 @@ class LoweringContext {
         fmt::format(
             "{}  __device__ __forceinline__ void operator()(long long i) const {{\n{}  }}\n",
             members, stmts));
+    SkeletonCall agent(templates(), "MapAgent", {tile_policy("Map")});
     std::string body =
-        fmt::format("{}  ranc::tpl::MapAgent<{}>::run({}, [&](long long i) {{ f(i); }});\n", make,
-                    policy("Map"), ns);
+        make + agent.call("run", {ns, HookArg::lambda("void", {{"long long", "i"}}, " f(i); ")});
     LaunchShape shape = map_launch(rt::SizeExpr::slot(size));
     shape.nodes = std::move(nodes);
-    kernel(id, name, params, body, shape);
+    kernel(id, name, params, body, shape, agent);
   }
   // A one-thread launch of a prelude kernel (ranc_copy_element, ranc_limit_count).
   void launch_one(NodeId id, std::string kernel_name, std::vector<rt::KernelArg> args) {
