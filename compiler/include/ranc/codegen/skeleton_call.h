@@ -146,6 +146,11 @@ inline std::string substitute(std::string_view type,
   return canonical_type(out);
 }
 
+// Does `type` name the identifier `name`?
+inline bool mentions(std::string_view type, const std::string& name) {
+  return substitute(type, {{name, "?"}}) != canonical_type(type);
+}
+
 }  // namespace skeleton_detail
 
 inline HookArg HookArg::lambda(std::string ret, std::vector<registry::Param> params,
@@ -269,8 +274,7 @@ inline std::string SkeletonCall::bound(std::string_view registry_type,
   for (const auto& v : open) {
     bool is_bound = false;
     for (const auto& b : bindings_) is_bound = is_bound || b.first == v;
-    if (!is_bound &&
-        skeleton_detail::substitute(registry_type, {{v, "\x01"}}) != canonical_type(registry_type))
+    if (!is_bound && skeleton_detail::mentions(registry_type, v))
       fail(fmt::format("{} uses the type {}, which the generator did not bind", what, v));
   }
   return skeleton_detail::substitute(registry_type, bindings_);
