@@ -187,15 +187,285 @@ void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelati
   ctx.set_relation(n.id, out);
 }
 
+// ---- Hash aggregation (hash_reduce.cuh), for input not ordered by the group keys ----
+// The state of a group for the hash path: 8-byte fields whose row folding has an atomic
+// form (shared-memory atomics in phase 1): count and integer sums as unsigned 64-bit adds
+// (sums wrap, as the reference's), float sums and avg as double adds, min/max as atomicMin/
+// atomicMax of an order-preserving unsigned word (total order for floats), so the identity
+// of min/max is a word no value beats and needs no "has a value" flag.
+struct HashAggCode {
+  std::string fields = "  unsigned long long rows;\n", init = "    s.rows = 0;\n",
+              acc = "    ++s.rows;\n", acc_atomic = "    atomicAdd(&s.rows, 1ull);\n",
+              merge = "    a.rows += b.rows;\n", write;
+  int64_t state_words = 1;
+};
+
+// The order-preserving unsigned word of a value of type t (C++ text v).
+std::string order_word(Type t, const std::string& v) {
+  if (t == Type::F64) return fmt::format("ranc::tpl::total_order_key((double)({}))", v);
+  if (t == Type::F32)
+    return fmt::format("(unsigned long long)ranc::tpl::total_order_key((float)({}))", v);
+  return fmt::format("((unsigned long long)(long long)({}) ^ 0x8000000000000000ull)", v);
+}
+// The value of type t (its value C++ type) whose order word is w.
+std::string from_order_word(Type t, const std::string& w) {
+  if (t == Type::F64) return fmt::format("ranc::tpl::from_total_order_key((unsigned long long)({}))", w);
+  if (t == Type::F32) return fmt::format("ranc::tpl::from_total_order_key((unsigned int)({}))", w);
+  return fmt::format("({})(long long)(({}) ^ 0x8000000000000000ull)", value_ctype(t), w);
+}
+
+// Expressions read through `p` (phase 1's kernel), output columns through `wp` (phase 2's).
+HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation& in,
+                                const DeviceRelation& out, KernelParams& p, KernelParams& wp) {
+  HashAggCode a;
+  const size_t nk = n.group_key_index.size();
+  auto attr = [&](int32_t c) { return LoweringContext::load(p, in, static_cast<size_t>(c), "r"); };
+  a.state_words = 1 + static_cast<int64_t>(n.aggregates.size());
+  for (size_t k = 0; k < n.aggregates.size(); ++k) {
+    const Aggregate& ag = n.aggregates[k];
+    const Type ot = n.schema[nk + k].type;
+    std::string dst = wp.buffer(out.columns[nk + k], storage_ctype(ot), false);
+    if (ag.func == AggFunc::Count) {
+      a.write += fmt::format("    {}[g] = (long long)s.rows;\n", dst);
+      continue;
+    }
+    const Type at = *ag.arg->type;
+    std::string v = ctx.expr(ag.arg.ptr(), p, attr);
+    std::string f = fmt::format("a{}", k);
+    switch (ag.func) {
+      case AggFunc::Sum:
+      case AggFunc::Avg:
+        if (is_floating(at) || ag.func == AggFunc::Avg) {
+          a.fields += fmt::format("  double {};\n", f);
+          a.acc += fmt::format("    s.{} += (double)({});\n", f, v);
+          a.acc_atomic += fmt::format("    atomicAdd(&s.{}, (double)({}));\n", f, v);
+        } else {
+          a.fields += fmt::format("  unsigned long long {};\n", f);
+          a.acc += fmt::format("    s.{} += (unsigned long long)(long long)({});\n", f, v);
+          a.acc_atomic +=
+              fmt::format("    atomicAdd(&s.{}, (unsigned long long)(long long)({}));\n", f, v);
+        }
+        a.init += fmt::format("    s.{} = 0;\n", f);
+        a.merge += fmt::format("    a.{0} += b.{0};\n", f);
+        if (ag.func == AggFunc::Avg)
+          a.write += fmt::format("    {}[g] = s.{} / (double)s.rows;\n", dst, f);
+        else
+          a.write += fmt::format("    {}[g] = ({})s.{};\n", dst, value_ctype(ot), f);
+        break;
+      case AggFunc::Min:
+      case AggFunc::Max: {
+        const bool min = ag.func == AggFunc::Min;
+        a.fields += fmt::format("  unsigned long long {};\n", f);
+        a.init += fmt::format("    s.{} = {};\n", f, min ? "~0ull" : "0ull");
+        std::string w = order_word(at, v);
+        a.acc += fmt::format("    {{ const unsigned long long w = {}; if (w {} s.{}) s.{} = w; }}\n",
+                             w, min ? "<" : ">", f, f);
+        a.acc_atomic += fmt::format("    {}(&s.{}, {});\n", min ? "atomicMin" : "atomicMax", f, w);
+        a.merge += fmt::format("    if (b.{0} {1} a.{0}) a.{0} = b.{0};\n", f, min ? "<" : ">");
+        a.write += fmt::format("    {}[g] = ({}){};\n", dst, storage_ctype(ot),
+                               from_order_word(at, "s." + f));
+        break;
+      }
+      case AggFunc::Count:
+        break;
+    }
+  }
+  return a;
+}
+
+// The bits a group key takes in the packed key word (0: it cannot be packed): string
+// codes are non-negative int32 (31 bits), bools 1 bit, other 4-byte types 32 bits.
+int key_bits(Type t) {
+  switch (t) {
+    case Type::Bool:
+      return 1;
+    case Type::String:
+      return 31;
+    case Type::I32:
+    case Type::Date:
+    case Type::F32:
+      return 32;
+    default:
+      return 0;  // 8-byte keys fill the word (no room for the empty marker)
+  }
+}
+
+// Phase 1 (HashGroupAgent) writes (key word, state) records; phase 2 sorts them by key word
+// and merges each key's states with ReduceAgent, writing the groups in key order.
+void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation& in) {
+  const size_t nk = n.group_key_index.size();
+  const std::vector<NodeId> nodes = LoweringContext::fused_nodes({&in}, n.id);
+  const std::string what = in.view ? in.view->op_names(ctx.program()) + "_hash_reduce" : "hash_reduce";
+  // The output columns hold at most one row per record: declared now, allocated once the
+  // record count is known (not sized by the input, as the sort-based reduce's are).
+  const rt::SlotId records = ctx.new_slot();
+  DeviceRelation out;
+  for (size_t c = 0; c < n.schema.size(); ++c) {
+    out.types.push_back(n.schema[c].type);
+    out.columns.push_back(ctx.declare(fmt::format("n{}.c{}", n.id, c), type_size(n.schema[c].type),
+                                      rt::SizeExpr::slot(records), n.id));
+  }
+
+  // The key word: the first group key in the highest bits, each as an order-preserving
+  // unsigned field, so words order like the keys.
+  std::vector<int> shift(nk);
+  int used = 0;
+  for (size_t k = nk; k-- > 0;) {
+    shift[k] = used;
+    used += key_bits(in.types[static_cast<size_t>(n.group_key_index[k])]);
+  }
+  internal_check(used <= 63, "hash reduce: the group keys do not pack into 63 bits");
+
+  KernelParams p, q;
+  HashAggCode a = hash_aggregate_code(ctx, n, in, out, p, q);
+  const std::string keep = LoweringContext::keep(p, in, "r");
+  std::string pack = "    unsigned long long w = 0;\n";
+  for (size_t k = 0; k < nk; ++k) {
+    const size_t c = static_cast<size_t>(n.group_key_index[k]);
+    const Type t = in.types[c];
+    std::string v = LoweringContext::load(p, in, c, "r");
+    std::string field = t == Type::Bool     ? fmt::format("(unsigned long long)({} ? 1 : 0)", v)
+                        : t == Type::String ? fmt::format("(unsigned long long)(unsigned int)({})", v)
+                        : t == Type::F32
+                            ? fmt::format("(unsigned long long)ranc::tpl::total_order_key((float)({}))", v)
+                            : fmt::format("(unsigned long long)((unsigned int)({}) ^ 0x80000000u)", v);
+    pack += fmt::format("    w |= {} << {};\n", field, shift[k]);
+  }
+  pack += "    return w;\n";
+
+  // Records: an estimate of (blocks x table slots), grown once to n rows when short.
+  const int64_t tile = static_cast<int64_t>(ctx.policy_threads("Reduce")) * ctx.policy_items("Reduce");
+  int capacity = 512;
+  while (capacity > 32 && capacity * (8 + 8 * a.state_words) > 32 * 1024) capacity /= 2;
+  constexpr int64_t kMaxBlocks = 2048;  // HashGroupAgent::kMaxBlocks
+  rt::SlotId cap = ctx.new_slot();
+  ctx.step(rt::SetSize{cap, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size}}}, 1, 1,
+                                         kMaxBlocks * capacity}});
+  rt::BufferId rkeys = ctx.allocate(fmt::format("n{}.record_keys", n.id), 8, rt::SizeExpr::slot(cap), n.id);
+  rt::BufferId rstates = ctx.allocate(fmt::format("n{}.record_states", n.id), 8,
+                                      rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {cap}}}}, n.id);
+  rt::BufferId header = ctx.allocate(fmt::format("n{}.records", n.id), 8, rt::SizeExpr::fixed(2),
+                                     n.id, true);
+  const std::string name = ctx.kernel_name(n.id, what);
+  const std::string st = name + "_state";
+  ctx.emit(fmt::format("struct alignas(8) {} {{\n{}}};\n", st, a.fields));
+  ctx.emit(fmt::format("static_assert(sizeof({}) <= {} * 8, \"hash reduce state larger than its "
+                       "record slot\");\n",
+                       st, a.state_words));
+  std::string ns = p.slot(in.size), rk = p.buffer(rkeys, "unsigned long long", false),
+              rs = p.buffer(rstates, "void", false), cs = p.slot(cap),
+              hd = p.buffer(header, "unsigned long long", false);
+  std::string members = fmt::format(
+      "  using State = {0};\n"
+      "  __device__ __forceinline__ bool keep(long long r) const {{ return {1}; }}\n"
+      "  __device__ __forceinline__ unsigned long long key(long long r) const {{\n{2}  }}\n"
+      "  __device__ __forceinline__ State init() const {{\n    State s;\n{3}    return s;\n  }}\n"
+      "  __device__ __forceinline__ void accumulate(State& s, long long r) const {{\n{4}  }}\n"
+      "  __device__ __forceinline__ void accumulate_atomic(State& s, long long r) const {{\n{5}  }}\n",
+      st, keep, pack, a.init, a.acc, a.acc_atomic);
+  std::string make = ctx.functor(name + "_fn", p, members);
+  {
+    std::string body = fmt::format(
+        "{0}  struct Agg {{\n    const {1}_fn* f;\n    using State = {2};\n"
+        "    __device__ __forceinline__ State init() const {{ return f->init(); }}\n"
+        "    __device__ __forceinline__ void accumulate(State& s, long long r) const {{ f->accumulate(s, r); }}\n"
+        "    __device__ __forceinline__ void accumulate_atomic(State& s, long long r) const {{ "
+        "f->accumulate_atomic(s, r); }}\n  }} agg{{&f}};\n"
+        "  using Agent = ranc::tpl::HashGroupAgent<{3}, {4}>;\n"
+        "  __shared__ typename Agent::template TempStorageT<{2}> temp;\n"
+        "  Agent::run(temp, {5}, [&](long long r) {{ return f.keep(r); }}, [&](long long r) {{ "
+        "return f.key(r); }}, agg, {6}, {7}, {8}, {9});\n",
+        make, name, st, ctx.policy("Reduce"), capacity, ns, rk, rs, cs, hd);
+    rt::SizeExpr blocks{0, {rt::SizeTerm{1, {in.size}}}, tile, 1, kMaxBlocks};
+    ctx.kernel(n.id, name, p, body,
+               LaunchShape{blocks, 1, ctx.policy_threads("Reduce"), true, nodes,
+                           rt::Regrow{header, 1, cap, records, {rkeys, rstates}}});
+  }
+  for (rt::BufferId b : out.columns) ctx.step(rt::Alloc{b});
+
+  // Phase 2: sort the records by key word, merge each key's states.
+  const rt::SizeExpr count = rt::SizeExpr::slot(records);
+  rt::BufferId perm = ctx.allocate(fmt::format("n{}.record_ids", n.id), 4, count, n.id);
+  ctx.step(rt::Iota{perm, count});
+  rt::BufferId skeys = ctx.allocate(fmt::format("n{}.sorted_keys", n.id), 8, count, n.id);
+  rt::BufferId sperm = ctx.allocate(fmt::format("n{}.sorted_ids", n.id), 4, count, n.id);
+  ctx.step(rt::SortPairs{rkeys, skeys, perm, sperm, Type::I64, false, count, n.id});
+
+  const int64_t rtile = tile;
+  rt::SlotId tiles = ctx.num_tiles(n.id, records, -1, rtile);
+  rt::BufferId state = ctx.tile_state(n.id, "tile_state", "hash_reduce_init", tiles);
+  rt::BufferId meta = ctx.allocate(fmt::format("n{}.meta", n.id), 8,
+                                   rt::SizeExpr{0, {rt::SizeTerm{3, {tiles}}}}, n.id);
+  rt::BufferId groups = ctx.allocate(fmt::format("n{}.count", n.id), 8, rt::SizeExpr::fixed(1), n.id);
+  rt::BufferId carry = ctx.allocate(fmt::format("n{}.carry", n.id), 8,
+                                    rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {tiles}}}}, n.id);
+  rt::BufferId tail = ctx.allocate(fmt::format("n{}.tail", n.id), 8,
+                                   rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {tiles}}}}, n.id);
+  std::string sk = q.buffer(skeys, "unsigned long long"), sp = q.buffer(sperm, "unsigned int"),
+              stin = q.buffer(rstates, "void");
+  std::string write;
+  for (size_t k = 0; k < nk; ++k) {
+    const Type t = in.types[static_cast<size_t>(n.group_key_index[k])];
+    const int bits = key_bits(t);
+    std::string field = fmt::format("(({}[first] >> {}) & 0x{:x}ull)", sk, shift[k], (1ull << bits) - 1);
+    std::string value = t == Type::Bool     ? fmt::format("(unsigned char){}", field)
+                        : t == Type::String ? fmt::format("(int){}", field)
+                        : t == Type::F32
+                            ? fmt::format("ranc::tpl::from_total_order_key((unsigned int){})", field)
+                            : fmt::format("(int)((unsigned int){} ^ 0x80000000u)", field);
+    write += fmt::format("    {}[g] = {};\n", q.buffer(out.columns[k], storage_ctype(t), false), value);
+  }
+  write += a.write;
+  std::string nr = q.slot(records), ts = q.buffer(state, "void", false),
+              mt = q.buffer(meta, "long long", false), cnt = q.buffer(groups, "long long", false),
+              nt = q.slot(tiles), pc = q.buffer(carry, "void", false), pt = q.buffer(tail, "void", false);
+  const std::string mname = ctx.kernel_name(n.id, "hash_reduce_merge");
+  std::string mmembers = fmt::format(
+      "  using State = {0};\n"
+      "  __device__ __forceinline__ State init() const {{\n    State s;\n{1}    return s;\n  }}\n"
+      "  __device__ __forceinline__ void merge(State& a, const State& b) const {{\n{2}  }}\n"
+      "  __device__ __forceinline__ void accumulate(State& s, long long r) const {{\n"
+      "    merge(s, static_cast<const State*>({3})[{4}[r]]);\n  }}\n"
+      "  __device__ __forceinline__ bool same(long long i, long long j) const {{ return {5}[i] == {5}[j]; }}\n"
+      "  __device__ __forceinline__ void write(long long g, long long first, const State& s) const {{\n{6}  }}\n",
+      st, a.init, a.merge, stin, sp, sk, write);
+  std::string mmake = ctx.functor(mname + "_fn", q, mmembers);
+  const std::string hooks = agg_hooks(mname + "_fn", st);
+  ctx.kernel(n.id, mname, q,
+             fmt::format("{}{}  using Agent = ranc::tpl::ReduceAgent<{}>;\n"
+                         "  __shared__ typename Agent::template TempStorageT<{}> temp;\n"
+                         "  Agent::run(temp, {}, [&](long long i, long long j) {{ return f.same(i, j); }}, agg,\n"
+                         "             [&](long long g, long long first, const {} & s) {{ f.write(g, first, s); }},\n"
+                         "             {}, {}, {}, {}, {});\n",
+                         mmake, hooks, ctx.policy("Reduce"), st, nr, st, ts, pc, pt, mt, cnt),
+             LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Reduce"), false});
+  ctx.kernel(n.id, ctx.kernel_name(n.id, "hash_reduce_fixup"), q,
+             fmt::format("{}{}  ranc::tpl::ReduceFixupAgent::run({}, agg, [&](long long g, long long first, const "
+                         "{} & s) {{ f.write(g, first, s); }},\n"
+                         "                                   {}, {}, {});\n",
+                         mmake, hooks, nt, st, pc, pt, mt),
+             LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
+  out.size = ctx.new_slot();
+  ctx.step(rt::ReadSize{out.size, groups, 0});
+  ctx.set_relation(n.id, out);
+}
+
 }  // namespace
 
 void lower_reduce(LoweringContext& ctx, const Node& n) {
   DeviceRelation in = ctx.relation(n.inputs.at(0));
   const size_t nk = n.group_key_index.size();
-  if (in.view && (in.view->source != RowView::Source::Index || (nk > 0 && in.view->filters)))
+  // Grouped by sorting, a dropped row could leave a group empty: only views that keep
+  // every row are read directly; the hash path and the global reduce evaluate the filter.
+  const bool per_row = nk == 0 || ctx.physical(n.id).hash_reduce;
+  if (in.view && (in.view->source != RowView::Source::Index || (!per_row && in.view->filters)))
     in = ctx.dense(in);
   if (nk == 0) {
     lower_global_reduce(ctx, n, in);
+    return;
+  }
+  if (ctx.physical(n.id).hash_reduce) {
+    lower_hash_reduce(ctx, n, in);
     return;
   }
   const auto& keys = ctx.physical(n.id).compare_keys;

@@ -28,8 +28,10 @@ namespace ranc {
 namespace {
 
 std::string physical(const Program& checked,
-                     codegen::JoinAlgorithm join = codegen::JoinAlgorithm::Auto) {
-  return passes::print_physical_plan(passes::plan_sort_orders(checked, {.join = join}));
+                     codegen::JoinAlgorithm join = codegen::JoinAlgorithm::Auto,
+                     codegen::GroupBy group_by = codegen::GroupBy::Sort) {
+  return passes::print_physical_plan(
+      passes::plan_sort_orders(checked, {.join = join, .group_by = group_by}));
 }
 
 int count_of(const std::string& text, const std::string& what) {
@@ -41,7 +43,9 @@ int count_of(const std::string& text, const std::string& what) {
 // ---------------------------------------------------------------------------------
 // Physical planning: Before (program) / Expected (plan text).
 
-// A reduce over an unsorted input gets a keys-only sort in front of it.
+// (These plans group by sorting, --group-by=sort; hashing is FusePipelines.HashReduce*.)
+// A reduce over an unsorted input gets a keys-only sort in front of it; by default it
+// hashes instead, and its output has the same order.
 TEST(PlanSortOrders, SortInsertedBeforeReduceOnUnsortedInput) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
@@ -51,6 +55,10 @@ TEST(PlanSortOrders, SortInsertedBeforeReduceOnUnsortedInput) {
             "n1 sort(n0) by [k] (inserted) order [k]\n"
             "n2 reduce(n1) order [k] unique\n"
             "n3 output(n2) order [k] unique\n");
+  EXPECT_EQ(physical(b.check(), codegen::JoinAlgorithm::Auto, codegen::GroupBy::Auto),
+            "n0 input()\n"
+            "n1 reduce(n0) hash order [k] unique\n"
+            "n2 output(n1) order [k] unique\n");
 }
 
 // A reduce over an input already sorted by the group key needs no sort.

@@ -125,6 +125,42 @@ TEST(FusePipelines, ReducesAtTheEndOfPipelines) {
   EXPECT_NE(res.plan.source.find("GlobalReduceAgent"), std::string::npos);
 }
 
+// A reduce over input not ordered by its group keys hashes when the keys pack into 63
+// bits (string 31 + i32 32 here): no sort is inserted, a select in front fuses into it
+// (it folds row by row), and its output is ordered by the keys, so a user sort by them
+// after it is a no-op. 8-byte keys, --group-by=sort and input already grouped sort.
+TEST(FusePipelines, HashReduceTakesUnorderedInput) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"s", Type::String}, {"v", Type::I64}, {"w", Type::I64}});
+  b.output(r.select(col("v") > 1).reduce({"s", "k"}, {sum(col("v"), "sv"), count("c")}).sort({"s", "k"}),
+           "hashed");
+  b.output(r.reduce({"w"}, {count("c")}), "wide_key");
+  b.output(r.sort({"k"}).reduce({"k"}, {count("c")}), "grouped");
+  Program p = b.check();
+  auto res = pipeline(p);
+  EXPECT_EQ(passes::print_physical_plan(res.physical),
+            "n0 input()\n"
+            "n1 select(n0) fused into n2\n"
+            "n2 reduce(n1) hash order [s, k] unique\n"
+            "n3 sort(n2) no-op order [s, k, sv, c] unique\n"
+            "n4 sort(n0) by [w] (inserted) order [w]\n"
+            "n5 reduce(n4) order [w] unique\n"
+            "n6 sort(n0) by [k, s, v, w] order [k, s, v, w]\n"
+            "n7 reduce(n6) order [k] unique\n"
+            "n8 output(n3) order [s, k, sv, c] unique\n"
+            "n9 output(n5) order [w] unique\n"
+            "n10 output(n7) order [k] unique\n");
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+  EXPECT_NE(res.plan.source.find("HashGroupAgent"), std::string::npos);
+  // Sorting instead: the select is materialised, a sort is inserted before the reduce.
+  const std::string sorted = physical(p, {.group_by = codegen::GroupBy::Sort});
+  EXPECT_NE(sorted.find("n2 sort(n1) by [s, k] (inserted)"), std::string::npos) << sorted;
+  EXPECT_EQ(sorted.find(" hash"), std::string::npos) << sorted;
+  setenv("RANC_GROUP_BY", "sort", 1);
+  EXPECT_EQ(physical(p), sorted);
+  unsetenv("RANC_GROUP_BY");
+}
+
 // A limit fuses into the select before it (one compaction that writes only the window);
 // its size is host arithmetic, not a read-back kernel.
 TEST(FusePipelines, LimitIntoItsProducer) {
@@ -258,22 +294,21 @@ TEST(PlanPagedEdges, HashJoinIntoStreamingConsumersIsPaged) {
             "n7 project(n6) -> paged\n"
             "n8 join(n7, n1) hash\n"
             "n9 join(n1, n2) hash\n"
-            "n10 join(n1, n0) hash\n"
-            "n11 sort(n10) by [qk] (inserted) order [qk]\n"
-            "n12 reduce(n11) order [qk] unique\n"
-            "n13 output(n5) unique\n"
-            "n14 output(n8)\n"
-            "n15 output(n9)\n"
-            "n16 output(n12) order [qk] unique\n");
+            "n10 join(n1, n0) hash -> paged\n"
+            "n11 reduce(n10) hash order [qk] unique\n"
+            "n12 output(n5) unique\n"
+            "n13 output(n8)\n"
+            "n14 output(n9)\n"
+            "n15 output(n11) order [qk] unique\n");
   EXPECT_EQ(testing::kernel_group_mismatch(res), "");
-  // The two paged joins write pages in one pass (no count kernel) and grow when short;
-  // the dense ones count first.
-  EXPECT_EQ(count_in(res.plan.source, "_hash_paged("), 2);
-  EXPECT_EQ(count_in(res.plan.source, "_hash_count("), 3);
+  // The three paged joins write pages in one pass (no count kernel) and grow when short
+  // (as do the hash reduce's records); the dense ones count first.
+  EXPECT_EQ(count_in(res.plan.source, "_hash_paged("), 3);
+  EXPECT_EQ(count_in(res.plan.source, "_hash_count("), 2);
   int regrows = 0;
   for (const auto& st : res.plan.steps)
     if (const auto* l = std::get_if<rt::Launch>(&st); l && l->regrow) ++regrows;
-  EXPECT_EQ(regrows, 2);
+  EXPECT_EQ(regrows, 4);
   // Nothing is compacted: the reduce and the second join stream the pages.
   EXPECT_EQ(res.plan.source.find("paged_to_dense"), std::string::npos);
 
@@ -324,6 +359,7 @@ TEST(PlanPagedEdges, StreamingConsumers) {
   b.output(r.sort({"k"}), "e");
   b.output(r.distinct(), "f");
   b.output(r.limit(3), "g");
+  b.output(r.sort({"k"}).reduce({"k"}, {count("c")}), "h");  // grouped by sorting
   Program p = b.check();
   auto res = pipeline(p, {.join = JoinAlgorithm::SortMerge});
   auto node = [&](OpKind k) -> const Node& {
@@ -339,9 +375,14 @@ TEST(PlanPagedEdges, StreamingConsumers) {
   EXPECT_FALSE(passes::streams_paged_input(pp, node(OpKind::Sort), 0));
   EXPECT_FALSE(passes::streams_paged_input(pp, node(OpKind::Distinct), 0));
   EXPECT_FALSE(passes::streams_paged_input(pp, node(OpKind::Output), 0));
+  int sorted_groups = 0;
   for (const Node& n : pp.program.nodes())
-    if (n.kind == OpKind::Reduce)
-      EXPECT_EQ(passes::streams_paged_input(pp, n, 0), n.group_keys.empty());
+    if (n.kind == OpKind::Reduce) {
+      const bool hashed = pp.nodes[static_cast<size_t>(n.id)].hash_reduce;
+      sorted_groups += !n.group_keys.empty() && !hashed;
+      EXPECT_EQ(passes::streams_paged_input(pp, n, 0), n.group_keys.empty() || hashed);
+    }
+  EXPECT_EQ(sorted_groups, 1);
 }
 
 }  // namespace

@@ -192,6 +192,9 @@ inline Program fusion_program() {
   b.output(r.select(col("k") < 10).project({as(col("v") * 2, "x"), "f"}).reduce({}, {sum(col("x"), "sx"), max(col("f"), "mf"), count("n")}),
            "global_reduce");
   b.output(r.project({"k", as(col("v") + 1, "w")}).reduce({"k"}, {sum(col("w"), "sw")}), "grouped_reduce");
+  // A select in front of a reduce that hashes (string and i32 keys in one 63-bit word).
+  b.output(r.select(col("f") < 1.0).reduce({"s", "k"}, {sum(col("v"), "sv"), min(col("f"), "mf"), count("n")}),
+           "filtered_hash_reduce");
   b.output(r.semi_join(q, {"k"}, {"qk"}).select(col("v") > 0).anti_join(q.select(col("qv") < 0), {"k"}, {"qk"})
                .project({"k", "s"}),
            "semi_anti");

@@ -413,6 +413,55 @@ TEST(GpuOperatorsLarge, TwoToThe24) {
   }
 }
 
+// Group-by by hashing (hash_reduce.cuh) against the reference and against grouping by
+// sorting: keys of every type that packs (f32 with -0.0, +0.0, NaN and infinities as
+// distinct keys, bool with string, date, negative i32), every aggregate, a fused select,
+// sizes around the table's fill limit, and many groups (the records outgrow their
+// estimate and the kernel runs again).
+TEST(GpuHashReduce, MatchesReferenceAndSortedGrouping) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(23);
+  const float specials[] = {-0.0f, 0.0f, std::numeric_limits<float>::quiet_NaN(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::infinity(), 1.5f, -2.25f};
+  for (int64_t n : {int64_t{1}, int64_t{300}, int64_t{70001}, int64_t{3000000}}) {
+    const int64_t range = n > 1000000 ? n : 97;
+    Schema s{{{"kf", Type::F32}, {"kb", Type::Bool}, {"ks", Type::String}, {"kd", Type::Date},
+              {"ki", Type::I32}, {"v", Type::I64}, {"w", Type::F64}},
+             0};
+    std::vector<Column> cols;
+    for (const auto& a : s.attributes) cols.emplace_back(a.type);
+    for (int64_t i = 0; i < n; ++i) {
+      cols[0].append(Value::f32(specials[rng() % 7]));
+      cols[1].append(Value::boolean(rng() & 1));
+      cols[2].append(Value::string(fmt::format("s{}", rng() % 5)));
+      cols[3].append(Value::date(static_cast<int32_t>(9000 + rng() % 40)));
+      cols[4].append(Value::i32(static_cast<int32_t>(rng() % static_cast<uint64_t>(range)) - 40));
+      cols[5].append(Value::i64(static_cast<int64_t>(rng() % 2000) - 1000));
+      cols[6].append(Value::f64(static_cast<double>(rng() % 1000) / 8.0));
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, std::move(cols)));
+    ProgramBuilder b;
+    Rel r = b.input("r", s.attributes);
+    auto aggs = [] {
+      return std::vector<Aggregate>{ranc::count("n"), ranc::sum(col("v"), "sv"),
+                                    ranc::sum(col("w"), "sw"), ranc::avg(col("v"), "av"),
+                                    ranc::min(col("w"), "mnw"), ranc::max(col("ks"), "mxs"),
+                                    ranc::min(col("kf"), "mnf"), ranc::max(col("v"), "mxv")};
+    };
+    b.output(r.reduce({"kf"}, aggs()), "f32");
+    b.output(r.reduce({"kb", "ks"}, aggs()), "bool_string");
+    b.output(r.select(col("v") > 0).reduce({"kd", "ks"}, aggs()), "filtered_date_string");
+    b.output(r.reduce({"ki"}, {ranc::count("n"), ranc::sum(col("v"), "sv")}), "i32");
+    Program p = b.check();
+    EXPECT_NE(codegen::generate_plan(p).source.find("HashGroupAgent"), std::string::npos);
+    EXPECT_EQ(run_and_compare(p, in), "") << "hashed, n = " << n;
+    EXPECT_EQ(run_and_compare(p, in, {.group_by = codegen::GroupBy::Sort}), "")
+        << "sorted, n = " << n;
+  }
+}
+
 // A hash join whose build side needs more than kMaxRadixBits partitions (2^23 unique
 // 64-bit keys: partitions average 2048 rows, twice a shared-memory table chunk).
 TEST(GpuOperatorsLarge, HashJoinBeyondMaxRadixBits) {

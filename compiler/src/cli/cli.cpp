@@ -51,6 +51,7 @@ struct Args {
   std::vector<std::string> only;  // import --only
   std::vector<int> archs;         // build --arch
   codegen::JoinAlgorithm join = codegen::JoinAlgorithm::Auto;
+  codegen::GroupBy group_by = codegen::GroupBy::Auto;
 };
 
 struct UsageError {
@@ -327,6 +328,16 @@ class CommandLine {
          "(sort-merge) or auto (default: merge, which measures faster than hash today)")
         ->type_name("ALGO")
         ->check(CLI::IsMember({"auto", "merge", "hash"}));
+    c->add_option_function<std::string>(
+         "--group-by",
+         [this](const std::string& v) {
+           a_.group_by = v == "sort" ? codegen::GroupBy::Sort : codegen::GroupBy::Auto;
+         },
+         "how a reduce groups input not ordered by its group keys on the GPU: auto (hash "
+         "aggregation when the keys pack into 63 bits, else sort; the default) or sort (also "
+         "RANC_GROUP_BY=sort)")
+        ->type_name("ALGO")
+        ->check(CLI::IsMember({"auto", "sort"}));
     c->add_flag("--no-fusion", a_.no_fusion,
                 "one kernel per operator, every intermediate in device memory; the same "
                 "results, for comparison (also RANC_NO_FUSION=1)");
@@ -482,6 +493,7 @@ std::string kernels_text(const rt::Plan& plan) {
 codegen::CodegenOptions codegen_options(const Args& a) {
   codegen::CodegenOptions o;
   o.join = a.join;
+  o.group_by = a.group_by;
   o.fusion = !a.no_fusion;
   o.paged = !a.no_paged;
   return o;

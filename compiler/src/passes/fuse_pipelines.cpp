@@ -138,9 +138,11 @@ class Fuser {
         return k == 0 ? index : index && !s.checks;
       }
       case OpKind::Reduce:
-        // Without group keys, any chain over row numbers; grouped, its neighbour
-        // comparisons need every row (a filter could leave a group empty).
-        return index && (c.group_keys.empty() || !s.filters);
+        // Without group keys, any chain over row numbers; grouped by sorting, its
+        // neighbour comparisons need every row (a filter could leave a group empty).
+        // Hashed, each row is folded on its own like the global reduce.
+        return index && (c.group_keys.empty() || !s.filters ||
+                         plan_.nodes[static_cast<size_t>(c.id)].hash_reduce);
       case OpKind::Limit:
         // A select into the limit (one compaction writing the window), or a chain that
         // keeps every row and checks nothing (the window is read directly).

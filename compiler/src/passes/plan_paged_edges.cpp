@@ -16,8 +16,8 @@ bool streams_paged_input(const PhysicalPlan& plan, const Node& c, size_t k) {
           c.join_kind == JoinKind::Inner)
         return true;
       return k == 0;  // sort-merge: the left side is streamed, the right binary-searched
-    case OpKind::Reduce:
-      return c.group_keys.empty();
+    case OpKind::Reduce:  // folds row by row: global, or grouped by hashing
+      return c.group_keys.empty() || plan.nodes.at(static_cast<size_t>(c.id)).hash_reduce;
     default:
       return false;
   }

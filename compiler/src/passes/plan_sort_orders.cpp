@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
+#include <string_view>
 
 namespace ranc::passes {
 
@@ -102,6 +104,38 @@ class Planner {
     NodeId id = add(std::move(n), std::move(p));
     sorts_[key] = id;
     return id;
+  }
+
+  // Does reduce `n` group its input `input` by hashing? Group keys, an input not already
+  // grouped by them, keys that pack into 63 bits (hash_reduce.cuh), and not switched off.
+  bool hash_reduce(const Node& n, NodeId input) const {
+    if (n.group_key_index.empty() || groups_by(phys(input).order, n.group_key_index)) return false;
+    if (options_.group_by == codegen::GroupBy::Sort) return false;
+    if (const char* v = std::getenv("RANC_GROUP_BY"); v && std::string_view(v) == "sort")
+      return false;
+    int bits = 0;
+    for (int32_t k : n.group_key_index) {
+      const Type t = node(input).schema[static_cast<size_t>(k)].type;
+      bits += t == Type::Bool ? 1 : t == Type::String ? 31 : type_size(t) == 4 ? 32 : 64;
+    }
+    return bits <= 63;
+  }
+
+  // Is `input` already in order `want` because its order starts like `want` up to a set
+  // of attributes that is a key? Only reduce outputs count: their group keys are unique
+  // by construction (a declared input key is not verified).
+  bool ordered_by_key_prefix(NodeId input, const Order& want) const {
+    const Node& src = node(input);
+    if (src.kind != OpKind::Reduce || src.schema.key_size == 0) return false;
+    const Order& have = phys(input).order;
+    std::set<int32_t> covered;
+    for (size_t k = 0; k < want.size() && k < have.size() && want[k] == have[k]; ++k) {
+      covered.insert(want[k].index);
+      bool all = true;
+      for (size_t a = 0; a < src.schema.key_size; ++a) all = all && covered.count(static_cast<int32_t>(a));
+      if (all) return true;
+    }
+    return false;
   }
 
   static std::string keys_text(const Order& keys) {
@@ -202,6 +236,13 @@ class Planner {
         break;
       }
       case OpKind::Reduce: {
+        if (hash_reduce(n, in(0))) {
+          p.hash_reduce = true;
+          for (size_t k = 0; k < n.group_key_index.size(); ++k)
+            p.order.push_back({static_cast<int32_t>(k), false});
+          p.unique = true;
+          break;
+        }
         auto [input, seq] = grouped(in(0), n.group_key_index);
         n.inputs[0] = input;
         p.compare_keys = seq;
@@ -251,7 +292,8 @@ class Planner {
         for (int32_t a : all_attrs(n.schema))
           if (used.insert(a).second) want.push_back({a, false});
         const auto& po = phys(in(0));
-        if (prefix(po.order, want.size()) != want) p.sort_keys = want;
+        if (prefix(po.order, want.size()) != want && !ordered_by_key_prefix(in(0), want))
+          p.sort_keys = want;
         p.order = want;
         p.unique = po.unique;
         break;
@@ -296,6 +338,7 @@ std::string print_physical_plan(const PhysicalPlan& plan) {
                  : fmt::format(" by [{}]", order_text(plan.program, n, p.sort_keys));
     if (p.inserted) out += " (inserted)";
     if (n.kind == OpKind::Join && p.join == codegen::JoinAlgorithm::Hash) out += " hash";
+    if (p.hash_reduce) out += " hash";
     if (!p.order.empty()) out += fmt::format(" order [{}]", order_text(plan.program, n, p.order));
     if (p.unique) out += " unique";
     if (p.fused) out += fmt::format(" fused into n{}", p.kernel);

@@ -421,6 +421,9 @@ class Run {
       throw InternalError(fmt::format("{}: a paged output needed {} pages after growing to {}",
                                       where(plan_.steps[step_index_]), again, capacity));
     }
+    // What the second run used (a producer may ask for a safe bound the first time, as the
+    // hash reduce's records do, and use less).
+    slots_[static_cast<size_t>(g.needed)] = again;
   }
   int64_t read_int64(BufferId b, int64_t index) {
     need(b, index + 1);

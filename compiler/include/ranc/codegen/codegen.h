@@ -28,8 +28,15 @@ enum class JoinAlgorithm : uint8_t {
               // build (right) and probe (left) each partition in shared memory
 };
 
+// How a reduce with group keys over input not ordered by them groups its rows: Auto
+// hashes when the keys pack into one 63-bit word (strings, bools, 4-byte types; see
+// ra_ops/reduce/lowering.cpp) and sorts otherwise; Sort always sorts the input first.
+enum class GroupBy : uint8_t { Auto, Sort };
+
 struct CodegenOptions {
   JoinAlgorithm join = JoinAlgorithm::Auto;
+  // `ranc --group-by=sort`, RANC_GROUP_BY=sort.
+  GroupBy group_by = GroupBy::Auto;
   // Target architecture for the tuning table (TuningTable<Arch>); 900 = sm_90.
   int arch = 900;
   // Comments in the source that quote the program (sanitised); off gives source that

@@ -49,6 +49,9 @@ struct PhysicalNode {
   // positions into left_key_index/right_key_index.
   Order compare_keys;
   codegen::JoinAlgorithm join = codegen::JoinAlgorithm::SortMerge;
+  // Reduce: grouped by hashing (templates/hash_reduce.cuh) instead of sorting its input;
+  // the output is still ordered by the group keys (ascending, in group-key order).
+  bool hash_reduce = false;
   // Set by fuse_pipelines (passes/fuse_pipelines.h): the output is not materialised but
   // handed to its one consumer as a view, so this operator runs inside the kernels of
   // `kernel`: the inner join it feeds (its count or partitioning stage), or else the

@@ -90,9 +90,10 @@ struct ReadSize {  // slot = the int64 at element `index` of `buffer` (device to
 // after it the executor reads the int64 at element `index` of `header` (the pages the list
 // needed). When that exceeds slot `capacity`, it sets the slot to it, reallocates the
 // `grow` buffers (their counts re-evaluated; they must be arguments of the launch),
-// zeroes `header` and launches once more, which then fits exactly. Running out of memory
+// zeroes `header` and launches once more, which must then fit. Running out of memory
 // while growing is the usual OutOfMemoryError naming the operator. Slot `needed` receives
-// the pages needed (so no separate ReadSize of the header follows).
+// the value at `index` after the last launch (the pages needed, so no separate ReadSize
+// of the header follows). The hash reduce uses the same step for its records.
 struct Regrow {
   BufferId header = -1;
   int64_t index = 0;
