@@ -91,25 +91,36 @@ AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation
   return a;
 }
 
-// The member functions of the Agg hook (reduce.cuh's ReduceHooks::Agg), each forwarding to
-// the functor's member of the same name.
+// The member functions of an Agg hook, each forwarding to the functor's member of the same
+// name: reduce.cuh's ReduceHooks::Agg, and hash_reduce.cuh's HashGroupAgent::Hooks::Agg.
 struct AggMethod {
   const char* name;
   registry::Signature sig;
   const char* call;
 };
-const std::vector<AggMethod>& agg_methods() {
-  static const std::vector<AggMethod> m = {
+using AggMethods = std::vector<AggMethod>;
+const AggMethods& agg_methods() {
+  static const AggMethods m = {
       {"init", {"State", {}}, "return f->init();"},
       {"accumulate", {"void", {{"State&", "s"}, {"long long", "r"}}}, "f->accumulate(s, r);"},
       {"merge", {"void", {{"State&", "a"}, {"const State&", "b"}}}, "f->merge(a, b);"}};
   return m;
 }
+const AggMethods& hash_agg_methods() {
+  static const AggMethods m = {
+      {"init", {"State", {}}, "return f->init();"},
+      {"accumulate", {"void", {{"State&", "s"}, {"long long", "r"}}}, "f->accumulate(s, r);"},
+      {"accumulate_atomic",
+       {"void", {{"State&", "s"}, {"long long", "r"}}},
+       "f->accumulate_atomic(s, r);"}};
+  return m;
+}
 
 // The Agg hook struct over the functor `fn`'s members, defined as `agg` in a kernel body.
-std::string agg_hooks(const std::string& fn, const std::string& st) {
+std::string agg_hooks(const std::string& fn, const std::string& st,
+                      const AggMethods& methods = agg_methods()) {
   std::string s = "  struct Agg {\n    const " + fn + "* f;\n    using State = " + st + ";\n";
-  for (const AggMethod& m : agg_methods()) {
+  for (const AggMethod& m : methods) {
     std::string ps;
     for (const auto& p : m.sig.params)
       ps += fmt::format("{}{} {}", ps.empty() ? "" : ", ", p.type, p.name);
@@ -119,10 +130,48 @@ std::string agg_hooks(const std::string& fn, const std::string& st) {
   return s + "  } agg{&f};\n";
 }
 // The same object as a hook argument (SkeletonCall checks it against the registry).
-HookArg agg_object(const std::string& st) {
+HookArg agg_object(const std::string& st, const AggMethods& m = agg_methods()) {
   std::vector<std::pair<std::string, registry::Signature>> methods;
-  for (const AggMethod& m : agg_methods()) methods.emplace_back(m.name, m.sig);
+  for (const AggMethod& x : m) methods.emplace_back(x.name, x.sig);
   return HookArg::object("agg", {{"State", st}}, std::move(methods));
+}
+
+// The two kernels of reduce.cuh's segmented reduction: ReduceAgent (kernel `name`) and
+// ReduceFixupAgent (kernel n<id>_<fixup>), over the functor made by `make` (members same,
+// write and those agg_hooks forwards to) with aggregate state `st`. The arguments are
+// kernel parameters of `p`: rows, tile state, carry, tail, meta, the group count, tiles.
+struct SegmentedReduceArgs {
+  std::string rows, tile_state, carry, tail, meta, count, tiles;
+};
+void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string& name,
+                              std::string_view fixup, KernelParams& p, const std::string& make,
+                              const std::string& st, const SegmentedReduceArgs& a, rt::SlotId tiles,
+                              std::vector<NodeId> nodes) {
+  const std::string hooks = agg_hooks(name + "_fn", st);
+  const HookArg emit = HookArg::lambda(
+      "void", {{"long long", "g"}, {"long long", "first"}, {fmt::format("const {} &", st), "s"}},
+      " f.write(g, first, s); ");
+  {
+    SkeletonCall agent(ctx.templates(), "ReduceAgent", {ctx.tile_policy("Reduce")}, "Agent");
+    agent.bind("State", st);
+    std::string body =
+        make + hooks + agent.declare() + agent.temp_storage() +
+        agent.call("run", {"temp", a.rows,
+                           HookArg::lambda("bool", {{"long long", "i"}, {"long long", "j"}},
+                                           " return f.same(i, j); "),
+                           agg_object(st), emit, a.tile_state, a.carry, a.tail, a.meta, a.count});
+    ctx.kernel(id, name, p, body,
+               LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Reduce"), false,
+                           std::move(nodes)},
+               agent);
+  }
+  SkeletonCall fixup_agent(ctx.templates(), "ReduceFixupAgent", {});
+  fixup_agent.bind("State", st);
+  std::string body =
+      make + hooks +
+      fixup_agent.call("run", {a.tiles, agg_object(st), emit, a.carry, a.tail, a.meta});
+  ctx.kernel(id, ctx.kernel_name(id, fixup), p, body,
+             LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false}, fixup_agent);
 }
 
 std::string state_members(const std::string& st, const AggCode& a) {
@@ -365,21 +414,22 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       st, keep, pack, a.init, a.acc, a.acc_atomic);
   std::string make = ctx.functor(name + "_fn", p, members);
   {
-    std::string body = fmt::format(
-        "{0}  struct Agg {{\n    const {1}_fn* f;\n    using State = {2};\n"
-        "    __device__ __forceinline__ State init() const {{ return f->init(); }}\n"
-        "    __device__ __forceinline__ void accumulate(State& s, long long r) const {{ f->accumulate(s, r); }}\n"
-        "    __device__ __forceinline__ void accumulate_atomic(State& s, long long r) const {{ "
-        "f->accumulate_atomic(s, r); }}\n  }} agg{{&f}};\n"
-        "  using Agent = ranc::tpl::HashGroupAgent<{3}, {4}>;\n"
-        "  __shared__ typename Agent::template TempStorageT<{2}> temp;\n"
-        "  Agent::run(temp, {5}, [&](long long r) {{ return f.keep(r); }}, [&](long long r) {{ "
-        "return f.key(r); }}, agg, {6}, {7}, {8}, {9});\n",
-        make, name, st, ctx.policy("Reduce"), capacity, ns, rk, rs, cs, hd);
+    SkeletonCall agent(ctx.templates(), "HashGroupAgent",
+                       {ctx.tile_policy("Reduce"), std::to_string(capacity)}, "Agent");
+    agent.bind("State", st);
+    std::string body =
+        make + agg_hooks(name + "_fn", st, hash_agg_methods()) + agent.declare() +
+        agent.temp_storage() +
+        agent.call(
+            "run",
+            {"temp", ns, HookArg::lambda("bool", {{"long long", "r"}}, " return f.keep(r); "),
+             HookArg::lambda("unsigned long long", {{"long long", "r"}}, " return f.key(r); "),
+             agg_object(st, hash_agg_methods()), rk, rs, cs, hd});
     rt::SizeExpr blocks{0, {rt::SizeTerm{1, {in.size}}}, tile, 1, kMaxBlocks};
     ctx.kernel(n.id, name, p, body,
                LaunchShape{blocks, 1, ctx.policy_threads("Reduce"), true, nodes,
-                           rt::Regrow{header, 1, cap, records, {rkeys, rstates}}});
+                           rt::Regrow{header, 1, cap, records, {rkeys, rstates}}},
+               agent);
   }
   for (rt::BufferId b : out.columns) ctx.step(rt::Alloc{b});
 
@@ -430,21 +480,8 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       "  __device__ __forceinline__ void write(long long g, long long first, const State& s) const {{\n{6}  }}\n",
       st, a.init, a.merge, stin, sp, sk, write);
   std::string mmake = ctx.functor(mname + "_fn", q, mmembers);
-  const std::string hooks = agg_hooks(mname + "_fn", st);
-  ctx.kernel(n.id, mname, q,
-             fmt::format("{}{}  using Agent = ranc::tpl::ReduceAgent<{}>;\n"
-                         "  __shared__ typename Agent::template TempStorageT<{}> temp;\n"
-                         "  Agent::run(temp, {}, [&](long long i, long long j) {{ return f.same(i, j); }}, agg,\n"
-                         "             [&](long long g, long long first, const {} & s) {{ f.write(g, first, s); }},\n"
-                         "             {}, {}, {}, {}, {});\n",
-                         mmake, hooks, ctx.policy("Reduce"), st, nr, st, ts, pc, pt, mt, cnt),
-             LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Reduce"), false});
-  ctx.kernel(n.id, ctx.kernel_name(n.id, "hash_reduce_fixup"), q,
-             fmt::format("{}{}  ranc::tpl::ReduceFixupAgent::run({}, agg, [&](long long g, long long first, const "
-                         "{} & s) {{ f.write(g, first, s); }},\n"
-                         "                                   {}, {}, {});\n",
-                         mmake, hooks, nt, st, pc, pt, mt),
-             LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
+  segmented_reduce_kernels(ctx, n.id, mname, "hash_reduce_fixup", q, mmake, st,
+                           {nr, ts, pc, pt, mt, cnt, nt}, tiles, {});
   out.size = ctx.new_slot();
   ctx.step(rt::ReadSize{out.size, groups, 0});
   ctx.set_relation(n.id, out);
@@ -547,31 +584,8 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
       fmt::format("static_assert(sizeof({}) <= {} * 8, \"reduce state larger than its "
                   "carry/tail slots\");\n",
                   st, a.state_words));
-  const std::string hooks = agg_hooks(name + "_fn", st);
-  const HookArg emit = HookArg::lambda(
-      "void", {{"long long", "g"}, {"long long", "first"}, {fmt::format("const {} &", st), "s"}},
-      " f.write(g, first, s); ");
-  {
-    SkeletonCall agent(ctx.templates(), "ReduceAgent", {ctx.tile_policy("Reduce")}, "Agent");
-    agent.bind("State", st);
-    std::string body =
-        make + hooks + agent.declare() + agent.temp_storage() +
-        agent.call("run", {"temp", ns,
-                           HookArg::lambda("bool", {{"long long", "i"}, {"long long", "j"}},
-                                           " return f.same(i, j); "),
-                           agg_object(st), emit, ts, pc, pt, mt, cnt});
-    ctx.kernel(
-        n.id, name, p, body,
-        LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Reduce"), false, nodes},
-        agent);
-  }
-  {
-    SkeletonCall fixup(ctx.templates(), "ReduceFixupAgent", {});
-    fixup.bind("State", st);
-    std::string body = make + hooks + fixup.call("run", {nt, agg_object(st), emit, pc, pt, mt});
-    ctx.kernel(n.id, ctx.kernel_name(n.id, "reduce_fixup"), p, body,
-               LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false}, fixup);
-  }
+  segmented_reduce_kernels(ctx, n.id, name, "reduce_fixup", p, make, st,
+                           {ns, ts, pc, pt, mt, cnt, nt}, tiles, nodes);
   if (in.unverified) ctx.step(rt::CheckFlag{in.unverified->flag, in.unverified->message, n.id});
   out.size = ctx.new_slot();
   ctx.step(rt::ReadSize{out.size, count, 0});
