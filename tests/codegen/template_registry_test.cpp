@@ -63,7 +63,8 @@ TEST(TemplateRegistry, IndexesEverySkeletonTheGeneratorUses) {
       {"GlobalReduceAgent", "ranc/templates/reduce.cuh"},
       {"GlobalReduceFinish", "ranc/templates/reduce.cuh"},
       {"HashPartitionAgent", "ranc/templates/hash_join.cuh"},
-      {"HashJoinAgent", "ranc/templates/hash_join.cuh"}};
+      {"HashJoinAgent", "ranc/templates/hash_join.cuh"},
+      {"HashGroupAgent", "ranc/templates/hash_reduce.cuh"}};
   for (const auto& [name, header] : expected) {
     const registry::Skeleton* s = reg().skeleton(name);
     ASSERT_NE(s, nullptr) << name;
