@@ -322,23 +322,6 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
   return a;
 }
 
-// The bits a group key takes in the packed key word (0: it cannot be packed): string
-// codes are non-negative int32 (31 bits), bools 1 bit, other 4-byte types 32 bits.
-int key_bits(Type t) {
-  switch (t) {
-    case Type::Bool:
-      return 1;
-    case Type::String:
-      return 31;
-    case Type::I32:
-    case Type::Date:
-    case Type::F32:
-      return 32;
-    default:
-      return 0;  // 8-byte keys fill the word (no room for the empty marker)
-  }
-}
-
 // Phase 1 (HashGroupAgent) writes (key word, state) records; phase 2 sorts them by key word
 // and merges each key's states with ReduceAgent, writing the groups in key order.
 void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation& in) {
@@ -361,7 +344,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   int used = 0;
   for (size_t k = nk; k-- > 0;) {
     shift[k] = used;
-    used += key_bits(in.types[static_cast<size_t>(n.group_key_index[k])]);
+    used += passes::hash_group_key_bits(in.types[static_cast<size_t>(n.group_key_index[k])]);
   }
   internal_check(used <= 63, "hash reduce: the group keys do not pack into 63 bits");
 
@@ -456,7 +439,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   std::string write;
   for (size_t k = 0; k < nk; ++k) {
     const Type t = in.types[static_cast<size_t>(n.group_key_index[k])];
-    const int bits = key_bits(t);
+    const int bits = passes::hash_group_key_bits(t);
     std::string field = fmt::format("(({}[first] >> {}) & 0x{:x}ull)", sk, shift[k], (1ull << bits) - 1);
     std::string value = t == Type::Bool     ? fmt::format("(unsigned char){}", field)
                         : t == Type::String ? fmt::format("(int){}", field)

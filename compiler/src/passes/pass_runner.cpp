@@ -145,7 +145,11 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
       },
       [&] { return print_pruning(r.inputs) + print_program(pruned_ran ? pruned : checked); });
   const Program& program = pruned_ran ? pruned : checked;
-  run("plan_sort_orders", [&] { r.physical = plan_sort_orders(program, options); }, physical_text);
+  codegen::CodegenOptions plan_options = options;
+  if (const char* v = std::getenv("RANC_GROUP_BY"); v && std::string_view(v) == "sort")
+    plan_options.group_by = codegen::GroupBy::Sort;
+  run("plan_sort_orders", [&] { r.physical = plan_sort_orders(program, plan_options); },
+      physical_text);
   no_fusion(r.physical);
   run("fuse_pipelines",
       [&] {

@@ -6,10 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <set>
-#include <string_view>
 
 namespace ranc::passes {
 
@@ -111,12 +109,11 @@ class Planner {
   bool hash_reduce(const Node& n, NodeId input) const {
     if (n.group_key_index.empty() || groups_by(phys(input).order, n.group_key_index)) return false;
     if (options_.group_by == codegen::GroupBy::Sort) return false;
-    if (const char* v = std::getenv("RANC_GROUP_BY"); v && std::string_view(v) == "sort")
-      return false;
     int bits = 0;
     for (int32_t k : n.group_key_index) {
-      const Type t = node(input).schema[static_cast<size_t>(k)].type;
-      bits += t == Type::Bool ? 1 : t == Type::String ? 31 : type_size(t) == 4 ? 32 : 64;
+      const int b = hash_group_key_bits(node(input).schema[static_cast<size_t>(k)].type);
+      if (b == 0) return false;
+      bits += b;
     }
     return bits <= 63;
   }

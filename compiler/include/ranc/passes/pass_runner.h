@@ -54,7 +54,8 @@ bool pass_enabled(std::string_view name, const codegen::CodegenOptions& options)
 
 // Runs the pipeline on a checked program. Throws InternalError for a pass name it does
 // not know in options.disabled_passes or options.dump_after, or for a required pass
-// that is switched off.
+// that is switched off. The environment's RANC_GROUP_BY=sort and RANC_PAGE_ROWS override
+// the options' group_by and page_rows here, once per pipeline.
 PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOptions& options);
 
 }  // namespace ranc::passes

@@ -77,6 +77,21 @@ inline int hash_join_key_bits(const std::vector<Type>& key_types) {
   return !key_types.empty() && bits <= 64 ? bits : 0;
 }
 
+// The bits a group key takes in the hash reduce's key word (hash_reduce.cuh), which
+// must stay below 2^63: string codes are non-negative int32 (31 bits), bools 1 bit, other
+// 4-byte types 32 bits; 0 for 8-byte types (they would fill the word, leaving no room
+// for the empty marker). The planner hashes a reduce whose keys sum to 1..63 bits.
+inline int hash_group_key_bits(Type t) {
+  switch (t) {
+    case Type::Bool:
+      return 1;
+    case Type::String:
+      return 31;
+    default:
+      return type_size(t) == 4 ? 32 : 0;
+  }
+}
+
 // Does `order` start with exactly the attributes of `set` (in any sequence)?
 bool groups_by(const Order& order, const std::vector<int32_t>& set);
 
