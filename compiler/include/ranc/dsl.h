@@ -8,10 +8,12 @@
 //   ranc::Program checked = ranc::check(b.program());
 //
 // Each call records the caller's file:line (std::source_location), so checking
-// errors point at the line of the DSL call that made the mistake.
+// errors point at the line of the DSL call that made the mistake. Recursion:
+// ProgramBuilder::fixpoint() and FixpointBuilder, below.
 #pragma once
 
 #include <initializer_list>
+#include <memory>
 #include <source_location>
 #include <string>
 #include <vector>
@@ -21,6 +23,10 @@
 namespace ranc {
 
 class ProgramBuilder;
+class FixpointBuilder;
+namespace dsl_detail {
+struct FixpointState;
+}
 
 // An aggregate for reduce: sum(col("x"), "total"), count("n"), avg(col("p"), "avg_p").
 Aggregate sum(Expr arg, std::string name);
@@ -109,13 +115,69 @@ class ProgramBuilder {
   Program& program() { return program_; }
   // check(program()).
   Program check() const { return ranc::check(program_); }
+  // Starts a group of recursive relations (see FixpointBuilder). max_iterations 0:
+  // iterate until no relation changes; L > 0: stop after L iterations.
+  FixpointBuilder fixpoint(int64_t max_iterations = 0,
+                           std::source_location loc = std::source_location::current());
 
   // Adds a node built by Rel's methods (inputs belonging to another builder are an
   // InvalidGraph error at check time).
   Rel add(Node n);
+  // The id to record for `rel` as an input of a node added here by a call at `loc`:
+  // rel's id, or -2 for another builder's relation (check() reports it). A relation
+  // that crosses the boundary of a fixpoint's rules is a UserError at once.
+  NodeId input_id(const Rel& rel, const SourceLoc& loc) const;
 
  private:
+  friend class FixpointBuilder;
   Program program_;
+  // On the builder of a fixpoint's rules: the builder of the program it belongs to.
+  ProgramBuilder* main_ = nullptr;
+  // The fixpoints started here; they own their rules' builders, which Rels point to.
+  std::vector<std::shared_ptr<dsl_detail::FixpointState>> fixpoints_;
+};
+
+// Builds one fixpoint group (ir/program.h, RECURSION): recursive relations, each the
+// union (as a set) of its rules, which read the group's relations and outer relations
+// of the main program. Transitive closure (with `using namespace ranc`):
+//
+//   FixpointBuilder fp = b.fixpoint();
+//   Rel e = fp.use(edges);                   // an outer relation, read in the rules
+//   Rel path = fp.relation("path");          // a recursive relation, read in the rules
+//   fp.rule(path, e);                        // every edge is a path
+//   Rel hop = e.project({as(col("src"), "mid"), as(col("dst"), "to")});
+//   fp.rule(path, path.join(hop, {"dst"}, {"mid"})   // and so is a path and an edge
+//                     .project({"src", as(col("to"), "dst")}));
+//   Rel tc = fp.result(path);                // the relation, in the main program
+//
+// Rels made in the rules belong to the fixpoint: a main-program Rel used in a rule
+// without use(), or a rules Rel used in the main program, is a UserError at the call.
+// The first result() closes the group: use(), relation() and rule() are errors after it.
+// A copy of a FixpointBuilder is a handle to the same group.
+class FixpointBuilder {
+ public:
+  // `outer`, a relation of the main program, as read inside the rules. Its name in the
+  // rules (FixpointDef::outer) is `name`, by default the input's name for an input and
+  // "outer<k>" otherwise. Using the same relation again returns the same Rel.
+  Rel use(const Rel& outer, std::string name = {},
+          std::source_location loc = std::source_location::current());
+  // The recursive relation `name`, as read inside the rules (the same Rel for the same
+  // name). It needs at least one rule.
+  Rel relation(const std::string& name, std::source_location loc = std::source_location::current());
+  // Adds a rule of `relation` (a Rel from relation()): it contains every tuple of `body`,
+  // a Rel built in the rules from relation() and use() Rels.
+  void rule(const Rel& relation, const Rel& body,
+            std::source_location loc = std::source_location::current());
+  // The recursive relation as a relation of the main program. The first call closes
+  // the group.
+  Rel result(const Rel& relation, std::source_location loc = std::source_location::current());
+  Rel result(const std::string& name, std::source_location loc = std::source_location::current());
+
+ private:
+  friend class ProgramBuilder;
+  explicit FixpointBuilder(std::shared_ptr<dsl_detail::FixpointState> state)
+      : state_(std::move(state)) {}
+  std::shared_ptr<dsl_detail::FixpointState> state_;
 };
 
 }  // namespace ranc
