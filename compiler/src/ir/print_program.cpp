@@ -1,8 +1,11 @@
 // The program printer: one line per node, "n3 = join inner n1, n2 on (a = b)  ->
 // (a i32, b f64 | key a) [order: a asc]". Used by tests and by `ranc explain`, so the
 // format is stable; it also copes with unchecked, malformed programs (error messages
-// describe their nodes).
+// describe their nodes). A fixpoint group's rules are printed once, indented with
+// "  | ", after the first of its nodes.
 #include <fmt/format.h>
+
+#include <set>
 
 #include "ranc/ir/program.h"
 
@@ -92,6 +95,18 @@ std::string describe_node(const Program& program, const Node& n) {
       if (n.offset != 0) s += fmt::format(" offset {}", n.offset);
       return s;
     }
+    case OpKind::Fixpoint: {
+      std::string s = fmt::format("fixpoint {}", n.name);
+      if (n.fixpoint) {
+        const FixpointDef& def = *n.fixpoint;
+        s += fmt::format(" [{} of {}: {}]", n.fixpoint_index + 1, def.names.size(),
+                         join_list(def.names, [](const std::string& x) { return x; }));
+      }
+      s += fmt::format(" ({})", refs(n));
+      if (n.fixpoint && n.fixpoint->max_iterations != 0)
+        s += fmt::format(" max {}", n.fixpoint->max_iterations);
+      return s;
+    }
     case OpKind::Output:
       return fmt::format("output {} as {}", refs(n), n.name);
   }
@@ -100,6 +115,7 @@ std::string describe_node(const Program& program, const Node& n) {
 
 std::string print_program(const Program& program) {
   std::string out;
+  std::set<const FixpointDef*> printed;
   for (const Node& n : program.nodes()) {
     out += fmt::format("n{} = {}", n.id, describe_node(program, n));
     if (program.checked()) {
@@ -107,6 +123,17 @@ std::string print_program(const Program& program) {
       if (!n.order.empty()) out += fmt::format(" [order: {}]", sort_keys(n.order));
     }
     out += '\n';
+    if (n.kind == OpKind::Fixpoint && n.fixpoint && printed.insert(n.fixpoint.get()).second) {
+      const FixpointDef& def = *n.fixpoint;
+      const Program* rules = def.checked_rules ? def.checked_rules.get() : def.rules.get();
+      if (rules == nullptr) continue;
+      std::string text = print_program(*rules);
+      for (size_t start = 0; start < text.size();) {
+        size_t end = text.find('\n', start);
+        out += "  | " + text.substr(start, end - start) + '\n';
+        start = end == std::string::npos ? text.size() : end + 1;
+      }
+    }
   }
   return out;
 }
