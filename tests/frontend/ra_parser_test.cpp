@@ -1,6 +1,7 @@
 // The .ra parser: every construct parses to the same program the C++ DSL builds,
 // locations are right, names resolve in any order, diagnostics render like a
-// compiler's, and hostile input (deep nesting, huge chains) fails cleanly.
+// compiler's, and hostile input (deep nesting, huge chains) fails cleanly. Fixpoint
+// blocks build the IR of ir/program.h's RECURSION section.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -489,6 +490,312 @@ TEST(RaParserErrors, UnreadableFile) {
   } catch (const UserError& e) {
     EXPECT_NE(e.first().message.find("cannot read"), std::string::npos);
   }
+}
+
+// ---------------------------------------------------------------- fixpoint
+
+const Node* find_node(const Program& p, OpKind kind, const std::string& name = {}) {
+  for (const Node& n : p.nodes())
+    if (n.kind == kind && (name.empty() || n.name == name)) return &n;
+  return nullptr;
+}
+
+std::vector<std::string> names_of(const Program& p, const std::vector<NodeId>& ids) {
+  std::vector<std::string> out;
+  for (NodeId id : ids) out.push_back(p.node(id).name);
+  return out;
+}
+
+constexpr const char* kTransitiveClosure =
+    "input edges(src i32, dst i32);\n"
+    "fixpoint {\n"
+    "  path = edges;\n"
+    "  path = path |> join (edges |> project src as mid, dst as to) on dst = mid\n"
+    "              |> project src, to as dst;\n"
+    "}\n"
+    "output path;\n";
+
+// One block: a Fixpoint node in the file's program whose def holds the rules as a
+// program of their own (one Input per name read, one Output per rule, in order).
+TEST(RaParserFixpoint, BuildsTheRulesProgramAndOneNodePerRelation) {
+  ParsedProgram p = parse_ra(kTransitiveClosure, "t.ra");
+  const Program& prog = p.program;
+  const Node* edges = find_node(prog, OpKind::Input, "edges");
+  const Node* fp = find_node(prog, OpKind::Fixpoint);
+  ASSERT_NE(edges, nullptr);
+  ASSERT_NE(fp, nullptr);
+  EXPECT_EQ(fp->name, "path");
+  EXPECT_EQ(fp->fixpoint_index, 0);
+  EXPECT_EQ(fp->inputs, std::vector<NodeId>{edges->id});
+  EXPECT_EQ(fp->loc, (SourceLoc{"t.ra", 3, 3}));
+  const Node* out = find_node(prog, OpKind::Output);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->inputs, std::vector<NodeId>{fp->id});
+
+  ASSERT_NE(fp->fixpoint, nullptr);
+  const FixpointDef& def = *fp->fixpoint;
+  EXPECT_EQ(def.names, std::vector<std::string>{"path"});
+  EXPECT_EQ(def.outer, std::vector<std::string>{"edges"});
+  EXPECT_EQ(def.max_iterations, 0);
+  EXPECT_EQ(def.loc, (SourceLoc{"t.ra", 2, 1}));
+  ASSERT_NE(def.rules, nullptr);
+  const Program& rules = *def.rules;
+  EXPECT_EQ(names_of(rules, rules.inputs()), (std::vector<std::string>{"edges", "path"}));
+  EXPECT_EQ(names_of(rules, rules.outputs()), (std::vector<std::string>{"path", "path"}));
+  const Node& e = rules.node(rules.inputs()[0]);
+  const Node& rec = rules.node(rules.inputs()[1]);
+  EXPECT_EQ(e.loc, (SourceLoc{"t.ra", 3, 10}));  // first use
+  EXPECT_EQ(rec.loc, (SourceLoc{"t.ra", 4, 10}));
+  EXPECT_EQ(e.declared.size(), 0u);
+  EXPECT_EQ(rec.declared.size(), 0u);
+  const Node& base = rules.node(rules.outputs()[0]);
+  EXPECT_EQ(base.loc, (SourceLoc{"t.ra", 3, 3}));
+  EXPECT_EQ(base.inputs, std::vector<NodeId>{e.id});
+  const Node& step = rules.node(rules.outputs()[1]);
+  EXPECT_EQ(step.loc, (SourceLoc{"t.ra", 4, 3}));
+  const Node& proj = rules.node(step.inputs.at(0));
+  ASSERT_EQ(proj.kind, OpKind::Project);
+  EXPECT_EQ(proj.loc, (SourceLoc{"t.ra", 5, 18}));
+  const Node& join = rules.node(proj.inputs.at(0));
+  ASSERT_EQ(join.kind, OpKind::Join);
+  EXPECT_EQ(join.inputs.at(0), rec.id);
+  EXPECT_EQ(rules.node(join.inputs.at(1)).inputs, std::vector<NodeId>{e.id});
+  for (const Node& n : rules.nodes()) EXPECT_EQ(n.loc.file, "t.ra") << describe_node(rules, n);
+  // Rules never leak into the file's program.
+  EXPECT_EQ(prog.size(), 3u);
+}
+
+TEST(RaParserFixpoint, MatchesDsl) {
+  ParsedProgram p = parse_ra(kTransitiveClosure, "t.ra");
+  ProgramBuilder b;
+  Rel edges = b.input("edges", {{"src", Type::I32}, {"dst", Type::I32}});
+  FixpointBuilder fp = b.fixpoint();
+  Rel e = fp.use(edges);
+  Rel path = fp.relation("path");
+  fp.rule(path, e);
+  fp.rule(path,
+          path.join(e.project({as(col("src"), "mid"), as(col("dst"), "to")}), {"dst"}, {"mid"})
+              .project({"src", as(col("to"), "dst")}));
+  b.output(fp.result(path), "path");
+  EXPECT_EQ(canonical(p.program), canonical(b.program()));
+  EXPECT_NE(canonical(p.program).find("fixpoint 0 of (path) outer (edges)"), std::string::npos)
+      << canonical(p.program);
+}
+
+// Several names make one group (mutual recursion): one shared def, one node each.
+TEST(RaParserFixpoint, MutualRecursionSharesOneDef) {
+  ParsedProgram p = parse_ra(
+      "input zero(n i32);\n"
+      "input succ(a i32, b i32);\n"
+      "fixpoint max 10 {\n"
+      "  even = zero;\n"
+      "  odd = even |> join succ on n = a |> project b as n;\n"
+      "  even = odd |> join succ on n = a |> project b as n;\n"
+      "}\n"
+      "output even;\n"
+      "output odd;\n",
+      "m.ra");
+  const Program& prog = p.program;
+  const Node* even = find_node(prog, OpKind::Fixpoint, "even");
+  const Node* odd = find_node(prog, OpKind::Fixpoint, "odd");
+  ASSERT_NE(even, nullptr);
+  ASSERT_NE(odd, nullptr);
+  EXPECT_EQ(even->fixpoint, odd->fixpoint);
+  EXPECT_EQ(even->fixpoint_index, 0);
+  EXPECT_EQ(odd->fixpoint_index, 1);
+  EXPECT_EQ(even->loc, (SourceLoc{"m.ra", 4, 3}));
+  EXPECT_EQ(odd->loc, (SourceLoc{"m.ra", 5, 3}));
+  NodeId zero = find_node(prog, OpKind::Input, "zero")->id;
+  NodeId succ = find_node(prog, OpKind::Input, "succ")->id;
+  EXPECT_EQ(even->inputs, (std::vector<NodeId>{zero, succ}));
+  EXPECT_EQ(odd->inputs, (std::vector<NodeId>{zero, succ}));
+  const FixpointDef& def = *even->fixpoint;
+  EXPECT_EQ(def.names, (std::vector<std::string>{"even", "odd"}));
+  EXPECT_EQ(def.outer, (std::vector<std::string>{"zero", "succ"}));
+  EXPECT_EQ(def.max_iterations, 10);
+  EXPECT_EQ(names_of(*def.rules, def.rules->outputs()),
+            (std::vector<std::string>{"even", "odd", "even"}));
+  EXPECT_EQ(def.rules->inputs().size(), 4u);  // zero, even, succ, odd: one Input each
+
+  std::string printed = print_program(prog);
+  EXPECT_NE(printed.find(fmt::format("n{} = fixpoint odd [2 of 2: even, odd] (n{}, n{}) max 10\n",
+                                     odd->id, zero, succ)),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("  | "), std::string::npos) << printed;  // the rules, once
+  EXPECT_EQ(describe_node(prog, *even),
+            fmt::format("fixpoint even [1 of 2: even, odd] (n{}, n{}) max 10", zero, succ));
+}
+
+// Names resolve in any order, and outer relations are listed in order of first use in
+// the text (not in the order the parser builds nodes).
+TEST(RaParserFixpoint, ForwardReferencesAndOuterOrder) {
+  ParsedProgram p = parse_ra(
+      "output r2;\n"
+      "r2 = reach |> select x > 0;\n"
+      "fixpoint {\n"
+      "  reach = start;\n"
+      "  reach = reach |> join (edge |> select w > 0) on x = s |> project t as x;\n"
+      "}\n"
+      "input start(x i32);\n"
+      "input edge(s i32, t i32, w i32);\n",
+      "f.ra");
+  const Node* reach = find_node(p.program, OpKind::Fixpoint, "reach");
+  ASSERT_NE(reach, nullptr);
+  const FixpointDef& def = *reach->fixpoint;
+  EXPECT_EQ(def.outer, (std::vector<std::string>{"start", "edge"}));
+  EXPECT_EQ(names_of(*def.rules, def.rules->inputs()),
+            (std::vector<std::string>{"start", "reach", "edge"}));
+  EXPECT_EQ(reach->inputs, (std::vector<NodeId>{find_node(p.program, OpKind::Input, "start")->id,
+                                                find_node(p.program, OpKind::Input, "edge")->id}));
+  const Node* sel = find_node(p.program, OpKind::Select);
+  ASSERT_NE(sel, nullptr);
+  EXPECT_EQ(sel->inputs, std::vector<NodeId>{reach->id});
+}
+
+// `fixpoint` and `max` are keywords only where a block starts.
+TEST(RaParserFixpoint, KeywordsAreNotReserved) {
+  ParsedProgram p = parse_ra(
+      "input g(fixpoint i32, max i32);\n"
+      "fixpoint = g |> select fixpoint > max;\n"
+      "fixpoint max 3 { max = fixpoint; max = max |> project fixpoint + 1 as fixpoint, max; }\n"
+      "output max;\n",
+      "k.ra");
+  const Node* fp = find_node(p.program, OpKind::Fixpoint, "max");
+  ASSERT_NE(fp, nullptr);
+  EXPECT_EQ(fp->fixpoint->outer, std::vector<std::string>{"fixpoint"});
+  EXPECT_EQ(fp->fixpoint->max_iterations, 3);
+  EXPECT_EQ(p.program.node(fp->inputs.at(0)).kind, OpKind::Select);
+}
+
+struct Expected {
+  uint32_t line, column;
+  ErrorKind kind;
+  std::string message;  // a substring of the message
+};
+
+void expect_diagnostics(const std::string& text, const std::vector<Expected>& want) {
+  UserError e = parse_err(text);
+  const auto& ds = e.diagnostics();
+  std::string all = render_diagnostics(e, text);
+  ASSERT_EQ(ds.size(), want.size()) << all;
+  for (size_t i = 0; i < ds.size(); ++i) {
+    EXPECT_EQ(ds[i].loc, (SourceLoc{"bad.ra", want[i].line, want[i].column})) << all;
+    EXPECT_EQ(ds[i].kind, want[i].kind) << all;
+    EXPECT_NE(ds[i].message.find(want[i].message), std::string::npos) << all;
+  }
+}
+
+TEST(RaParserFixpointErrors, NestedFixpoint) {
+  // Reported once; the inner block's rules still define their names (no cascade).
+  expect_diagnostics(
+      "input e(a i32);\n"
+      "fixpoint {\n"
+      "  p = e;\n"
+      "  fixpoint max 2 { q = p; }\n"
+      "}\n"
+      "output q;\n",
+      {{4, 3, ErrorKind::Syntax, "fixpoints do not nest"}});
+}
+
+TEST(RaParserFixpointErrors, EmptyBlock) {
+  expect_diagnostics("input e(a i32);\nfixpoint { }\nfixpoint {\n ;\n}\noutput e;\n",
+                     {{2, 10, ErrorKind::Syntax, "needs at least one rule"},
+                      {3, 10, ErrorKind::Syntax, "needs at least one rule"}});
+}
+
+TEST(RaParserFixpointErrors, BadMax) {
+  expect_diagnostics(
+      "input e(a i32);\n"
+      "fixpoint max 0 { p = e; }\n"
+      "fixpoint max -1 { q = e; }\n"
+      "fixpoint max 9999999999 { r = e; }\n"
+      "fixpoint max 1.5 { s = e; }\n"
+      "fixpoint max { t = e; }\n"
+      "fixpoint e2 { u = e; }\n"
+      "output union(p, q, r, s, t, u) as all;\n",
+      {{2, 14, ErrorKind::Syntax, "'max' must be at least 1"},
+       {3, 14, ErrorKind::Syntax, "'max' must be at least 1"},
+       {4, 14, ErrorKind::Syntax, "'max' is too large (at most 1000000000)"},
+       {5, 14, ErrorKind::Syntax, "expected the maximum number of iterations after 'max'"},
+       {6, 14, ErrorKind::Syntax, "expected the maximum number of iterations after 'max'"},
+       {7, 10, ErrorKind::Syntax, "expected '{' to open the fixpoint block, found 'e2'"}});
+}
+
+TEST(RaParserFixpointErrors, InputAndOutputInside) {
+  UserError e = parse_err(
+      "input e(a i32);\n"
+      "fixpoint {\n"
+      "  p = e;\n"
+      "  output p;\n"
+      "  input f(b i32);\n"
+      "}\n"
+      "output p;\n");
+  ASSERT_EQ(e.diagnostics().size(), 2u) << e.what();
+  EXPECT_EQ(e.diagnostics()[0].loc, (SourceLoc{"bad.ra", 4, 3}));
+  EXPECT_EQ(e.diagnostics()[0].message, "'output' cannot appear inside a fixpoint block");
+  EXPECT_EQ(e.diagnostics()[0].hint,
+            "close the block (opened at line 2, column 10) with '}' and write outputs after it");
+  EXPECT_EQ(e.diagnostics()[1].loc, (SourceLoc{"bad.ra", 5, 3}));
+  EXPECT_EQ(e.diagnostics()[1].message, "'input' cannot appear inside a fixpoint block");
+}
+
+TEST(RaParserFixpointErrors, DefinedTwice) {
+  expect_diagnostics(
+      "input e(a i32);\n"
+      "fixpoint { e = e; }\n"
+      "fixpoint { p = e; }\n"
+      "fixpoint { x = e; p = e; }\n"
+      "q = e;\n"
+      "fixpoint { q = e; }\n"
+      "fixpoint { r = e; }\n"
+      "r = e;\n"
+      "output p;\n",
+      {{2, 12, ErrorKind::DuplicateName, "relation 'e' is already defined"},
+       {4, 19, ErrorKind::DuplicateName, "relation 'p' is already defined"},
+       {6, 12, ErrorKind::DuplicateName, "relation 'q' is already defined"},
+       {8, 1, ErrorKind::DuplicateName, "relation 'r' is already defined"}});
+}
+
+TEST(RaParserFixpointErrors, UnclosedBlock) {
+  UserError e = parse_err("input e(a i32);\nfixpoint {\n  p = e;\n");
+  ASSERT_EQ(e.diagnostics().size(), 1u) << e.what();
+  EXPECT_EQ(e.first().loc, (SourceLoc{"bad.ra", 3, 9}));
+  EXPECT_EQ(e.first().message, "expected '}' at the end of the fixpoint block");
+  EXPECT_EQ(e.first().hint, "the block opened at line 2, column 10 is not closed");
+}
+
+TEST(RaParserFixpointErrors, RecoversInsideTheBlock) {
+  // A broken rule is skipped up to its ';' (or the '}'); the block and the file go on,
+  // and names whose rules failed are still defined.
+  expect_diagnostics(
+      "input e(a i32);\n"
+      "fixpoint {\n"
+      "  p = e |> selct a > 1;\n"
+      "  p = p |> select a >;\n"
+      "  q = p |> select (a }\n"
+      "x = q |> select a > 1\n"
+      "fixpoint { r = edgs; }\n"
+      "}\n"
+      "output union(p, q, r, x) as all;\n",
+      {{3, 12, ErrorKind::Syntax, "unknown operator 'selct'"},
+       {4, 22, ErrorKind::Syntax, "expected an expression, found ';'"},
+       {5, 22, ErrorKind::Syntax, "expected ')'"},
+       {6, 22, ErrorKind::Syntax, "expected ';' after statement"},
+       {7, 16, ErrorKind::UnknownRelation, "unknown relation 'edgs'"},
+       {8, 1, ErrorKind::Syntax, "expected a statement, found '}'"}});
+}
+
+TEST(RaParserFixpointErrors, MissingSemicolonBeforeBrace) {
+  expect_diagnostics("input e(a i32);\nfixpoint { p = e }\noutput p;\n",
+                     {{2, 18, ErrorKind::Syntax, "expected ';' after statement, found '}'"}});
+}
+
+TEST(RaParserFixpointErrors, NotARule) {
+  expect_diagnostics(
+      "input e(a i32);\nfixpoint {\n  p = e;\n  e |> distinct;\n  = e;\n}\noutput p;\n",
+      {{4, 3, ErrorKind::Syntax, "expected a rule, found 'e'"},
+       {5, 3, ErrorKind::Syntax, "expected a rule, found '='"}});
 }
 
 TEST(RaExamples, AllExamplesParseAndCheck) {

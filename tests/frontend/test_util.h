@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ranc/ir/program.h"
 
@@ -34,6 +35,8 @@ inline std::vector<std::filesystem::path> files_in(const std::filesystem::path& 
   return out;
 }
 
+inline std::string canonical(const Program& p);
+
 inline std::string node_params(const Node& n) {
   std::string s;
   if (!n.name.empty()) s += " name=" + n.name;
@@ -52,12 +55,18 @@ inline std::string node_params(const Node& n) {
   for (const auto& k : n.sort_keys)
     s += fmt::format(" sort {}{}", k.attr, k.descending ? " desc" : "");
   if (n.kind == OpKind::Limit) s += fmt::format(" limit {} offset {}", n.limit, n.offset);
+  if (n.kind == OpKind::Fixpoint && n.fixpoint) {
+    const FixpointDef& d = *n.fixpoint;
+    s += fmt::format(" fixpoint {} of ({}) outer ({}) max {} rules {{\n{}}}", n.fixpoint_index,
+                     fmt::join(d.names, ", "), fmt::join(d.outer, ", "), d.max_iterations,
+                     d.rules ? canonical(*d.rules) : std::string("<none>"));
+  }
   return s;
 }
 
 // The program reachable from its outputs, nodes labelled in visiting order: equal
 // for two programs with the same operators, parameters and edges, whatever their
-// node numbering and source locations.
+// node numbering and source locations. A fixpoint's rules are part of its node.
 inline std::string canonical(const Program& p) {
   std::map<NodeId, int> label;
   std::string out;

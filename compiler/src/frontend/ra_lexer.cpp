@@ -28,6 +28,10 @@ std::string_view tok_kind_name(TokKind k) {
       return "'('";
     case TokKind::RParen:
       return "')'";
+    case TokKind::LBrace:
+      return "'{'";
+    case TokKind::RBrace:
+      return "'}'";
     case TokKind::Comma:
       return "','";
     case TokKind::Semi:
@@ -160,6 +164,12 @@ class Lexer {
         return;
       case ')':
         t.kind = TokKind::RParen;
+        return;
+      case '{':
+        t.kind = TokKind::LBrace;
+        return;
+      case '}':
+        t.kind = TokKind::RBrace;
         return;
       case ',':
         t.kind = TokKind::Comma;

@@ -2,7 +2,8 @@
 // unchecked Program. Relation names are resolved after the whole file is read, so
 // definitions may come in any order. A syntax error abandons the statement (the
 // parser skips to the next ';' or statement keyword) and parsing goes on; all
-// diagnostics are thrown together at the end.
+// diagnostics are thrown together at the end. A fixpoint block's rules are built into
+// a program of their own (FixpointDef::rules), whose names are resolved at the '}'.
 #include "ranc/frontend/ra_parser.h"
 
 #include <algorithm>
@@ -136,6 +137,20 @@ struct PendingInput {
   SourceLoc loc;
 };
 
+bool before(const SourceLoc& a, const SourceLoc& b) {
+  return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+}
+
+// A `fixpoint { ... }` block while its rules are parsed.
+struct FixpointGroup {
+  SourceLoc loc;  // the `fixpoint` keyword
+  int64_t max_iterations = 0;
+  Program rules;
+  std::vector<PendingInput> pending;  // names read by the rules, resolved at the '}'
+  std::vector<std::string> names;     // the recursive relations, in order of first definition
+  std::vector<SourceLoc> first_def;   // per name
+};
+
 class Parser {
  public:
   Parser(std::string_view text, std::string file) : file_(std::move(file)) {
@@ -242,12 +257,22 @@ class Parser {
       if (cur().first_on_line && cur().kind == TokKind::Ident && peek(1).kind == TokKind::Eq &&
           !is_reserved(cur().text))
         return;
+      if (at_fixpoint_keyword() && cur().first_on_line) return;
+      if (group_ && cur().kind == TokKind::RBrace) return;  // the block's end
       advance();
     }
   }
 
+  // `fixpoint` starting a block: a keyword only there (`fixpoint = r;` defines a name).
+  bool at_fixpoint_keyword() const {
+    return is_word(cur(), "fixpoint") &&
+           (peek(1).kind == TokKind::LBrace || is_word(peek(1), "max"));
+  }
+
   bool at_statement_start() const {
     if (is_word(cur(), "input") || is_word(cur(), "output")) return true;
+    if (at_fixpoint_keyword() && cur().first_on_line) return true;
+    if (group_ && cur().kind == TokKind::RBrace) return true;
     return cur().first_on_line && cur().kind == TokKind::Ident && !is_reserved(cur().text) &&
            peek(1).kind == TokKind::Eq;
   }
@@ -292,30 +317,34 @@ class Parser {
     if (is_word(t, "input")) return parse_input();
     if (is_word(t, "output")) return parse_output();
     if (t.kind == TokKind::Ident && peek(1).kind == TokKind::Eq) return parse_assignment();
+    if (is_word(t, "fixpoint")) return parse_fixpoint();
     std::string hint;
+    if (t.kind == TokKind::RBrace) hint = "this '}' closes no fixpoint block";
     if (t.kind == TokKind::Ident) {
-      std::array<std::string_view, 2> kw = {"input", "output"};
+      std::array<std::string_view, 3> kw = {"input", "output", "fixpoint"};
       hint = suggest_.hint(t.text, kw);
       if (hint.empty() && peek(1).kind == TokKind::Pipe)
         hint = "name the pipeline ('q = rel |> ...;') or output it ('output rel |> ... as q;')";
     }
-    if (hint.empty()) hint = "statements are 'input ...;', 'name = ...;' and 'output ...;'";
+    if (hint.empty())
+      hint = "statements are 'input ...;', 'name = ...;', 'output ...;' and 'fixpoint { ... }'";
     // "inptu r(...)" most likely declares r: do not also report r as unknown.
     if (t.kind == TokKind::Ident && peek(1).kind == TokKind::Ident) broken_.insert(peek(1).text);
     fail(t, fmt::format("expected a statement, found {}", describe(t)), hint);
   }
 
   void define(const Token& name_tok, RelRef target) {
-    const std::string& name = name_tok.text;
+    define(name_tok.text, loc(name_tok), std::move(target));
+  }
+  void define(const std::string& name, const SourceLoc& at, RelRef target) {
     auto it = defs_.find(name);
     if (it != defs_.end()) {
-      report(ErrorKind::DuplicateName, loc(name_tok),
-             fmt::format("relation '{}' is already defined", name),
+      report(ErrorKind::DuplicateName, at, fmt::format("relation '{}' is already defined", name),
              fmt::format("the first definition is at line {}, column {}", it->second.loc.line,
                          it->second.loc.column));
       return;
     }
-    defs_.emplace(name, Definition{std::move(target), loc(name_tok)});
+    defs_.emplace(name, Definition{std::move(target), at});
     names_.push_back(name);
   }
 
@@ -491,14 +520,222 @@ class Parser {
     add_node(std::move(n), {std::move(r)});
   }
 
+  // --------------------------------------------------------------- fixpoint
+  // fixpoint [max N] { name = relation; ... }: the names assigned in the block are its
+  // recursive relations; every other name read there is an outer relation. At the '}'
+  // the rules become a FixpointDef and each recursive relation a Fixpoint node of the
+  // file's program, defined like any other name.
+  void parse_fixpoint() {
+    const Token& kw = advance();  // fixpoint
+    FixpointGroup g;
+    g.loc = loc(kw);
+    try {
+      if (is_word(cur(), "max")) {
+        advance();
+        g.max_iterations = parse_max_iterations();
+      }
+      if (cur().kind != TokKind::LBrace)
+        fail_expected("'{' to open the fixpoint block",
+                      "write 'fixpoint [max N] { name = relation; ... }'");
+    } catch (const ParseAbort&) {
+      // Go on at the block's '{' when there is one, so its rules still define their names.
+      if (!skip_to_open_brace()) throw;
+    }
+    const Token& open = advance();  // {
+    struct GroupScope {
+      Parser& p;
+      ~GroupScope() { p.group_ = nullptr; }
+    } scope{*this};
+    group_ = &g;
+    bool any_rule = parse_fixpoint_body(kw, open);
+    group_ = nullptr;
+    if (!any_rule)
+      report(ErrorKind::Syntax, loc(open), "a fixpoint block needs at least one rule",
+             "write 'fixpoint { name = relation; ... }'");
+    finish_fixpoint(std::move(g));
+  }
+
+  // After a broken fixpoint header: moves to the block's '{' if it comes before the
+  // statement ends.
+  bool skip_to_open_brace() {
+    for (size_t q = p_; q < toks_.size(); ++q) {
+      TokKind k = toks_[q].kind;
+      if (k == TokKind::LBrace) {
+        p_ = q;
+        return true;
+      }
+      if (k == TokKind::Semi || k == TokKind::RBrace || k == TokKind::End) return false;
+    }
+    return false;
+  }
+
+  int64_t parse_max_iterations() {
+    std::string hint = "leave 'max' out to iterate until no relation changes";
+    if (cur().kind == TokKind::Minus && peek(1).kind == TokKind::Int) {
+      report(ErrorKind::Syntax, loc(cur()), "fixpoint 'max' must be at least 1", hint);
+      advance();
+      advance();
+      return 0;
+    }
+    const Token& t = expect(TokKind::Int, "the maximum number of iterations after 'max'",
+                            "write 'fixpoint max 10 { ... }'");
+    if (t.suffix != 0 && t.suffix != 'L') fail_expected("an integer after 'max'");
+    if (t.int_value == 0) {
+      report(ErrorKind::Syntax, loc(t), "fixpoint 'max' must be at least 1", hint);
+      return 0;
+    }
+    if (t.int_value > static_cast<uint64_t>(kMaxFixpointIterations)) {
+      report(ErrorKind::Syntax, loc(t),
+             fmt::format("fixpoint 'max' is too large (at most {})", kMaxFixpointIterations), hint);
+      return 0;
+    }
+    return static_cast<int64_t>(t.int_value);
+  }
+
+  // The rules up to the '}' that closes the block opened by `open`. Returns whether
+  // there was any rule (even a broken one).
+  bool parse_fixpoint_body(const Token& kw, const Token& open) {
+    bool any_rule = false;
+    int nested = 0;  // blocks of misplaced inner fixpoints still open (reported)
+    while (diags_.size() < kMaxDiagnostics) {
+      const Token& t = cur();
+      if (t.kind == TokKind::RBrace) {
+        advance();
+        if (nested == 0) return any_rule;
+        --nested;
+        continue;
+      }
+      if (t.kind == TokKind::End) {
+        const Token& p = prev();
+        report(ErrorKind::Syntax, SourceLoc{file_, p.line, p.column + p.length},
+               "expected '}' at the end of the fixpoint block",
+               fmt::format("the block opened at line {}, column {} is not closed", open.line,
+                           open.column));
+        return true;  // do not also report an empty block
+      }
+      size_t start = p_;
+      try {
+        if (t.kind == TokKind::Semi) {
+          advance();
+        } else if (is_word(t, "fixpoint") && peek(1).kind != TokKind::Eq) {
+          // Reported, then its rules are read as rules of this group (no cascade).
+          report(ErrorKind::Syntax, loc(t), "fixpoints do not nest",
+                 fmt::format("put mutually recursive relations in one block, or define the inner "
+                             "fixpoint outside the one at line {}, column {}",
+                             kw.line, kw.column));
+          advance();
+          if (is_word(cur(), "max")) {
+            advance();
+            if (cur().kind == TokKind::Minus) advance();
+            if (cur().kind == TokKind::Int) advance();
+          }
+          expect(TokKind::LBrace, "'{'");
+          ++nested;
+        } else if (is_word(t, "input") || is_word(t, "output")) {
+          any_rule = true;
+          fail(t, fmt::format("'{}' cannot appear inside a fixpoint block", t.text),
+               t.text == "output"
+                   ? fmt::format("close the block (opened at line {}, column {}) with '}}' and "
+                                 "write outputs after it",
+                                 open.line, open.column)
+                   : std::string("declare inputs outside the block; its rules can read them"));
+        } else if (t.kind == TokKind::Ident && peek(1).kind == TokKind::Eq) {
+          any_rule = true;
+          parse_rule();
+        } else {
+          any_rule = true;
+          std::string hint = "a fixpoint block holds rules 'name = relation;'";
+          if (t.kind == TokKind::Ident && peek(1).kind == TokKind::Pipe)
+            hint = "a rule names the relation it defines: 'name = rel |> ...;'";
+          fail(t, fmt::format("expected a rule, found {}", describe(t)), hint);
+        }
+      } catch (const ParseAbort&) {
+        synchronize(start);
+      }
+    }
+    return true;
+  }
+
+  // name = relation; inside a fixpoint block: one rule of the recursive relation `name`.
+  void parse_rule() {
+    const Token& name = cur();
+    if (is_reserved(name.text)) expect_name("a relation name");
+    advance();
+    advance();  // =
+    FixpointGroup& g = *group_;
+    if (std::find(g.names.begin(), g.names.end(), name.text) == g.names.end()) {
+      g.names.push_back(name.text);
+      g.first_def.push_back(loc(name));
+    }
+    RelRef r = parse_rel_expr();
+    end_statement();
+    Node n;
+    n.kind = OpKind::Output;
+    n.loc = loc(name);
+    n.name = name.text;
+    add_node(std::move(n), {std::move(r)});
+  }
+
+  // Resolves the names the rules read (the group's own relations or outer ones, one
+  // Input node each) and adds the group's Fixpoint nodes to the file's program.
+  void finish_fixpoint(FixpointGroup g) {
+    std::vector<std::string> read;  // in order of first use in the text
+    std::unordered_map<std::string, SourceLoc> first_use;
+    for (const PendingInput& p : g.pending) {
+      auto [it, added] = first_use.emplace(p.name, p.loc);
+      if (added)
+        read.push_back(p.name);
+      else if (before(p.loc, it->second))
+        it->second = p.loc;
+    }
+    std::stable_sort(read.begin(), read.end(), [&](const std::string& a, const std::string& b) {
+      return before(first_use.at(a), first_use.at(b));
+    });
+    auto def = std::make_shared<FixpointDef>();
+    def->names = g.names;
+    def->max_iterations = g.max_iterations;
+    def->loc = g.loc;
+    std::unordered_map<std::string, NodeId> input_of;
+    for (const std::string& name : read) {
+      Node in;
+      in.kind = OpKind::Input;
+      in.loc = first_use.at(name);
+      in.name = name;
+      input_of[name] = g.rules.add(std::move(in));
+      if (std::find(g.names.begin(), g.names.end(), name) == g.names.end())
+        def->outer.push_back(name);
+    }
+    for (const PendingInput& p : g.pending)
+      g.rules.mutable_node(p.node).inputs[p.slot] = input_of.at(p.name);
+    def->rules = std::make_shared<const Program>(std::move(g.rules));
+
+    std::vector<RelRef> outer;
+    for (const std::string& name : def->outer)
+      outer.push_back(RelRef{-1, name, first_use.at(name)});
+    std::shared_ptr<const FixpointDef> shared = std::move(def);
+    for (size_t i = 0; i < g.names.size(); ++i) {
+      Node n;
+      n.kind = OpKind::Fixpoint;
+      n.loc = g.first_def[i];
+      n.name = g.names[i];
+      n.fixpoint = shared;
+      n.fixpoint_index = static_cast<int32_t>(i);
+      NodeId id = add_node(std::move(n), outer);
+      define(g.names[i], g.first_def[i], RelRef{id, {}, g.first_def[i]});
+    }
+  }
+
   // ------------------------------------------------------------- relations
+  // Adds a node to the program being built: the file's, or a fixpoint block's rules.
   NodeId add_node(Node n, std::vector<RelRef> ins) {
+    Program& prog = group_ ? group_->rules : out_.program;
+    std::vector<PendingInput>& pending = group_ ? group_->pending : pending_;
     n.inputs.assign(ins.size(), -1);
     for (size_t i = 0; i < ins.size(); ++i)
       if (ins[i].id >= 0) n.inputs[i] = ins[i].id;
-    NodeId id = out_.program.add(std::move(n));
+    NodeId id = prog.add(std::move(n));
     for (size_t i = 0; i < ins.size(); ++i)
-      if (ins[i].id < 0) pending_.push_back(PendingInput{id, i, ins[i].name, ins[i].loc});
+      if (ins[i].id < 0) pending.push_back(PendingInput{id, i, ins[i].name, ins[i].loc});
     return id;
   }
   RelRef node_ref(Node n, std::vector<RelRef> ins) {
@@ -1215,6 +1452,7 @@ class Parser {
   std::vector<std::string> names_;          // defined relation names, in order
   std::unordered_set<std::string> broken_;  // names whose definition failed to parse
   std::vector<PendingInput> pending_;
+  FixpointGroup* group_ = nullptr;  // the fixpoint block being parsed, if any
   int depth_ = 0;
   Suggester suggest_;
 };

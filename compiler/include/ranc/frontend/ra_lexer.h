@@ -21,6 +21,8 @@ enum class TokKind : uint8_t {
   String,   // 'text' or "text"; text holds the unescaped bytes
   LParen,   // (
   RParen,   // )
+  LBrace,   // {
+  RBrace,   // }
   Comma,    // ,
   Semi,     // ;
   Pipe,     // |>

@@ -40,6 +40,8 @@ struct ParsedProgram {
 inline constexpr int kMaxNestingDepth = 200;       // parentheses, case, sub-pipelines
 inline constexpr int kMaxExpressionHeight = 1000;  // e.g. a + a + ... + a
 inline constexpr size_t kMaxDiagnostics = 50;
+// The largest `fixpoint max N`.
+inline constexpr int64_t kMaxFixpointIterations = 1'000'000'000;
 
 // Parses .ra text; throws UserError with all diagnostics (ErrorKind::Syntax for
 // malformed text, UnknownRelation, DuplicateName, Cycle for relations defined in
