@@ -72,6 +72,22 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
     return fmt::format("iota {} count {}", buf(p, i->buffer), size_text(i->count));
   if (auto* k = std::get_if<rt::CheckFlag>(&s))
     return fmt::format("check {} ({})", buf(p, k->buffer), k->message);
+  if (auto* c = std::get_if<rt::CopyBuffer>(&s))
+    return fmt::format("copy {} = {} count {}", buf(p, c->dst), buf(p, c->src),
+                       size_text(c->count));
+  if (auto* b = std::get_if<rt::LoopBegin>(&s)) return fmt::format("loop {} {{", b->loop);
+  if (auto* e = std::get_if<rt::LoopEnd>(&s)) {
+    std::string carry, until;
+    for (auto [dst, src] : e->carry_buffers)
+      carry += fmt::format("{}{} <- {}", carry.empty() ? "" : ", ", buf(p, dst), buf(p, src));
+    for (auto [dst, src] : e->carry_slots)
+      carry += fmt::format("{}s{} <- s{}", carry.empty() ? "" : ", ", dst, src);
+    for (rt::SlotId z : e->until_zero) until += fmt::format("{}s{}", until.empty() ? "" : ", ", z);
+    return fmt::format("}} loop {}: carry {}; again unless all of [{}] are 0{}", e->loop, carry,
+                       until,
+                       e->max_iterations > 0 ? fmt::format(" or after {} iterations", e->max_iterations)
+                                             : std::string());
+  }
   return "?";
 }
 
@@ -92,7 +108,12 @@ std::string describe_plan(const rt::Plan& p) {
     else
       out += fmt::format("dict s{} = {}('{}')\n", d.slot, kinds[static_cast<int>(d.kind)], d.text);
   }
-  for (const auto& s : p.steps) out += step_text(p, s) + "\n";
+  int depth = 0;  // loop bodies are indented
+  for (const auto& s : p.steps) {
+    if (std::holds_alternative<rt::LoopEnd>(s)) depth = 0;
+    out += std::string(static_cast<size_t>(depth) * 2, ' ') + step_text(p, s) + "\n";
+    if (std::holds_alternative<rt::LoopBegin>(s)) depth = 1;
+  }
   for (const auto& r : p.outputs) {
     std::string cols;
     for (auto b : r.columns) cols += fmt::format("{}b{}", cols.empty() ? "" : ", ", b);

@@ -5,6 +5,7 @@
 #include "ranc/data/error.h"
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 namespace ranc::passes {
@@ -30,6 +31,13 @@ std::vector<rt::BufferId> step_buffers(const rt::Step& s) {
     out = {i->buffer};
   else if (auto* k = std::get_if<rt::CheckFlag>(&s))
     out = {k->buffer};
+  else if (auto* c = std::get_if<rt::CopyBuffer>(&s))
+    out = {c->src, c->dst};
+  else if (auto* e = std::get_if<rt::LoopEnd>(&s))
+    for (auto [dst, src] : e->carry_buffers) {
+      out.push_back(dst);
+      out.push_back(src);
+    }
   return out;
 }
 
@@ -37,13 +45,37 @@ void insert_frees(rt::Plan& plan) {
   std::set<rt::BufferId> keep;
   for (const auto& r : plan.inputs) keep.insert(r.columns.begin(), r.columns.end());
   for (const auto& r : plan.outputs) keep.insert(r.columns.begin(), r.columns.end());
+  // Loops (fixpoints): a buffer carried out of a body (a LoopEnd's src) is handed over to
+  // its dst and never freed; a buffer that exists before a loop and is used in its body
+  // lives until the loop ends (the next iteration reads it again).
+  std::vector<int64_t> loop_end(plan.steps.size(), -1);  // per step: its loop's LoopEnd
+  std::vector<int64_t> alloc_at(plan.buffers.size(), -1);
+  {
+    int64_t begin = -1;
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      if (std::holds_alternative<rt::LoopBegin>(plan.steps[i])) begin = static_cast<int64_t>(i);
+      if (auto* e = std::get_if<rt::LoopEnd>(&plan.steps[i])) {
+        for (int64_t j = begin; j >= 0 && j <= static_cast<int64_t>(i); ++j)
+          loop_end[static_cast<size_t>(j)] = static_cast<int64_t>(i);
+        for (auto [dst, src] : e->carry_buffers) keep.insert(src);
+        begin = -1;
+      }
+      if (auto* a = std::get_if<rt::Alloc>(&plan.steps[i]); a && alloc_at[a->buffer] < 0)
+        alloc_at[static_cast<size_t>(a->buffer)] = static_cast<int64_t>(i);
+    }
+  }
   std::vector<int64_t> last(plan.buffers.size(), -1);
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     if (std::holds_alternative<rt::Free>(plan.steps[i])) continue;
     for (rt::BufferId b : step_buffers(plan.steps[i])) {
       internal_check(b >= 0 && static_cast<size_t>(b) < last.size(),
                      fmt::format("insert_frees: step {} uses buffer {} of {}", i, b, last.size()));
-      last[static_cast<size_t>(b)] = static_cast<int64_t>(i);
+      int64_t use = static_cast<int64_t>(i);
+      const int64_t end = loop_end[i];
+      const int64_t born = alloc_at[static_cast<size_t>(b)];
+      // Used in a loop it was not allocated in: live until the loop's end.
+      if (end >= 0 && (born < 0 || loop_end[static_cast<size_t>(born)] != end)) use = end;
+      last[static_cast<size_t>(b)] = std::max(last[static_cast<size_t>(b)], use);
     }
   }
   std::vector<std::vector<rt::BufferId>> frees_after(plan.steps.size());

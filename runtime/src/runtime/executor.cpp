@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include "builtins.h"
@@ -241,7 +242,8 @@ class Run {
     // RANC_PROFILE_STEPS=1: synchronise after every step and print each step's wall
     // time to stderr (where the time of a plan goes; the total is then slower).
     static const bool profile = env_switch("RANC_PROFILE_STEPS").value_or(false);
-    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    for (next_step_ = 0; next_step_ < plan_.steps.size();) {
+      const size_t i = next_step_++;
       step_index_ = i;
       const Step& s = plan_.steps[i];
       try {
@@ -284,7 +286,11 @@ class Run {
   std::string where(const Step& s) const {
     std::string w = fmt::format("step {} ({})", step_index_, step_name(s));
     if (int32_t n = step_node(s); n >= 0) w += " of " + node_name(plan_, n);
-    return w;
+    return w + iteration_text();
+  }
+  // ", iteration N" inside a loop body (1-based), else "".
+  std::string iteration_text() const {
+    return loop_ ? fmt::format(", iteration {}", loop_->iteration + 1) : std::string();
   }
   std::string node_of(int32_t node) const {
     std::string n = node_name(plan_, node);
@@ -328,7 +334,7 @@ class Run {
   }
   std::string alloc_label(BufferId b) const {
     const BufferDecl& d = plan_.buffers[static_cast<size_t>(b)];
-    return fmt::format("{} (buffer '{}')", node_of(d.node), d.name);
+    return fmt::format("{} (buffer '{}'{})", node_of(d.node), d.name, iteration_text());
   }
   void need(BufferId b, int64_t elems) const {
     if (elems > count_[b]) {
@@ -523,6 +529,50 @@ class Run {
     if (flag != 0) throw ExecutionError(c.message, node_of(c.node));
   }
 
+  void exec(const CopyBuffer& c) {
+    const int64_t n = eval(c.count, c.node);
+    need(c.src, n);
+    need(c.dst, n);
+    const int64_t es = plan_.buffers[static_cast<size_t>(c.dst)].elem_size;
+    if (n > 0) {
+      RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[c.dst], ptr_[c.src], static_cast<size_t>(n * es),
+                                      cudaMemcpyDeviceToDevice, stream_));
+    }
+  }
+  void exec(const LoopBegin& b) {
+    if (!loop_ || loop_->id != b.loop) loop_ = ActiveLoop{b.loop, next_step_, 0};
+  }
+  void exec(const LoopEnd& e) {
+    internal_check(loop_ && loop_->id == e.loop, "LoopEnd without its LoopBegin");
+    // Carries: dst gives its memory back and takes src's; src is left unallocated.
+    for (auto [dst, src] : e.carry_buffers) {
+      if (owned_[dst] && ptr_[dst]) pool_.free(ptr_[dst]);
+      ptr_[dst] = ptr_[src];
+      count_[dst] = count_[src];
+      owned_[dst] = owned_[src];
+      ptr_[src] = nullptr;
+      count_[src] = 0;
+      owned_[src] = false;
+    }
+    for (auto [dst, src] : e.carry_slots) slots_[static_cast<size_t>(dst)] = slots_[static_cast<size_t>(src)];
+    const int64_t done = ++loop_->iteration;
+    ++stats_.loop_iterations;
+    if (e.iterations >= 0) slots_[static_cast<size_t>(e.iterations)] = done;
+    bool empty = true;
+    for (SlotId s : e.until_zero) empty = empty && slots_[static_cast<size_t>(s)] == 0;
+    if (empty || (e.max_iterations > 0 && done >= e.max_iterations)) {
+      loop_.reset();
+      return;
+    }
+    next_step_ = loop_->body;
+  }
+
+  struct ActiveLoop {
+    int32_t id;
+    size_t body;  // index of the body's first step
+    int64_t iteration;
+  };
+
   const Plan& plan_;
   DevicePool& pool_;
   cudaStream_t stream_;
@@ -537,6 +587,8 @@ class Run {
   std::map<std::string, cudaKernel_t> kernels_;
   std::shared_ptr<const Dictionary> dict_;
   size_t step_index_ = 0;
+  size_t next_step_ = 0;
+  std::optional<ActiveLoop> loop_;
 };
 
 }  // namespace

@@ -287,6 +287,34 @@ void fields(A& a, CheckFlag& s) {
   a(s.node);
 }
 template <class A>
+void fields(A& a, CopyBuffer& s) {
+  a(s.src);
+  a(s.dst);
+  fields(a, s.count);
+  a(s.node);
+}
+template <class A>
+void fields(A& a, LoopBegin& s) {
+  a(s.loop);
+  a(s.node);
+}
+template <class A>
+void fields(A& a, LoopEnd& s) {
+  a(s.loop);
+  a.list(s.carry_buffers, [&](std::pair<BufferId, BufferId>& c) {
+    a(c.first);
+    a(c.second);
+  }, 8);
+  a.list(s.carry_slots, [&](std::pair<SlotId, SlotId>& c) {
+    a(c.first);
+    a(c.second);
+  }, 8);
+  a.list(s.until_zero, [&](SlotId& x) { a(x); }, 4);
+  a(s.max_iterations);
+  a(s.iterations);
+  a(s.node);
+}
+template <class A>
 void fields(A& a, Plan& p) {
   a(p.source);
   a.list(p.nvrtc_options, [&](std::string& s) { a(s); }, 8);

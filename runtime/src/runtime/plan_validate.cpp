@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "ranc/data/error.h"
@@ -62,6 +63,8 @@ class Validator {
       if (int32_t n = step_node(s); n >= 0) where_ += fmt::format(" of {}", node_name(plan_, n));
       std::visit([&](const auto& x) { check(x); }, s);
     }
+    where_ = "end of plan";
+    if (loop_) fail(fmt::format("loop {} has no LoopEnd", loop_->id));
     for (const auto& r : plan_.outputs) {
       where_ = fmt::format("output '{}'", r.name);
       check_relation(r);
@@ -126,10 +129,61 @@ class Validator {
       fail(buf_label(a.buffer) + " allocated while live");
     expr(plan_.buffers[static_cast<size_t>(a.buffer)].count);
     bufs_[static_cast<size_t>(a.buffer)] = BufState::Live;
+    if (loop_) loop_->allocated.insert(a.buffer);
   }
   void check(const Free& f) {
     live(f.buffer);
+    // A buffer from before a loop is needed again by the next iteration.
+    if (loop_ && !loop_->allocated.count(f.buffer))
+      fail(buf_label(f.buffer) + " is freed inside a loop body but was allocated before it");
     bufs_[static_cast<size_t>(f.buffer)] = BufState::Freed;
+  }
+  void check(const CopyBuffer& c) {
+    live(c.src);
+    live(c.dst);
+    if (plan_.buffers[static_cast<size_t>(c.src)].elem_size !=
+        plan_.buffers[static_cast<size_t>(c.dst)].elem_size)
+      fail("CopyBuffer between buffers of different element sizes");
+    if (c.src == c.dst) fail("CopyBuffer src and dst are the same buffer");
+    expr(c.count);
+  }
+  void check(const LoopBegin& b) {
+    if (loop_) fail(fmt::format("loop {} begins inside loop {} (loops do not nest)", b.loop, loop_->id));
+    if (!loop_ids_.insert(b.loop).second) fail(fmt::format("loop id {} used twice", b.loop));
+    loop_ = OpenLoop{b.loop, {}};
+  }
+  void check(const LoopEnd& e) {
+    if (!loop_ || loop_->id != e.loop) fail(fmt::format("LoopEnd of loop {} without its LoopBegin", e.loop));
+    if (e.max_iterations < 0) fail("negative max_iterations");
+    std::set<BufferId> sources;
+    for (auto [dst, src] : e.carry_buffers) {
+      live(dst);
+      live(src);
+      if (loop_->allocated.count(dst)) fail(buf_label(dst) + " is carried into but allocated in the body");
+      if (!loop_->allocated.count(src)) fail(buf_label(src) + " is carried from but not allocated in the body");
+      if (plan_.buffers[static_cast<size_t>(dst)].elem_size !=
+          plan_.buffers[static_cast<size_t>(src)].elem_size)
+        fail("a carry between buffers of different element sizes");
+      sources.insert(src);
+    }
+    for (auto [dst, src] : e.carry_slots) {
+      set(src);
+      check_slot_id(dst);
+      slots_[static_cast<size_t>(dst)] = true;
+    }
+    for (SlotId s : e.until_zero) set(s);
+    if (e.iterations >= 0) {
+      check_slot_id(e.iterations);
+      slots_[static_cast<size_t>(e.iterations)] = true;
+    }
+    // The next iteration starts as this one did: the body's buffers are gone again.
+    for (BufferId b : loop_->allocated) {
+      const BufState st = bufs_[static_cast<size_t>(b)];
+      if (st == BufState::Live && !sources.count(b))
+        fail(buf_label(b) + " is allocated in the loop body and neither freed nor carried");
+      bufs_[static_cast<size_t>(b)] = BufState::Unallocated;
+    }
+    loop_.reset();
   }
   void check(const SetSize& s) {
     expr(s.value);
@@ -214,7 +268,14 @@ class Validator {
       fail(buf_label(c.buffer) + " is too narrow for an int32 flag");
   }
 
+  struct OpenLoop {
+    int32_t id;
+    std::set<BufferId> allocated;  // buffers allocated in the body so far
+  };
+
   const Plan& plan_;
+  std::optional<OpenLoop> loop_;
+  std::set<int32_t> loop_ids_;
   std::vector<BufState> bufs_;
   std::vector<bool> slots_;
   std::set<std::string> kernels_;
@@ -244,7 +305,10 @@ std::string step_name(const Step& step) {
                                [](const ScanInt64&) { return std::string("ScanInt64"); },
                                [](const Gather&) { return std::string("Gather"); },
                                [](const Iota&) { return std::string("Iota"); },
-                               [](const CheckFlag&) { return std::string("CheckFlag"); }},
+                               [](const CheckFlag&) { return std::string("CheckFlag"); },
+                               [](const CopyBuffer&) { return std::string("CopyBuffer"); },
+                               [](const LoopBegin& b) { return fmt::format("LoopBegin {}", b.loop); },
+                               [](const LoopEnd& e) { return fmt::format("LoopEnd {}", e.loop); }},
                     step);
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <variant>
 #include <vector>
@@ -150,8 +151,37 @@ struct CheckFlag {
   std::string message;
   int32_t node = -1;
 };
+// dst[0..count) = src[0..count) (device to device; both buffers have elem_size bytes
+// per element).
+struct CopyBuffer {
+  BufferId src, dst;
+  SizeExpr count;
+  int32_t node = -1;
+};
+// Loops (the fixpoint operator's semi-naive iterations). The steps after a LoopBegin up to
+// the LoopEnd with the same `loop` id are the body; it runs at least once. Loops do not
+// nest. A buffer allocated in the body must be freed in it or carried by the LoopEnd.
+struct LoopBegin {
+  int32_t loop = 0;
+  int32_t node = -1;
+};
+// The end of one iteration. First the carries, in order: a carried buffer `dst` is freed
+// and takes over the memory (and element count) of `src`, which becomes unallocated as if
+// freed, without its memory being released; a carried slot `dst` takes the value of slot
+// `src`. Then `iterations` (a slot; -1: none) is set to the number of iterations run so
+// far. The loop ends when every slot in `until_zero` is 0, or when `max_iterations` > 0
+// iterations have run; otherwise execution continues with the first step of the body.
+struct LoopEnd {
+  int32_t loop = 0;
+  std::vector<std::pair<BufferId, BufferId>> carry_buffers;  // (dst, src)
+  std::vector<std::pair<SlotId, SlotId>> carry_slots;        // (dst, src)
+  std::vector<SlotId> until_zero;
+  int64_t max_iterations = 0;  // 0: no limit
+  SlotId iterations = -1;
+  int32_t node = -1;
+};
 using Step = std::variant<Alloc, Free, SetSize, ReadSize, Launch, SortPairs, ScanInt64, Gather,
-                          Iota, CheckFlag>;
+                          Iota, CheckFlag, CopyBuffer, LoopBegin, LoopEnd>;
 
 // String handling: at bind time the runtime merges the dictionaries of every string
 // column of every input into one order-preserving dictionary for the run and recodes
