@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
 #include <numeric>
 
 #include "ranc/ra_ops/ra_ops.h"
@@ -226,7 +227,9 @@ void rethrow_in_node(const UserError& e, const Node& n) {
 
 HostRelation eval_node(const Program& program, const Node& n,
                        const std::vector<const HostRelation*>& inputs) {
-  size_t expected = n.kind == OpKind::Input ? 1 : static_cast<size_t>(op_arity(n.kind));
+  size_t expected = n.kind == OpKind::Input      ? 1
+                    : n.kind == OpKind::Fixpoint ? (n.fixpoint ? n.fixpoint->outer.size() : 0)
+                                                 : static_cast<size_t>(op_arity(n.kind));
   internal_check(inputs.size() == expected, "eval_node: wrong number of inputs");
   for (const HostRelation* r : inputs) internal_check(r != nullptr, "eval_node: null input");
   switch (n.kind) {
@@ -252,6 +255,8 @@ HostRelation eval_node(const Program& program, const Node& n,
       return ref::eval_limit(n, inputs);
     case OpKind::Distinct:
       return ref::eval_distinct(n, inputs);
+    case OpKind::Fixpoint:
+      return ref::eval_fixpoint(n, inputs);
     case OpKind::Output:
       return ref::eval_output(n, inputs);
   }
@@ -279,6 +284,8 @@ std::vector<HostRelation> execute_reference(
                        {}});
 
   std::vector<HostRelation> results(checked.size());
+  // A fixpoint group is evaluated once, for its first node.
+  std::map<const FixpointDef*, std::vector<HostRelation>> groups;
   for (size_t i = 0; i < checked.size(); ++i) {
     const Node& n = checked.node(static_cast<NodeId>(i));
     internal_check(n.id == static_cast<NodeId>(i), "checked program: node id is not its index");
@@ -297,6 +304,14 @@ std::vector<HostRelation> execute_reference(
         internal_check(id >= 0 && id < n.id, "checked program is not in topological order");
         in.push_back(&results[static_cast<size_t>(id)]);
       }
+    }
+    if (n.kind == OpKind::Fixpoint) {
+      internal_check(n.fixpoint != nullptr, "execute_reference: fixpoint without definition");
+      auto it = groups.find(n.fixpoint.get());
+      if (it == groups.end())
+        it = groups.emplace(n.fixpoint.get(), ops::ref::eval_fixpoint_group(*n.fixpoint, in)).first;
+      results[static_cast<size_t>(n.id)] = it->second.at(static_cast<size_t>(n.fixpoint_index));
+      continue;
     }
     results[static_cast<size_t>(n.id)] = ops::eval_node(checked, n, in);
   }

@@ -35,6 +35,10 @@ HostRelation eval_sort(const Node& n, const Inputs& in);
 HostRelation eval_limit(const Node& n, const Inputs& in);
 HostRelation eval_distinct(const Node& n, const Inputs& in);
 HostRelation eval_output(const Node& n, const Inputs& in);
+HostRelation eval_fixpoint(const Node& n, const Inputs& in);
+// Every relation of a fixpoint group, in FixpointDef::names order (inputs: its outer
+// relations).
+std::vector<HostRelation> eval_fixpoint_group(const FixpointDef& def, const Inputs& outer);
 
 // ---- helpers (ra_ops/reference.cpp) ----
 

@@ -127,6 +127,11 @@ bool type_node(Node& n, const std::vector<const Node*>& inputs, Diagnostics& dia
       return typing::type_distinct(n, inputs, diags);
     case OpKind::Output:
       return typing::type_output(n, inputs, diags);
+    case OpKind::Fixpoint:
+      // A group is checked as a whole by check() (compiler/src/check/check_fixpoint.cpp).
+      typing::report(diags, ErrorKind::InvalidGraph,
+                     "a fixpoint node is typed by ranc::check, not alone", n.loc);
+      return false;
   }
   typing::report(diags, ErrorKind::InvalidGraph,
                  fmt::format("unknown operator kind {}", static_cast<int>(n.kind)), n.loc);

@@ -6,6 +6,7 @@
 #include <map>
 #include <queue>
 
+#include "check_fixpoint.h"
 #include "ranc/ir/program.h"
 #include "ranc/ra_ops/ra_ops.h"
 
@@ -43,6 +44,14 @@ void check_edges(const Program& p, std::vector<Diagnostic>& diags) {
       continue;
     }
     int arity = op_arity(n.kind);
+    if (n.kind == OpKind::Fixpoint) {
+      if (!n.fixpoint || n.fixpoint_index < 0 ||
+          n.fixpoint_index >= static_cast<int32_t>(n.fixpoint->names.size()))
+        report(diags, ErrorKind::InvalidGraph,
+               fmt::format("fixpoint node n{} has no definition of its relation", id), n.loc);
+      else
+        arity = static_cast<int>(n.fixpoint->outer.size());
+    }
     if (static_cast<int>(n.inputs.size()) != arity) {
       report(diags, ErrorKind::InvalidGraph,
              fmt::format("{} takes {} input(s), but node n{} has {}", op_kind_name(n.kind), arity,
@@ -189,6 +198,9 @@ Program check(const Program& program) {
 
   // Nodes whose inputs failed are skipped: their errors would only echo the first.
   std::vector<bool> failed(nodes.size(), false);
+  // A fixpoint group's definition is checked once, for its first node; the group's nodes
+  // then share the checked definition (the GPU lowering evaluates a group once).
+  std::map<const FixpointDef*, std::shared_ptr<const FixpointDef>> fixpoints;
   for (size_t i = 0; i < nodes.size(); ++i) {
     std::vector<const Node*> inputs;
     bool skip = false;
@@ -201,7 +213,21 @@ Program check(const Program& program) {
       continue;
     }
     size_t before = diags.size();
-    failed[i] = !ops::type_node(nodes[i], inputs, diags);
+    if (nodes[i].kind == OpKind::Fixpoint) {
+      Node& n = nodes[i];
+      auto [it, fresh] = fixpoints.emplace(n.fixpoint.get(), nullptr);
+      if (fresh) it->second = check_detail::check_fixpoint(*n.fixpoint, inputs, diags);
+      failed[i] = it->second == nullptr;
+      if (!failed[i]) {
+        n.fixpoint = it->second;
+        n.schema = n.fixpoint->schemas.at(static_cast<size_t>(n.fixpoint_index));
+        n.order.clear();
+      } else if (!fresh) {
+        continue;  // reported with the group's first node
+      }
+    } else {
+      failed[i] = !ops::type_node(nodes[i], inputs, diags);
+    }
     if (failed[i] && diags.size() == before)
       report(diags, ErrorKind::InvalidGraph,
              fmt::format("{} could not be typed", op_kind_name(nodes[i].kind)), nodes[i].loc);

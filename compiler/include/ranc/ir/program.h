@@ -67,6 +67,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,6 +92,7 @@ namespace ranc {
   X(Sort, "sort", 1)             \
   X(Limit, "limit", 1)           \
   X(Distinct, "distinct", 1)     \
+  X(Fixpoint, "fixpoint", -1)    \
   X(Output, "output", 1)
 
 enum class OpKind : uint8_t {
@@ -99,6 +101,7 @@ enum class OpKind : uint8_t {
 #undef RANC_X
 };
 std::string_view op_kind_name(OpKind k);
+// The number of inputs; -1 for Fixpoint, which takes any number (its outer relations).
 int op_arity(OpKind k);
 
 enum class JoinKind : uint8_t { Inner, Semi, Anti };
@@ -129,6 +132,9 @@ struct SortKey {
 
 using NodeId = int32_t;
 
+class Program;
+struct FixpointDef;
+
 // One operator. Fields not used by a kind stay empty. Front ends fill the
 // "parameters"; the checker fills the "resolved" part.
 struct Node {
@@ -151,7 +157,14 @@ struct Node {
   // stay unordered); the planner uses it to skip sorts, and both executors verify it
   // (an input that is not sorted as declared is an ExecutionError).
   std::vector<SortKey> sort_keys;
+  // Input: the declared order holds by construction, so it is not verified. Set only by
+  // the compiler (a fixpoint's loop-carried relations, which its own unions keep sorted).
+  bool order_trusted = false;
   int64_t limit = 0, offset = 0;  // Limit
+  // Fixpoint: the group of recursive relations (shared by the group's nodes) and which
+  // of them this node is. Its inputs are the group's outer relations (FixpointDef::outer).
+  std::shared_ptr<const FixpointDef> fixpoint;
+  int32_t fixpoint_index = -1;
 
   // ---- resolved by the checker ----
   Schema schema;                         // output schema
@@ -184,6 +197,46 @@ class Program {
  private:
   std::vector<Node> nodes_;
   bool checked_ = false;
+};
+
+// ============================== RECURSION ==============================
+// A fixpoint group defines one or more recursive relations R1..Rm (mutual recursion
+// allowed) by rules. Each relation is the union of its rules' results, with SET
+// semantics (each tuple once); a rule is an RA expression over the group's recursive
+// relations and over outer relations (relations of the enclosing program).
+// Meaning (naive evaluation, what the CPU reference does): R^0 = T(empty), R^(k+1) =
+// T(R^k), where T evaluates every rule with the recursive relations bound to R^k; the
+// result is R^k for the first k with R^(k+1) = R^k. With max_iterations = L > 0 the
+// evaluation stops after R^L (L applications of the rules after the first), whether or
+// not it has converged. Rules must be monotone in the recursive relations, so the
+// iteration converges to the least fixpoint: on a path from a recursive relation to a
+// rule's result there may be select, project, product, union, intersect, distinct,
+// sort, inner and semi joins (either side), an anti join's or a difference's LEFT
+// input; never reduce, limit, or the right input of an anti join or a difference.
+// Fixpoints do not nest. Schemas: a relation's attribute names and types are those of
+// its first rule that can be typed without it (its "base"); every other rule must give
+// the same types (names may differ, as in union). A relation with no rule that can be
+// typed is an error. GPU evaluation is semi-naive (each iteration joins only the tuples
+// new in the previous one) and gives the same R^k per iteration.
+struct FixpointDef {
+  // The recursive relations, in order of first definition.
+  std::vector<std::string> names;
+  // The rules as a program: its Input nodes name what the rules read, a recursive
+  // relation (a name in `names`; no declared schema) or an outer relation (a name in
+  // `outer`; the checker takes its schema from the Fixpoint node's input); each Output
+  // node named R is one rule of R. One Input node per name.
+  std::shared_ptr<const Program> rules;
+  // Outer relations, bound in this order to the inputs of every node of the group.
+  std::vector<std::string> outer;
+  int64_t max_iterations = 0;  // 0: until no relation changes
+  SourceLoc loc;               // the `fixpoint` keyword / DSL call
+  // ---- resolved by the checker (a new, checked def shared by the group's nodes) ----
+  std::vector<Schema> schemas;  // per recursive relation
+  // `rules` checked: every Input has its schema, every Output its rule's schema.
+  std::shared_ptr<const Program> checked_rules;
+  // For each Output node of checked_rules (in Program::outputs() order): the index of
+  // the recursive relation it defines.
+  std::vector<int32_t> rule_target;
 };
 
 // Checks a program and returns the checked program: nodes that outputs depend on,
