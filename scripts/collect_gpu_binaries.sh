@@ -10,6 +10,7 @@ cp "$B/tests/runtime/runtime_tests" "$B/tests/gpu/gpu_tests" "$B/tests/tpch/tpch
   "$B/bench/ra_bench" "$B/bench/upload_bench" "$B/tests/io/io_bench/io_bench" \
   "$B/bench/jit_bench" "$B/compiler/src/cli/ranc" "$D/"
 [ -f "$B/tests/templates/templates_gpu_test" ] && cp "$B/tests/templates/templates_gpu_test" "$D/"
+[ -f "$B/tests/tpch/recursion_oracle_tests" ] && cp "$B/tests/tpch/recursion_oracle_tests" "$D/"
 if [ -d "$B/tpch-data/sf0.01" ]; then
   mkdir -p "$D/tpch-data"
   cp -r "$B/tpch-data/sf0.01" "$D/tpch-data/"

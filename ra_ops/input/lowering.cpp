@@ -40,7 +40,7 @@ void lower_input(LoweringContext& ctx, const Node& n) {
                                     rt::SizeExpr::slot(r.size), n.id));
   }
   ctx.add_input(n, r);
-  if (!n.sort_keys.empty()) {
+  if (!n.sort_keys.empty() && !n.order_trusted) {
     std::vector<int32_t> cols;
     std::vector<bool> desc;
     passes::Order declared;

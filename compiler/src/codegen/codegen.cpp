@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 
 #include "ranc/codegen/emit_expr.h"
 #include "ranc/codegen/lowering.h"
@@ -14,6 +15,13 @@
 
 namespace ranc::codegen {
 namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
 
 // Helpers every generated unit has: the year of a day number, dictionary-range and
 // mask tests, element copies for size read-backs, limit counts.
@@ -93,7 +101,7 @@ class Context final : public LoweringContext {
  public:
   Context(passes::PhysicalPlan pp, const CodegenOptions& options)
       : pp_(std::move(pp)), options_(options), rels_(pp_.program.size()) {
-    src_ = fmt::format(fmt::runtime(kPrelude), fmt::arg("arch", options_.arch >= 900 ? 900 : 800));
+    src_ = prelude_text();
     for (const char* k : {"ranc_copy_element", "ranc_limit_count"}) plan_.kernels.push_back(k);
     plan_.nvrtc_options = {"-std=c++17"};
   }
@@ -114,6 +122,9 @@ class Context final : public LoweringContext {
   }
 
   const passes::PhysicalPlan& physical_plan() const { return pp_; }
+  std::string prelude_text() const {
+    return fmt::format(fmt::runtime(kPrelude), fmt::arg("arch", options_.arch >= 900 ? 900 : 800));
+  }
 
   // ---- LoweringContext ----
   const Program& program() const override { return pp_.program; }
@@ -159,10 +170,11 @@ class Context final : public LoweringContext {
     if (options_.comments) src_ += fmt::format("// {}\n", sanitize(text));
   }
   std::string kernel_name(NodeId id, std::string_view what) override {
-    std::string name = fmt::format("n{}_{}", id, what);
+    const std::string& pre = options_.kernel_prefix;
+    std::string name = fmt::format("{}n{}_{}", pre, id, what);
     for (int k = 2;
          std::find(plan_.kernels.begin(), plan_.kernels.end(), name) != plan_.kernels.end(); ++k)
-      name = fmt::format("n{}_{}{}", id, what, k);
+      name = fmt::format("{}n{}_{}{}", pre, id, what, k);
     plan_.kernels.push_back(name);
     return name;
   }
@@ -220,6 +232,178 @@ class Context final : public LoweringContext {
     rt::SlotId s = new_slot();
     step(rt::ReadSize{s, out, 0});
     return s;
+  }
+
+  std::vector<DeviceRelation> inline_program(
+      NodeId id, const Program& program,
+      const std::vector<std::pair<std::string, DeviceRelation>>& bindings,
+      std::vector<Schema>* schemas) override {
+    Program checked;
+    try {
+      checked = check(program);
+    } catch (const UserError& e) {
+      throw InternalError(
+          fmt::format("codegen: the program generated for n{} does not check: {}", id, e.what()));
+    }
+    CodegenOptions o = options_;
+    const std::string ns = fmt::format("{}f{}_{}", options_.kernel_prefix, id, inlined_++);
+    o.kernel_prefix = ns + "_";
+    o.dump_after.clear();
+    rt::Plan sub = passes::run_pipeline(checked, o).plan;
+
+    // The unit: the sub-program's code without the prelude this unit already has.
+    const std::string prelude = prelude_text();
+    internal_check(sub.source.compare(0, prelude.size(), prelude) == 0,
+                   "codegen: an inlined program's source does not start with the prelude");
+    src_ += fmt::format("namespace {} {{\n{}}}  // namespace {}\n\n", ns,
+                        sub.source.substr(prelude.size()), ns);
+    for (const std::string& k : sub.kernels)
+      if (std::find(plan_.kernels.begin(), plan_.kernels.end(), k) == plan_.kernels.end())
+        plan_.kernels.push_back(k);
+
+    // Slots and buffers: the bound inputs' become the bindings', the rest new ones.
+    std::vector<rt::SlotId> slot(static_cast<size_t>(sub.num_slots), -1);
+    std::vector<rt::BufferId> buf(sub.buffers.size(), -1);
+    std::set<rt::BufferId> bound;
+    for (const rt::PlanRelation& r : sub.inputs) {
+      auto b = std::find_if(bindings.begin(), bindings.end(),
+                            [&](const auto& x) { return x.first == r.name; });
+      internal_check(b != bindings.end(), fmt::format("codegen: no binding for '{}'", r.name));
+      const Node* decl = nullptr;
+      for (NodeId in : program.inputs())
+        if (program.node(in).name == r.name) decl = &program.node(in);
+      internal_check(decl != nullptr, "codegen: inlined input without a declaration");
+      internal_check(!b->second.is_view(), "codegen: an inlined program's binding is a view");
+      slot[static_cast<size_t>(r.size)] = b->second.size;
+      for (size_t c = 0; c < r.columns.size(); ++c) {
+        std::optional<size_t> at = decl->declared.find(r.schema[c].name);
+        internal_check(at && *at < b->second.columns.size(),
+                       "codegen: inlined input attribute not in its binding");
+        buf[static_cast<size_t>(r.columns[c])] = b->second.columns[*at];
+        bound.insert(b->second.columns[*at]);
+      }
+    }
+    rt::BufferId sub_flag = -1;
+    for (size_t b = 0; b < sub.buffers.size(); ++b)
+      if (sub.buffers[b].name == "error flag") {
+        sub_flag = static_cast<rt::BufferId>(b);
+        buf[b] = error_flag();
+      }
+    for (const rt::DictParam& p : sub.dict_params) {
+      if (p.kind == rt::DictParam::Kind::LikeMask)
+        buf[static_cast<size_t>(p.mask)] = like_mask(p.text);
+      else
+        slot[static_cast<size_t>(p.slot)] = dict_slot(p.kind, p.text);
+    }
+    for (auto& s : slot)
+      if (s < 0) s = new_slot();
+    auto S = [&](rt::SlotId s) { return s < 0 ? s : slot.at(static_cast<size_t>(s)); };
+    auto X = [&](rt::SizeExpr e) {
+      for (auto& t : e.terms)
+        for (auto& s : t.slots) s = S(s);
+      return e;
+    };
+    for (size_t b = 0; b < sub.buffers.size(); ++b)
+      if (buf[b] < 0)
+        buf[b] = declare(fmt::format("{}.{}", ns, sub.buffers[b].name), sub.buffers[b].elem_size,
+                         X(sub.buffers[b].count), id);
+    auto B = [&](rt::BufferId b) { return b < 0 ? b : buf.at(static_cast<size_t>(b)); };
+
+    for (rt::Step& st : sub.steps) {
+      if (auto* a = std::get_if<rt::Alloc>(&st); a && a->buffer == sub_flag) continue;
+      if (std::holds_alternative<rt::Free>(st)) continue;  // insert_frees places them again
+      std::visit(
+          Overloaded{
+              [&](rt::Alloc& x) { x.buffer = B(x.buffer); },
+              [&](rt::Free& x) { x.buffer = B(x.buffer); },
+              [&](rt::SetSize& x) {
+                x.slot = S(x.slot);
+                x.value = X(x.value);
+              },
+              [&](rt::ReadSize& x) {
+                x.slot = S(x.slot);
+                x.buffer = B(x.buffer);
+              },
+              [&](rt::Launch& x) {
+                x.items = X(x.items);
+                for (auto& arg : x.args) {
+                  if (auto* ab = std::get_if<rt::ArgBuffer>(&arg)) ab->buffer = B(ab->buffer);
+                  if (auto* as = std::get_if<rt::ArgSlot>(&arg)) as->slot = S(as->slot);
+                }
+                x.node = id;
+                x.nodes = {};
+                if (x.regrow) {
+                  x.regrow->header = B(x.regrow->header);
+                  x.regrow->capacity = S(x.regrow->capacity);
+                  x.regrow->needed = S(x.regrow->needed);
+                  for (auto& g : x.regrow->grow) g = B(g);
+                }
+              },
+              [&](rt::SortPairs& x) {
+                x.keys_in = B(x.keys_in);
+                x.keys_out = B(x.keys_out);
+                x.values_in = B(x.values_in);
+                x.values_out = B(x.values_out);
+                x.count = X(x.count);
+                x.node = id;
+              },
+              [&](rt::ScanInt64& x) {
+                x.in = B(x.in);
+                x.out = B(x.out);
+                x.count = X(x.count);
+                x.node = id;
+              },
+              [&](rt::Gather& x) {
+                x.src = B(x.src);
+                x.index = B(x.index);
+                x.dst = B(x.dst);
+                x.count = X(x.count);
+                x.node = id;
+              },
+              [&](rt::Iota& x) {
+                x.buffer = B(x.buffer);
+                x.count = X(x.count);
+              },
+              [&](rt::CheckFlag& x) {
+                x.buffer = B(x.buffer);
+                x.node = id;
+              },
+              [&](rt::CopyBuffer& x) {
+                x.src = B(x.src);
+                x.dst = B(x.dst);
+                x.count = X(x.count);
+                x.node = id;
+              },
+              [&](rt::LoopBegin&) { internal_check(false, "codegen: a loop in an inlined program"); },
+              [&](rt::LoopEnd&) { internal_check(false, "codegen: a loop in an inlined program"); },
+          },
+          st);
+      step(std::move(st));
+    }
+
+    // The outputs, each in buffers of its own.
+    std::vector<DeviceRelation> outs;
+    std::set<rt::BufferId> taken = bound;
+    for (const rt::PlanRelation& r : sub.outputs) {
+      DeviceRelation d;
+      d.size = S(r.size);
+      for (size_t c = 0; c < r.columns.size(); ++c) {
+        const Type t = r.schema[c].type;
+        rt::BufferId b = B(r.columns[c]);
+        if (!taken.insert(b).second) {
+          rt::BufferId copy = allocate(fmt::format("{}.out{}.c{}", ns, outs.size(), c),
+                                       type_size(t), rt::SizeExpr::slot(d.size), id);
+          step(rt::CopyBuffer{b, copy, rt::SizeExpr::slot(d.size), id});
+          b = copy;
+          taken.insert(b);
+        }
+        d.columns.push_back(b);
+        d.types.push_back(t);
+      }
+      outs.push_back(std::move(d));
+      if (schemas) schemas->push_back(r.schema);
+    }
+    return outs;
   }
 
   DeviceRelation dense(const DeviceRelation& rel) override {
@@ -387,6 +571,7 @@ class Context final : public LoweringContext {
   rt::Plan plan_;
   std::string src_;
   rt::BufferId error_flag_ = -1;
+  int inlined_ = 0;  // programs inlined so far (their namespaces are numbered)
   std::map<const RowView*, DeviceRelation> dense_;        // materialised views
   std::map<const RowView*, DeviceRelation> paged_;        // join views written as pages
   std::vector<std::shared_ptr<const RowView>> keep_alive_;  // keys of dense_ stay valid
@@ -436,6 +621,9 @@ rt::Plan lower_plan(const passes::PhysicalPlan& physical, const CodegenOptions& 
         break;
       case OpKind::Distinct:
         lower_distinct(ctx, n);
+        break;
+      case OpKind::Fixpoint:
+        lower_fixpoint(ctx, n);
         break;
     }
     // A view that fuse_pipelines did not fuse into its consumer is materialised here.

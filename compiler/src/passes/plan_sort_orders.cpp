@@ -280,6 +280,12 @@ class Planner {
         p.unique = true;
         break;
       }
+      case OpKind::Fixpoint:
+        // The loop's last union leaves each relation a set sorted by all its attributes
+        // (ra_ops/fixpoint/lowering.cpp).
+        p.order = ascending(all_attrs(n.schema));
+        p.unique = true;
+        break;
       case OpKind::Sort: {
         Order want;
         std::set<int32_t> used;

@@ -30,6 +30,7 @@ void propagate(const Node& n, const Live& out, std::vector<Live>& live) {
     case OpKind::Input:
       return;
     case OpKind::Output:
+    case OpKind::Fixpoint:  // its rules read whole outer relations
     case OpKind::Sort:
     case OpKind::Distinct:
     case OpKind::Union:

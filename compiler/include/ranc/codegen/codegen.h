@@ -51,6 +51,9 @@ struct CodegenOptions {
   // Rows per page of a paged list (a power of two; RANC_PAGE_ROWS overrides). 1024:
   // measured on an H100 (bench/RESULTS.md, page size sweep).
   int page_rows = 1024;
+  // Prefix of every generated kernel name (a fixpoint's loop body and base case are
+  // compiled as programs of their own into the enclosing unit: ra_ops/fixpoint).
+  std::string kernel_prefix = {};
   // Optional passes to switch off, and the pass after which run_pipeline keeps the plan
   // as text (passes/pass_runner.h).
   std::vector<std::string> disabled_passes = {};

@@ -311,6 +311,17 @@ class LoweringContext {
   // A join view materialised as a paged list when its join can write one (else dense);
   // any other relation as dense() makes it. Once per view, like dense().
   virtual DeviceRelation paged(const DeviceRelation& rel) = 0;
+  // Compiles `program` (unchecked; checked here) into this plan, for fixpoints
+  // (ra_ops/fixpoint/lowering.cpp): its code joins the unit in a namespace of its own,
+  // its steps follow the steps so far (their node references become `id`), its Input
+  // nodes read `bindings` (by relation name; dense relations in the order of the Input's
+  // declared schema) and its outputs come back in Program::outputs() order, dense and
+  // in buffers of their own (never a binding's, never shared between two outputs).
+  // `schemas`, when given, receives the outputs' schemas.
+  virtual std::vector<DeviceRelation> inline_program(
+      NodeId id, const Program& program,
+      const std::vector<std::pair<std::string, DeviceRelation>>& bindings,
+      std::vector<Schema>* schemas = nullptr) = 0;
   // Does node `id` hand its output to its consumer as a view (passes/fuse_pipelines.h)?
   bool fused(NodeId id) const { return physical(id).fused; }
 
@@ -526,5 +537,6 @@ void lower_reduce(LoweringContext& ctx, const Node& n);
 void lower_sort(LoweringContext& ctx, const Node& n);
 void lower_limit(LoweringContext& ctx, const Node& n);
 void lower_distinct(LoweringContext& ctx, const Node& n);
+void lower_fixpoint(LoweringContext& ctx, const Node& n);
 
 }  // namespace ranc::codegen
