@@ -3,9 +3,12 @@
 // call when a Rel crosses the boundary of a fixpoint's rules, and its source locations.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "ranc/dsl.h"
+#include "ranc/ra_ops/ra_ops.h"
 
 namespace ranc {
 namespace {
@@ -140,6 +143,66 @@ TEST(DslFixpoint, UseNamesOuterRelations) {
   EXPECT_EQ(def.outer, (std::vector<std::string>{"edges", "outer1", "uniq"}));
   EXPECT_EQ(b.program().node(r.id()).inputs.size(), 3u);
   EXPECT_EQ(b.program().node(r.id()).inputs[1], big.id());
+}
+
+// ------------------------------------------------- checked and run on the CPU reference
+
+using Pairs = std::set<std::pair<int32_t, int32_t>>;
+
+HostRelation pair_relation(const Pairs& pairs) {
+  HostRelation r(Schema{pair_attrs(), 0});
+  for (auto [a, b] : pairs) r.append_row({Value::i32(a), Value::i32(b)});
+  return r;
+}
+
+Pairs pairs_of(const HostRelation& r) {
+  Pairs out;
+  for (size_t i = 0; i < r.num_rows(); ++i)
+    out.insert({r.get(i, 0).as_i32(), r.get(i, 1).as_i32()});
+  EXPECT_EQ(out.size(), r.num_rows()) << "duplicate tuples";
+  return out;
+}
+
+TEST(DslFixpoint, TransitiveClosureOnTheCpuReference) {
+  for (int64_t max : {0, 1}) {
+    ProgramBuilder b;
+    Rel edges = b.input("edges", pair_attrs());
+    FixpointBuilder fp = b.fixpoint(max);
+    Rel e = fp.use(edges);
+    Rel path = fp.relation("path");
+    fp.rule(path, e);
+    fp.rule(path, extend(path, e));
+    b.output(fp.result(path), "tc");
+    auto out =
+        execute_reference(b.check(), {{"edges", pair_relation({{1, 2}, {2, 3}, {3, 4}, {5, 5}})}});
+    ASSERT_EQ(out.size(), 1u);
+    if (max == 0)
+      EXPECT_EQ(pairs_of(out[0]), (Pairs{{1, 2}, {1, 3}, {1, 4}, {2, 3}, {2, 4}, {3, 4}, {5, 5}}));
+    else  // the edges and one more round: paths of at most 2 edges
+      EXPECT_EQ(pairs_of(out[0]), (Pairs{{1, 2}, {1, 3}, {2, 3}, {2, 4}, {3, 4}, {5, 5}}));
+  }
+}
+
+// Two results of one group, an outer relation that is not an input, and the main
+// program using a result after the fixpoint.
+TEST(DslFixpoint, MutualRecursionOnTheCpuReference) {
+  ProgramBuilder b;
+  Rel edges = b.input("edges", pair_attrs());
+  Rel forward = edges.select(col("src") < col("dst"));  // 1->2->3->4 of the edges below
+  FixpointBuilder fp = b.fixpoint();
+  Rel f = fp.use(forward);
+  Rel even = fp.relation("even"), odd = fp.relation("odd");
+  // even: pairs joined by an even number (> 0) of forward edges; odd: an odd number.
+  fp.rule(odd, f);
+  fp.rule(even, extend(odd, f));
+  fp.rule(odd, extend(even, f));
+  b.output(fp.result(even), "even");
+  b.output(fp.result(odd).select(col("src") == 1), "odd_from_1");
+  auto out = execute_reference(
+      b.check(), {{"edges", pair_relation({{1, 2}, {2, 3}, {3, 4}, {4, 3}, {9, 9}})}});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(pairs_of(out[0]), (Pairs{{1, 3}, {2, 4}}));
+  EXPECT_EQ(pairs_of(out[1]), (Pairs{{1, 2}, {1, 4}}));
 }
 
 TEST(DslFixpointErrors, MainRelationInARule) {

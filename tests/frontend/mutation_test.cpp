@@ -93,6 +93,10 @@ const char* const kTokens[] = {"(",
                                "))))))))))",
                                "year(",
                                "extract(",
+                               "fixpoint ",
+                               "max ",
+                               "{",
+                               "}",
                                "x",
                                "q"};
 

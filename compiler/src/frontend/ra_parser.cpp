@@ -695,19 +695,28 @@ class Parser {
     def->names = g.names;
     def->max_iterations = g.max_iterations;
     def->loc = g.loc;
+    // The rules' program: their Input nodes first (in order of first use), then the
+    // nodes of the rules as parsed, renumbered after them.
+    Program rules;
     std::unordered_map<std::string, NodeId> input_of;
     for (const std::string& name : read) {
       Node in;
       in.kind = OpKind::Input;
       in.loc = first_use.at(name);
       in.name = name;
-      input_of[name] = g.rules.add(std::move(in));
+      input_of[name] = rules.add(std::move(in));
       if (std::find(g.names.begin(), g.names.end(), name) == g.names.end())
         def->outer.push_back(name);
     }
+    const NodeId shift = static_cast<NodeId>(read.size());
+    for (Node n : g.rules.nodes()) {
+      for (NodeId& in : n.inputs)
+        if (in >= 0) in += shift;
+      rules.add(std::move(n));
+    }
     for (const PendingInput& p : g.pending)
-      g.rules.mutable_node(p.node).inputs[p.slot] = input_of.at(p.name);
-    def->rules = std::make_shared<const Program>(std::move(g.rules));
+      rules.mutable_node(p.node + shift).inputs[p.slot] = input_of.at(p.name);
+    def->rules = std::make_shared<const Program>(std::move(rules));
 
     std::vector<RelRef> outer;
     for (const std::string& name : def->outer)
