@@ -123,5 +123,30 @@ TEST_F(ShellTest, UnfinishedStatementIsAnError) {
   EXPECT_NE(err_.find("a ';' is missing"), std::string::npos) << err_;
 }
 
+// A fixpoint block is one statement over several lines; it defines the names it
+// assigns, which later statements use and which a later block may redefine.
+TEST_F(ShellTest, FixpointBlockDefinesItsNames) {
+  std::ofstream(dir_ / "e.tbl") << "1|2|\n2|3|\n";
+  int rc = shell(
+      "input e(src i32, dst i32) from \"e.tbl\" format tbl;\n"
+      "fixpoint {\n"
+      "  path = e;\n"
+      "  path = path |> join (e |> project src as mid, dst as to) on dst = mid\n"
+      "    |> project src, to as dst;   -- '}' in a comment or ';' do not end the block\n"
+      "}\n"
+      "n = path |> reduce n = count();\n"
+      "output n;\n"
+      "fixpoint max 1 { path = e; }\n"
+      "output n;\n"
+      "fixpoint { path = e |> select nope > 0; }\n"  // does not check: not kept
+      "output path |> sort src, dst as tc;\n");
+  EXPECT_EQ(rc, kProgramError) << err_;
+  EXPECT_NE(out_.find("n:\nn\n-\n3\n(1 row)"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("n:\nn\n-\n2\n(1 row)"), std::string::npos) << out_;
+  EXPECT_NE(err_.find("'nope'"), std::string::npos) << err_;
+  EXPECT_NE(out_.find("tc:\nsrc  dst\n---  ---\n  1    2\n  2    3\n(2 rows)"), std::string::npos)
+      << out_;
+}
+
 }  // namespace
 }  // namespace ranc::cli

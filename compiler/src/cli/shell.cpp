@@ -1,15 +1,17 @@
 // `ranc shell`: statements and dot-commands against one ranc::Session.
 //
 // The shell keeps the text of every `input` declaration and every definition
-// (`name = ...;`) entered, and runs `output NAME;` as the program made of them: the
-// checker keeps only what NAME depends on, so unused relations are never loaded. A
-// definition is checked when entered (and kept only when it checks); defining a name
-// again replaces it. Line editing and history come from the system's readline (or
+// (`name = ...;`, or a `fixpoint { ... }` block, which defines the names it assigns)
+// entered, and runs `output NAME;` as the program made of them: the checker keeps only
+// what NAME depends on, so unused relations are never loaded. A definition is checked
+// when entered (and kept only when it checks); defining a name again replaces the
+// definition that had it. Line editing and history come from the system's readline (or
 // editline) library, loaded at run time so that ranc starts without it.
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -18,6 +20,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "ranc/frontend/ra_lexer.h"
 #include "ranc/frontend/ra_parser.h"
 #include "ranc/runtime/errors.h"
 #include "ranc/session.h"
@@ -101,9 +104,11 @@ std::pair<std::string, std::string> first_words(const std::string& s) {
   return {a, b};
 }
 
-// Whether the text so far ends a statement: a ';' outside strings and comments.
+// Whether the text so far ends a statement: a ';' outside strings, comments and
+// braces, or the '}' that closes a fixpoint block.
 bool statement_complete(const std::string& text) {
   bool in_str = false, done = false;
+  int depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (in_str) {
@@ -115,10 +120,29 @@ bool statement_complete(const std::string& text) {
       continue;
     }
     if (c == '"' || c == '\'') in_str = true;
-    if (c == ';') done = true;
+    if (c == '{') ++depth;
+    if (c == '}') --depth;
+    if (c == ';' || c == '}') done = depth <= 0;
     else if (!std::isspace(static_cast<unsigned char>(c))) done = false;
   }
   return done;
+}
+
+// The names a fixpoint block defines: those assigned at the start of its rules.
+std::vector<std::string> block_names(const std::string& text) {
+  std::vector<Diagnostic> ignored;
+  std::vector<Token> t = lex_ra(text, "<shell>", ignored);
+  std::vector<std::string> names;
+  int depth = 0;
+  for (size_t i = 1; i + 1 < t.size(); ++i) {
+    if (t[i].kind == TokKind::LBrace) ++depth;
+    if (t[i].kind == TokKind::RBrace) --depth;
+    bool rule_start = t[i - 1].kind == TokKind::LBrace || t[i - 1].kind == TokKind::Semi;
+    if (depth > 0 && rule_start && t[i].kind == TokKind::Ident && t[i + 1].kind == TokKind::Eq &&
+        std::find(names.begin(), names.end(), t[i].text) == names.end())
+      names.push_back(t[i].text);
+  }
+  return names;
 }
 
 std::string bytes_text(int64_t b) {
@@ -173,13 +197,37 @@ class Shell {
     if (first_error_ == kOk) first_error_ = code;
   }
 
-  // The program text of the declarations, the definitions and `tail`.
-  std::string program(const std::string& tail, const std::string& skip_def = {}) const {
+  // A definition entered: `name = ...;` or a fixpoint block.
+  struct Definition {
+    std::vector<std::string> names;
+    std::string text;
+    bool defines_any(const std::vector<std::string>& ns) const {
+      for (const std::string& n : ns)
+        if (std::find(names.begin(), names.end(), n) != names.end()) return true;
+      return false;
+    }
+  };
+
+  // The program text of the declarations, the definitions (but those of `skip`) and
+  // `tail`.
+  std::string program(const std::string& tail, const std::vector<std::string>& skip = {}) const {
     std::string p;
     for (const auto& [name, text] : inputs_) p += text + "\n";
-    for (const auto& [name, text] : defs_)
-      if (name != skip_def) p += text + "\n";
+    for (const Definition& d : defs_)
+      if (!d.defines_any(skip)) p += d.text + "\n";
     return p + tail + "\n";
+  }
+
+  // Checks a definition of `names` with a temporary output of each, and keeps it (in
+  // place of the definitions it replaces) when it checks.
+  void define(const std::vector<std::string>& names, const std::string& text) {
+    std::string outputs;
+    for (const std::string& n : names) outputs += "\noutput " + n + ";";
+    std::string prog = program(text + outputs, names);
+    bool ok = guarded(prog, [&] { (void)check(parse_ra(prog, "<shell>").program); });
+    if (!ok) return;
+    std::erase_if(defs_, [&](const Definition& d) { return d.defines_any(names); });
+    defs_.push_back({names, text});
   }
 
   // Runs `f`, printing an error (located in `text` for diagnostics) instead of
@@ -223,21 +271,19 @@ class Shell {
       return;
     }
     if (w2 == "=") {
-      // Check it now, with a temporary output, and keep it only when it checks.
-      std::string prog = program(text + "\noutput " + w1 + ";", w1);
-      bool ok = guarded(prog, [&] { (void)check(parse_ra(prog, "<shell>").program); });
-      if (ok) {
-        for (auto it = defs_.begin(); it != defs_.end(); ++it)
-          if (it->first == w1) {
-            defs_.erase(it);
-            break;
-          }
-        defs_.push_back({w1, text});
-      }
+      define({w1}, text);
+      return;
+    }
+    if (w1 == "fixpoint") {
+      std::vector<std::string> names = block_names(text);
+      // With no rule, the parser says what is wrong.
+      if (names.empty()) guarded(text, [&] { (void)parse_ra(text, "<shell>"); });
+      if (!names.empty()) define(names, text);
       return;
     }
     err_ << fmt::format(
-        "ranc: a statement is `input ...;`, `NAME = ...;` or `output NAME;` (got '{}')\n",
+        "ranc: a statement is `input ...;`, `NAME = ...;`, `fixpoint {{ ... }}` or "
+        "`output NAME;` (got '{}')\n",
         text.substr(0, 40));
     note_error(kProgramError);
   }
@@ -277,7 +323,8 @@ class Shell {
     arg = trim(arg);
     if (cmd == ".quit" || cmd == ".exit" || cmd == "\\q") return false;
     if (cmd == ".help" || cmd == "\\?") {
-      out_ << "statements: input NAME(...) from \"FILE\"; | NAME = ...; | output NAME;\n"
+      out_ << "statements: input NAME(...) from \"FILE\"; | NAME = ...; | fixpoint { NAME = ...; } "
+              "| output NAME;\n"
               "commands: .tables, .drop NAME, .timer on|off, .memory, .read FILE (\\i FILE), "
               ".quit (\\q)\n";
     } else if (cmd == ".tables") {
@@ -326,8 +373,8 @@ class Shell {
   std::ostream& err_;
   bool timer_;
   std::unique_ptr<Session> session_;
-  std::map<std::string, std::string> inputs_;                // relation -> declaration
-  std::vector<std::pair<std::string, std::string>> defs_;    // name -> definition
+  std::map<std::string, std::string> inputs_;  // relation -> declaration
+  std::vector<Definition> defs_;               // in the order entered
   int first_error_ = kOk;
 };
 
