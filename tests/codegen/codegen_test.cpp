@@ -300,6 +300,46 @@ TEST(GeneratePlan, PlansPassTheRuntimeValidator) {
 }
 #endif
 
+// A fixpoint is one loop in the plan: the base case and the body are compiled into the
+// unit (prefixed kernels), the edge relation is sorted by its join key once, before the
+// loop, and the buffers the body reads from before the loop are freed after it.
+TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
+  ProgramBuilder b;
+  Rel edges = b.input("edges", {{"src", Type::I32}, {"dst", Type::I32}});
+  FixpointBuilder fp = b.fixpoint();
+  Rel e = fp.use(edges);
+  Rel tc = fp.relation("tc");
+  fp.rule(tc, e);
+  fp.rule(tc, tc.join(e.project({as(col("src"), "mid"), as(col("dst"), "to")}), {"dst"}, {"mid"})
+                  .project({"src", as(col("to"), "dst")}));
+  b.output(fp.result(tc), "tc");
+  rt::Plan plan = codegen::generate_plan(b.check());
+#ifdef RANC_HAVE_RUNTIME
+  EXPECT_NO_THROW(rt::validate_plan(plan));
+#endif
+  size_t begin = 0, end = 0;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (std::holds_alternative<rt::LoopBegin>(plan.steps[i])) begin = i;
+    if (std::holds_alternative<rt::LoopEnd>(plan.steps[i])) end = i;
+  }
+  ASSERT_LT(begin, end);
+  const std::set<rt::BufferId> input(plan.inputs.at(0).columns.begin(),
+                                     plan.inputs.at(0).columns.end());
+  for (size_t i = begin; i < end; ++i) {
+    // No sort in the body reads the edge relation: it was sorted before the loop.
+    if (auto* sp = std::get_if<rt::SortPairs>(&plan.steps[i]))
+      EXPECT_FALSE(input.count(sp->keys_in)) << "step " << i;
+    if (auto* f = std::get_if<rt::Free>(&plan.steps[i]))
+      EXPECT_FALSE(input.count(f->buffer)) << "step " << i;
+  }
+  const auto& loop = std::get<rt::LoopEnd>(plan.steps[end]);
+  EXPECT_EQ(loop.carry_buffers.size(), 4u);  // full and delta, two attributes each
+  EXPECT_EQ(loop.until_zero.size(), 1u);
+  for (const auto& k : plan.kernels)
+    if (k.rfind("ranc_", 0) != 0) EXPECT_EQ(k.rfind("f", 0), 0u) << k;  // f<node>_<n>_...
+  EXPECT_NE(plan.source.find("namespace f"), std::string::npos);
+}
+
 TEST(GeneratePlan, KernelNamesCarryOperatorAndNode) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});

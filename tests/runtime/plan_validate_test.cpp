@@ -108,5 +108,81 @@ TEST(PlanValidate, NodeNames) {
   EXPECT_EQ(node_name(p, -1), "");
 }
 
+// A loop: acc (before the loop) is carried from next (allocated in the body) until the
+// slot `left` (carried from s2 = left - 1) is 0; a scratch buffer lives in the body only.
+Plan loop_plan() {
+  Plan p;
+  p.source = "extern \"C\" __global__ void k(const int*, int*) {}";
+  p.kernels = {"k"};
+  p.num_slots = 3;
+  p.buffers = {BufferDecl{"acc", 4, SizeExpr::fixed(8), 0},
+               BufferDecl{"next", 4, SizeExpr::fixed(8), 0},
+               BufferDecl{"scratch", 4, SizeExpr::fixed(8), 0}};
+  Schema out{{Attribute{"y", Type::I32}}, 0};
+  p.outputs = {PlanRelation{"out", out, {0}, 0}};
+  SizeExpr minus_one{-1, {SizeTerm{1, {1}}}};
+  minus_one.saturate = true;
+  LoopEnd end;
+  end.loop = 7;
+  end.carry_buffers = {{0, 1}};
+  end.carry_slots = {{1, 2}};
+  end.until_zero = {2};
+  p.steps = {SetSize{0, SizeExpr::fixed(8)},
+             SetSize{1, SizeExpr::fixed(3)},
+             Alloc{0, true},
+             LoopBegin{7, 0},
+             Alloc{1},
+             Alloc{2},
+             CopyBuffer{0, 2, SizeExpr::slot(0), 0},
+             Launch{"k", SizeExpr::slot(0), 256, 256, 0, true, {ArgBuffer{2}, ArgBuffer{1}}, 0},
+             Free{2},
+             SetSize{2, minus_one},
+             end};
+  p.node_names = {"n0 fixpoint"};
+  return p;
+}
+
+TEST(PlanValidateLoop, WellFormedLoopPasses) {
+  EXPECT_NO_THROW(validate_plan(loop_plan()));
+}
+
+TEST(PlanValidateLoop, BodyBufferNeitherFreedNorCarried) {
+  Plan p = loop_plan();
+  p.steps.erase(p.steps.begin() + 8);  // Free{2}
+  expect_invalid(p, "buffer 2 (scratch) is allocated in the loop body and neither freed nor carried");
+}
+
+TEST(PlanValidateLoop, OuterBufferFreedInTheBody) {
+  Plan p = loop_plan();
+  p.buffers.push_back(BufferDecl{"outer", 4, SizeExpr::fixed(1), 0});
+  p.steps.insert(p.steps.begin() + 3, Alloc{3});
+  p.steps.insert(p.steps.begin() + 9, Free{3});
+  expect_invalid(p, "buffer 3 (outer) is freed inside a loop body but was allocated before it");
+}
+
+TEST(PlanValidateLoop, UnmatchedAndNestedLoops) {
+  Plan p = loop_plan();
+  p.steps.pop_back();
+  expect_invalid(p, "loop 7 has no LoopEnd");
+  Plan q = loop_plan();
+  q.steps.insert(q.steps.begin() + 4, LoopBegin{8, 0});
+  expect_invalid(q, "loop 8 begins inside loop 7");
+  Plan r = loop_plan();
+  r.steps.erase(r.steps.begin() + 3);
+  expect_invalid(r, "LoopEnd of loop 7 without its LoopBegin");
+}
+
+TEST(PlanValidateLoop, CarryFromABufferOfBeforeTheLoop) {
+  Plan p = loop_plan();
+  std::get<LoopEnd>(p.steps.back()).carry_buffers = {{1, 0}};
+  expect_invalid(p, "is carried into but allocated in the body");
+}
+
+TEST(PlanValidateLoop, CopyBufferElementSizes) {
+  Plan p = loop_plan();
+  p.buffers[2].elem_size = 8;
+  expect_invalid(p, "CopyBuffer between buffers of different element sizes");
+}
+
 }  // namespace
 }  // namespace ranc::rt
