@@ -689,13 +689,15 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
     timing = fmt::format(
         "time: load {:.3f} s ({:.1f} MB/s), codegen {:.4f} s, compile {:.4f} s ({}{}), upload "
         "{:.4f} s, "
-        "execute {:.5f} s, download {:.4f} s; device {}, peak device memory {:.1f} MiB\n",
+        "execute {:.5f} s{}, download {:.4f} s; device {}, peak device memory {:.1f} MiB\n",
         load_s, load_s > 0 ? bytes_loaded / load_s / 1e6 : 0.0, codegen_s, compile_s,
         l.package ? "package" : source == rt::CacheSource::Compiled ? "cold" : "cached",
         early ? fmt::format(", during the load; {:.4f} s waited after it", wait_s)
               : (l.package ? ", no NVRTC" : ""),
         s.upload_seconds,
-        s.execute_seconds, s.download_seconds, ex->device().name, s.peak_device_bytes / 1048576.0);
+        s.execute_seconds,
+        s.loop_iterations > 0 ? fmt::format(" ({} loop iterations)", s.loop_iterations) : "",
+        s.download_seconds, ex->device().name, s.peak_device_bytes / 1048576.0);
   } else {
     auto outs = execute_reference(program, inputs);
     for (size_t i = 0; i < outs.size(); ++i)
