@@ -93,8 +93,16 @@ void lower_join(LoweringContext& ctx, const Node& n) {
     KernelParams& d = v.deps;
     const std::string pre = fmt::format("v{}_", n.id);
     std::string m = jc.members(ctx, d, pre);
-    std::string found = residual ? pre + "exists(i)"
-                                 : fmt::format("({0}upper(i, {0}lower(i)) > {0}lower(i))", pre);
+    // Without a residual one search decides: the first right row not below row i's keys
+    // matches or none does (a second search for the range's end would double the
+    // dependent loads, which bound this stage when the left side is small).
+    std::string found = residual ? pre + "exists(i)" : pre + "hit(i)";
+    if (!residual)
+      m += fmt::format(
+          "  __device__ __forceinline__ bool {0}hit(long long i) const {{\n"
+          "    const long long lo = {0}lower(i);\n"
+          "    return lo < {1} && {0}cmp(i, lo) == 0;\n  }}\n",
+          pre, d.slot(R.size));
     if (residual)
       m += fmt::format(
           "  __device__ __forceinline__ bool {0}exists(long long i) const {{\n"
