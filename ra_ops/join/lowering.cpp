@@ -119,6 +119,7 @@ void lower_join(LoweringContext& ctx, const Node& n) {
     d.add_member(fn, m);
     v.keep_fn = fn;
     v.filters = true;
+    v.searches = true;
     // A chain fused into the right side is read by this stage's searches.
     if (R.view) v.nodes.insert(v.nodes.end(), R.view->nodes.begin(), R.view->nodes.end());
     v.nodes.push_back(n.id);

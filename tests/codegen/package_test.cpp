@@ -108,9 +108,10 @@ TEST(Package, DamageIsAnErrorNeverACrash) {
     bad[i] ^= 0x20;
     expect_error(bad, "flipped byte " + std::to_string(i), "checksum mismatch");
   }
-  std::string v2 = good;
-  v2[8] = 2;
-  expect_error(v2, "format version 2", "package format version 2");
+  std::string other_version = good;
+  other_version[8] = static_cast<char>(rt::kPackageFormatVersion + 1);
+  expect_error(other_version, "another format version",
+               "package format version " + std::to_string(rt::kPackageFormatVersion + 1));
   expect_error("PK\3\4 a zip file", "not a package", "not a ranc package");
 
   rt::Package other = small_package();

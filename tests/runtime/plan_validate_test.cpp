@@ -80,6 +80,16 @@ TEST(PlanValidate, SlotReadBeforeSet) {
   expect_invalid(p, "slot 1 read before it is set");
 }
 
+TEST(PlanValidate, ReadSizeIndexSlot) {
+  Plan p = scale_plan();
+  p.num_slots = 3;
+  p.buffers[1].elem_size = 8;
+  p.outputs.clear();
+  ReadSize r{2, 1, 0, 1};  // element s1 of buffer 1: slot 1 is never set
+  p.steps.insert(p.steps.begin() + 1, r);
+  expect_invalid(p, "slot 1 read before it is set");
+}
+
 TEST(PlanValidate, ElementSizes) {
   Plan p = scale_plan();
   p.steps.insert(p.steps.begin() + 1, ReadSize{0, 1, 0});

@@ -58,10 +58,6 @@ __device__ __forceinline__ bool ranc_in_range(int code, long long lo, long long 
   return code >= lo && code < hi;
 }}
 
-// dst[0] = src[index].
-extern "C" __global__ void ranc_copy_element(const long long* src, long long index, long long* dst) {{
-  ranc::tpl::copy_element(src, index, dst);
-}}
 // out[0] = min(limit, max(0, n - offset)).
 extern "C" __global__ void ranc_limit_count(long long n, long long offset, long long limit, long long* out) {{
   if (blockIdx.x == 0 && threadIdx.x == 0) {{
@@ -102,7 +98,7 @@ class Context final : public LoweringContext {
   Context(passes::PhysicalPlan pp, const CodegenOptions& options)
       : pp_(std::move(pp)), options_(options), rels_(pp_.program.size()) {
     src_ = prelude_text();
-    for (const char* k : {"ranc_copy_element", "ranc_limit_count"}) plan_.kernels.push_back(k);
+    plan_.kernels.push_back("ranc_limit_count");
     plan_.nvrtc_options = {"-std=c++17"};
   }
 
@@ -226,11 +222,9 @@ class Context final : public LoweringContext {
     return s;
   }
   rt::SlotId read_element(NodeId id, rt::BufferId buffer, rt::SlotId index_slot) override {
-    rt::BufferId out = allocate(fmt::format("n{}.total", id), 8, rt::SizeExpr::fixed(1), id);
-    launch_one(id, "ranc_copy_element",
-               {rt::ArgBuffer{buffer}, rt::ArgSlot{index_slot}, rt::ArgBuffer{out}});
+    (void)id;
     rt::SlotId s = new_slot();
-    step(rt::ReadSize{s, out, 0});
+    step(rt::ReadSize{s, buffer, 0, index_slot});
     return s;
   }
 
@@ -323,6 +317,7 @@ class Context final : public LoweringContext {
               [&](rt::ReadSize& x) {
                 x.slot = S(x.slot);
                 x.buffer = B(x.buffer);
+                if (x.index_slot >= 0) x.index_slot = S(x.index_slot);
               },
               [&](rt::Launch& x) {
                 x.items = X(x.items);
@@ -522,13 +517,15 @@ class Context final : public LoweringContext {
     KernelParams p;
     std::string pred = LoweringContext::keep(p, rel, "i");
     std::string copy = copy_row(p, rel, "i", out, "o");
-    out.size = select_kernel(id, what, rel.size, p, pred, copy, {}, v.nodes);
+    out.size = select_kernel(id, what, rel.size, p, pred, copy, {}, v.nodes,
+                             v.searches ? "SelectSearch" : "Select");
     return out;
   }
 
   std::pair<int32_t, int32_t> policy_shape(std::string_view f) const {
     const bool h = options_.arch >= 900;
     if (f == "Map" || f == "Select") return {256, h ? 16 : 8};
+    if (f == "SelectSearch") return {256, 1};
     if (f == "Merge") return {128, h ? 11 : 7};
     if (f == "JoinCount") return {256, 4};
     if (f == "JoinExpand") return {256, 8};

@@ -401,7 +401,13 @@ class Run {
     owned_[f.buffer] = false;
   }
   void exec(const SetSize& s) { slots_[static_cast<size_t>(s.slot)] = eval(s.value, -1); }
-  void exec(const ReadSize& r) { slots_[static_cast<size_t>(r.slot)] = read_int64(r.buffer, r.index); }
+  void exec(const ReadSize& r) {
+    int64_t index = r.index;
+    if (r.index_slot >= 0 &&
+        __builtin_add_overflow(index, slots_[static_cast<size_t>(r.index_slot)], &index))
+      overflow(step_node(plan_.steps[step_index_]));
+    slots_[static_cast<size_t>(r.slot)] = read_int64(r.buffer, index);
+  }
   void exec(const Launch& l) {
     launch(l);
     if (!l.regrow) return;

@@ -225,6 +225,7 @@ void fields(A& a, ReadSize& s) {
   a(s.slot);
   a(s.buffer);
   a(s.index);
+  a(s.index_slot);
 }
 template <class A>
 void fields(A& a, Launch& s) {

@@ -194,6 +194,7 @@ class Validator {
     live(r.buffer);
     expect_elem(r.buffer, 8);
     if (r.index < 0) fail("negative index");
+    if (r.index_slot >= 0) set(r.index_slot);
     check_slot_id(r.slot);
     slots_[static_cast<size_t>(r.slot)] = true;
   }

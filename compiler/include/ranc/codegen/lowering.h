@@ -178,6 +178,9 @@ struct RowView {
   std::vector<ViewAttr> attrs;
   std::string keep_fn;   // bool member of the handle; empty when it is always true
   bool filters = false;  // keep_fn may return false (a select or semi/anti join stage)
+  // keep_fn binary-searches another relation (a semi/anti join stage): its dependent loads
+  // bound a kernel that materialises the view, which then takes one row per thread.
+  bool searches = false;
   KernelParams deps;     // the parameters and members the view's code uses
   // Join sources: emits the join's write stage over `view` and returns the relation:
   // dense, or with `paged` (and a join that can) a paged list.
@@ -385,8 +388,9 @@ class LoweringContext {
   // number of rows kept.
   rt::SlotId select_kernel(NodeId id, std::string_view what, rt::SlotId n, KernelParams& params,
                            std::string_view pred, std::string_view emit_stmts,
-                           std::string_view extra_members = {}, std::vector<NodeId> nodes = {}) {
-    const int64_t tile = static_cast<int64_t>(policy_threads("Select")) * policy_items("Select");
+                           std::string_view extra_members = {}, std::vector<NodeId> nodes = {},
+                           std::string_view family = "Select") {
+    const int64_t tile = static_cast<int64_t>(policy_threads(family)) * policy_items(family);
     rt::SlotId tiles = num_tiles(id, n, -1, tile);
     rt::BufferId state = tile_state(id, "tile_state", std::string(what) + "_init", tiles);
     rt::BufferId count = allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
@@ -400,7 +404,7 @@ class LoweringContext {
             "  __device__ __forceinline__ bool pred(long long i) const {{ return {}; }}\n"
             "  __device__ __forceinline__ void emit(long long i, long long o) const {{\n{}  }}\n{}",
             pred, emit_stmts, extra_members));
-    SkeletonCall agent(templates(), "SelectAgent", {tile_policy("Select")}, "Agent");
+    SkeletonCall agent(templates(), "SelectAgent", {tile_policy(family)}, "Agent");
     std::string body =
         make + agent.declare() + agent.temp_storage() +
         agent.call(
@@ -409,7 +413,7 @@ class LoweringContext {
              HookArg::lambda("void", {{"long long", "i"}, {"long long", "o"}}, " f.emit(i, o); "),
              ts, cnt});
     kernel(id, name, params, body,
-           LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads("Select"), false,
+           LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads(family), false,
                        std::move(nodes)},
            agent);
     rt::SlotId out = new_slot();
@@ -448,7 +452,7 @@ class LoweringContext {
     shape.nodes = std::move(nodes);
     kernel(id, name, params, body, shape, agent);
   }
-  // A one-thread launch of a prelude kernel (ranc_copy_element, ranc_limit_count).
+  // A one-thread launch of a prelude kernel (ranc_limit_count).
   void launch_one(NodeId id, std::string kernel_name, std::vector<rt::KernelArg> args) {
     rt::Launch l;
     l.kernel = std::move(kernel_name);

@@ -25,7 +25,7 @@
 
 namespace ranc::rt {
 
-inline constexpr uint32_t kPackageFormatVersion = 1;
+inline constexpr uint32_t kPackageFormatVersion = 2;  // 2: ReadSize::index_slot
 
 // This ranc's version (the CMake project version), e.g. "0.1.0"; packages record it.
 std::string_view ranc_version();

@@ -82,10 +82,13 @@ struct SetSize {  // slot = evaluated expression (on the host)
   SlotId slot;
   SizeExpr value;
 };
-struct ReadSize {  // slot = the int64 at element `index` of `buffer` (device to host)
+// slot = the int64 at element `index` (+ the value of slot `index_slot` when it is set) of
+// `buffer`, device to host: e.g. the total at offsets[n] after an exclusive scan.
+struct ReadSize {
   SlotId slot;
   BufferId buffer;
   int64_t index = 0;
+  SlotId index_slot = -1;
 };
 // A launch that writes a paged list (templates/paged.cuh) whose capacity is an estimate:
 // after it the executor reads the int64 at element `index` of `header` (the pages the list

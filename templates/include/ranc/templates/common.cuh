@@ -46,7 +46,10 @@ struct TilePolicy {
 ///
 ///   family      sm_80 (threads x items)   sm_90 (threads x items)   note
 ///   Map         256 x 8                   256 x 16                  map / project / product / limit
-///   Select      256 x 8                   256 x 16                  filter, unique, semi/anti join
+///   Select      256 x 8                   256 x 16                  filter, unique
+///   SelectSearch 256 x 1                  256 x 1                   filters that binary-search
+///                                                                     (semi/anti join): latency
+///                                                                     bound, so one row a thread
 ///   Merge       128 x 7                   128 x 11                  merge path, set operations
 ///   JoinCount   256 x 4                   256 x 4                   per-left-row bounds + scan
 ///   JoinExpand  256 x 8                   256 x 8                   load-balanced join write
@@ -57,6 +60,7 @@ template <int Arch>
 struct TuningTable {  // sm_90 and newer: the default
   using Map = TilePolicy<256, 16>;
   using Select = TilePolicy<256, 16>;
+  using SelectSearch = TilePolicy<256, 1>;
   using Merge = TilePolicy<128, 11>;
   using JoinCount = TilePolicy<256, 4>;
   using JoinExpand = TilePolicy<256, 8>;
@@ -68,6 +72,7 @@ template <>
 struct TuningTable<800> {
   using Map = TilePolicy<256, 8>;
   using Select = TilePolicy<256, 8>;
+  using SelectSearch = TilePolicy<256, 1>;
   using Merge = TilePolicy<128, 7>;
   using JoinCount = TilePolicy<256, 4>;
   using JoinExpand = TilePolicy<256, 8>;
