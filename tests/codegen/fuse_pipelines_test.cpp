@@ -213,6 +213,39 @@ TEST(FusePipelines, NothingFusesAcrossBarriers) {
   EXPECT_EQ(testing::kernel_group_mismatch(res), "");
 }
 
+// Thread-level: distinct on sorted input keeps row i when it differs from row i - 1, a
+// stage like a select: with an anti join after it (a fixpoint's new tuples) both run in
+// one compaction, whose searches take one row per thread; a merge (union) that reads
+// rows at random takes it only materialised.
+TEST(FusePipelines, DistinctIsAStageOfItsConsumer) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I32}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"qv", Type::I32}});
+  b.output(r.sort({"k", "v"}).distinct().anti_join(q, {"k", "v"}, {"qk", "qv"}), "new");
+  b.output(r.sort({"k", "v"}).distinct().union_with(q), "all");
+  auto res = pipeline(b.check(), {.join = JoinAlgorithm::SortMerge});
+  const std::string text = passes::print_physical_plan(res.physical);
+  EXPECT_NE(text.find("n3 distinct(n2) order [k, v] unique fused into n5"), std::string::npos)
+      << text;
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+  int search_kernels = 0;
+  for (const auto& s : res.plan.steps)
+    if (const auto* l = std::get_if<rt::Launch>(&s); l && l->kernel == "n5_distinct_antijoin") {
+      ++search_kernels;
+      EXPECT_EQ(l->items_per_block, 1);  // one tile per block
+      EXPECT_NE(res.plan.source.find("SelectAgent<P::SelectSearch>"), std::string::npos);
+    }
+  EXPECT_EQ(search_kernels, 1) << codegen::describe_plan(res.plan);
+  // The union's input is materialised by a kernel of its own, named after the distinct.
+  bool own = false;
+  for (const auto& k : res.plan.kernels) own = own || k.find("_distinct") != std::string::npos &&
+                                                         k.find("antijoin") == std::string::npos &&
+                                                         k.find("init") == std::string::npos;
+  EXPECT_TRUE(own);
+  auto off = pipeline(b.check(), {.join = JoinAlgorithm::SortMerge, .fusion = false});
+  EXPECT_EQ(testing::kernel_group_mismatch(off), "");
+}
+
 // Every rule at once, and the operator programs: the kernels contain exactly the
 // operators the pass grouped, with either join algorithm; without fusion nothing is.
 TEST(FusePipelines, KernelsHoldTheirGroups) {

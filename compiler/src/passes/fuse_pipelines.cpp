@@ -102,6 +102,14 @@ class Fuser {
         extend(in_shape(n, 0));
         for (const auto& e : n.exprs) s.checks = s.checks || can_fail(e.expr.ptr());
         break;
+      case OpKind::Distinct:
+        // Nothing to remove: the input passes through (materialised if it is a view).
+        if (plan_.nodes[static_cast<size_t>(n.inputs.at(0))].unique) break;
+        // A stage keeping row i when it differs from row i - 1: its input is dense or a
+        // view that keeps every row and checks nothing (accepts(), rows read at random).
+        extend(in_shape(n, 0));
+        s.filters = s.checks = true;
+        break;
       case OpKind::Product:
         s.source = Source::Index;
         s.length = 1;

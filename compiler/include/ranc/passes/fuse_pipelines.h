@@ -5,7 +5,8 @@
 //
 // Dependence classes decide (the rules, in fuse_pipelines.cpp, next to the code):
 //   thread-level (row to row): select, project, a semi/anti join's probe, the output
-//     stage of a join (its matches one by one) fuse freely into the next stage;
+//     stage of a join (its matches one by one), distinct on sorted input (row i against
+//     row i - 1 of a dense input) fuse freely into the next stage;
 //   block-level (a tile's scan or merge): the compaction of a select, the segmented
 //     scan of a reduce, a merge-path tile, a join's expansion tile consume a fused
 //     chain inside their tile loop;
