@@ -389,6 +389,7 @@ void lower_fixpoint(LoweringContext& ctx, const Node& n) {
     }
     NodeId fresh = body.add(std::move(anti));
     NodeId grown = add_op(body, OpKind::Union, {full_node[t], fresh}, def.loc);
+    body.mutable_node(grown).disjoint_inputs = true;  // fresh holds no tuple of full
     add_output(body, grown, fmt::format("fixpoint$full_out{}", t));
     add_output(body, fresh, fmt::format("fixpoint$delta_out{}", t));
   }

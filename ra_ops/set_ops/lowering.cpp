@@ -2,7 +2,8 @@
 // whole tuple (physical planning; duplicates allowed), so SetOpAgent (set_ops.cuh) merges
 // them along the merge path, drops repeated tuples and compacts the kept rows in one
 // pass. Output columns are sized by the upper bound (union na + nb, otherwise na); the
-// size is read back.
+// size is read back, except for a union the compiler knows to be of disjoint sets
+// (Node::disjoint_inputs), whose size is na + nb.
 #include "ranc/codegen/lowering.h"
 
 namespace ranc::codegen {
@@ -106,7 +107,10 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
                agent);
   }
   out.size = ctx.new_slot();
-  ctx.step(rt::ReadSize{out.size, count, 0});
+  if (n.kind == OpKind::Union && n.disjoint_inputs)  // two disjoint sets: every row is kept
+    ctx.step(rt::SetSize{out.size, bound});
+  else
+    ctx.step(rt::ReadSize{out.size, count, 0});
   ctx.set_relation(n.id, out);
 }
 

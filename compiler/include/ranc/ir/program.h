@@ -160,6 +160,10 @@ struct Node {
   // Input: the declared order holds by construction, so it is not verified. Set only by
   // the compiler (a fixpoint's loop-carried relations, which its own unions keep sorted).
   bool order_trusted = false;
+  // Union: the inputs are sets with no tuple in common, so the output has exactly the sum
+  // of their sizes (no count read back). Set only by the compiler (a fixpoint's merge of
+  // its new tuples into the full relation).
+  bool disjoint_inputs = false;
   int64_t limit = 0, offset = 0;  // Limit
   // Fixpoint: the group of recursive relations (shared by the group's nodes) and which
   // of them this node is. Its inputs are the group's outer relations (FixpointDef::outer).
