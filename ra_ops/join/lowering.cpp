@@ -41,9 +41,10 @@ struct JoinCode {
         "  __device__ __forceinline__ long long {1}lower(long long i) const {{\n"
         "    return ranc::tpl::partition_point(0, {0}, [&](long long j) {{ return {1}cmp(i, j) > 0; "
         "}});\n  }}\n"
+        // From the lower bound the range of equal keys is short: gallop instead of bisecting.
         "  __device__ __forceinline__ long long {1}upper(long long i, long long lo) const {{\n"
-        "    return ranc::tpl::partition_point(lo, {0}, [&](long long j) {{ return {1}cmp(i, j) >= 0; "
-        "}});\n  }}\n",
+        "    return ranc::tpl::gallop_partition_point(lo, {0}, [&](long long j) {{ return "
+        "{1}cmp(i, j) >= 0; }});\n  }}\n",
         nr, pre);
     if (n.predicate.ptr()) {
       const size_t la = L.types.size();
@@ -185,7 +186,7 @@ void lower_join(LoweringContext& ctx, const Node& n) {
                                "    const long long l = lower(i), h = upper(i, l);\n"
                                "    {0}[i] = l;\n    {1}[i] = h - l;\n",
                                plo, pc, keep),
-                   m, count_nodes);
+                   m, count_nodes, "MapSearch");  // two dependent searches a row
     offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8,
                         rt::SizeExpr{1, {rt::SizeTerm{1, {L.size}}}}, n.id);
     ctx.step(rt::ScanInt64{cnt, offs, nl, n.id});

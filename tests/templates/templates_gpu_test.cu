@@ -931,4 +931,33 @@ TEST(TemplatesGpu, Helpers) {
   EXPECT_EQ(err.at(0), int(kErrDivisionByZero));
 }
 
+// gallop_partition_point agrees with partition_point for every start and every answer:
+// a sorted array with runs of 1..40 equal values, searched for the end of each value's run
+// from every lower position (including past the run, and empty ranges).
+__global__ void k_gallop(const int* v, ll n, ll* mismatches) {
+  const ll lo = blockIdx.x * static_cast<ll>(blockDim.x) + threadIdx.x;
+  if (lo > n) return;
+  for (ll k = 0; k < n; k += 7) {
+    const int key = v[k];
+    auto pred = [&](ll r) { return v[r] <= key; };
+    for (ll hi : {n, lo, lo + 1 < n ? lo + 1 : n}) {
+      if (hi < lo) continue;
+      const ll a = gallop_partition_point(lo, hi, pred), b = partition_point(lo, hi, pred);
+      if (a != b) atomicAdd(reinterpret_cast<unsigned long long*>(mismatches), 1ull);
+    }
+  }
+}
+TEST(TemplatesGpu, GallopPartitionPoint) {
+  REQUIRE_GPU();
+  std::vector<int> h;
+  for (int value = 0, run = 1; h.size() < 3000; ++value, run = run % 40 + 1)
+    h.insert(h.end(), static_cast<size_t>(run), value);
+  Buf<int> v(h);
+  Buf<ll> bad(1);
+  const ll n = static_cast<ll>(h.size());
+  k_gallop<<<static_cast<unsigned>((n + 256) / 256), 256>>>(v.p, n, bad.p);
+  CK(cudaDeviceSynchronize());
+  EXPECT_EQ(bad.at(0), 0);
+}
+
 }  // namespace

@@ -525,7 +525,7 @@ class Context final : public LoweringContext {
   std::pair<int32_t, int32_t> policy_shape(std::string_view f) const {
     const bool h = options_.arch >= 900;
     if (f == "Map" || f == "Select") return {256, h ? 16 : 8};
-    if (f == "SelectSearch") return {256, 1};
+    if (f == "SelectSearch" || f == "MapSearch") return {256, 1};
     if (f == "Merge") return {128, h ? 11 : 7};
     if (f == "JoinCount") return {256, 4};
     if (f == "JoinExpand") return {256, 8};

@@ -437,7 +437,7 @@ class LoweringContext {
   // and operator()(i) running `stmts`. `params` must hold what they use.
   void map_kernel(NodeId id, std::string_view what, KernelParams& params, rt::SlotId size,
                   std::string_view stmts, std::string_view members = {},
-                  std::vector<NodeId> nodes = {}) {
+                  std::vector<NodeId> nodes = {}, std::string_view family = "Map") {
     std::string ns = params.slot(size);
     std::string name = kernel_name(id, what);
     std::string make = functor(
@@ -445,10 +445,10 @@ class LoweringContext {
         fmt::format(
             "{}  __device__ __forceinline__ void operator()(long long i) const {{\n{}  }}\n",
             members, stmts));
-    SkeletonCall agent(templates(), "MapAgent", {tile_policy("Map")});
+    SkeletonCall agent(templates(), "MapAgent", {tile_policy(family)});
     std::string body =
         make + agent.call("run", {ns, HookArg::lambda("void", {{"long long", "i"}}, " f(i); ")});
-    LaunchShape shape = map_launch(rt::SizeExpr::slot(size));
+    LaunchShape shape = map_launch(rt::SizeExpr::slot(size), family);
     shape.nodes = std::move(nodes);
     kernel(id, name, params, body, shape, agent);
   }
@@ -465,10 +465,10 @@ class LoweringContext {
     step(std::move(l));
   }
   // Launch shape of a MapAgent<P::Map> kernel over `items`.
-  LaunchShape map_launch(rt::SizeExpr items) {
+  LaunchShape map_launch(rt::SizeExpr items, std::string_view family = "Map") {
     return LaunchShape{std::move(items),
-                       static_cast<int64_t>(policy_threads("Map")) * policy_items("Map"),
-                       policy_threads("Map"), true};
+                       static_cast<int64_t>(policy_threads(family)) * policy_items(family),
+                       policy_threads(family), true};
   }
   // Output columns for `schema`, allocated with `count` rows.
   DeviceRelation allocate_relation(const Node& n, rt::SizeExpr count, rt::SlotId size) {

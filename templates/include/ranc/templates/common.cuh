@@ -50,6 +50,8 @@ struct TilePolicy {
 ///   SelectSearch 256 x 1                  256 x 1                   filters that binary-search
 ///                                                                     (semi/anti join): latency
 ///                                                                     bound, so one row a thread
+///   MapSearch   256 x 1                   256 x 1                   maps that binary-search
+///                                                                     (a join's per-row ranges)
 ///   Merge       128 x 7                   128 x 11                  merge path, set operations
 ///   JoinCount   256 x 4                   256 x 4                   per-left-row bounds + scan
 ///   JoinExpand  256 x 8                   256 x 8                   load-balanced join write
@@ -61,6 +63,7 @@ struct TuningTable {  // sm_90 and newer: the default
   using Map = TilePolicy<256, 16>;
   using Select = TilePolicy<256, 16>;
   using SelectSearch = TilePolicy<256, 1>;
+  using MapSearch = TilePolicy<256, 1>;
   using Merge = TilePolicy<128, 11>;
   using JoinCount = TilePolicy<256, 4>;
   using JoinExpand = TilePolicy<256, 8>;
@@ -73,6 +76,7 @@ struct TuningTable<800> {
   using Map = TilePolicy<256, 8>;
   using Select = TilePolicy<256, 8>;
   using SelectSearch = TilePolicy<256, 1>;
+  using MapSearch = TilePolicy<256, 1>;
   using Merge = TilePolicy<128, 7>;
   using JoinCount = TilePolicy<256, 4>;
   using JoinExpand = TilePolicy<256, 8>;
@@ -108,6 +112,22 @@ __device__ __forceinline__ i64 partition_point(i64 lo, i64 hi, Pred pred) {
     if (pred(mid)) lo = mid + 1; else hi = mid;
   }
   return lo;
+}
+
+/// partition_point for an answer expected near `lo` (the end of a run of equal keys that starts
+/// at lo): probes lo, lo + 1, lo + 3, lo + 7, ... and binary-searches the last step, so the
+/// dependent loads grow with the log of the distance from lo, not of hi - lo (one or two for a
+/// key that matches at most once, where a binary search over the whole range needs ~log2 n).
+template <class Pred>
+__device__ __forceinline__ i64 gallop_partition_point(i64 lo, i64 hi, Pred pred) {
+  if (lo >= hi || !pred(lo)) return lo;
+  i64 known = lo;  // pred(known) holds
+  for (i64 step = 1;; step <<= 1) {
+    const i64 probe = known + step;
+    if (probe >= hi) return partition_point(known + 1, hi, pred);
+    if (!pred(probe)) return partition_point(known + 1, probe, pred);
+    known = probe;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

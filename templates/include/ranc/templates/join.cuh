@@ -55,10 +55,11 @@ template <class Cmp>
 __device__ __forceinline__ i64 join_lower_bound(i64 l, i64 lo, i64 hi, Cmp cmp) {
   return partition_point(lo, hi, [&](i64 r) { return cmp(l, r) > 0; });
 }
-/// First right row r in [lo, hi) with right[r] > left[l].
+/// First right row r in [lo, hi) with right[r] > left[l]; lo is usually the lower bound, so the
+/// search gallops from it (the range of equal keys is short).
 template <class Cmp>
 __device__ __forceinline__ i64 join_upper_bound(i64 l, i64 lo, i64 hi, Cmp cmp) {
-  return partition_point(lo, hi, [&](i64 r) { return cmp(l, r) >= 0; });
+  return gallop_partition_point(lo, hi, [&](i64 r) { return cmp(l, r) >= 0; });
 }
 
 /// Predicate for semi (Anti = false) and anti (Anti = true) joins; use with SelectAgent.
@@ -118,7 +119,9 @@ struct JoinCountAgent {
     // tile's first and last rows when the left input keeps them; otherwise all right rows).
     if (threadIdx.x == 0) temp.bounds[0] = base <= last && keep(base) ? join_lower_bound(base, 0, nr, cmp) : 0;
     if (threadIdx.x == 32 % kThreads)
-      temp.bounds[1] = base > last ? 0 : keep(last) ? join_upper_bound(last, 0, nr, cmp) : nr;
+      temp.bounds[1] = base > last  ? 0
+                       : keep(last) ? partition_point(0, nr, [&](i64 r) { return cmp(last, r) >= 0; })
+                                    : nr;
     __syncthreads();
     const i64 tlo = temp.bounds[0], thi = temp.bounds[1];
     i64 lo[kItems], cnt[kItems];
