@@ -17,8 +17,10 @@
 //          F'_t = full_t + D'_t  (a merge; the full relation is never re-sorted)
 //
 // The plan: base; full_t = B_t, delta_t = copy of B_t; LoopBegin; body; LoopEnd carrying
-// F' -> full and D' -> delta, until every |D'_t| is 0 (the only read-backs per iteration
-// are the sizes the body's operators need) or max_iterations. Iteration k leaves full_t =
+// F' -> full and D' -> delta, until every |D'_t| is 0 or max_iterations. The read-backs
+// per iteration are the sizes the body's operators need: for a linear rule, the join's
+// match total and |D'_t| (the distinct is a fused stage of the anti join, and the merge
+// of disjoint sets is sized as |full_t| + |D'_t|, Node::disjoint_inputs). Iteration k leaves full_t =
 // R^k of the naive meaning, so both executors agree also under an iteration limit.
 // Parts of a rule that read no recursive relation are computed once per iteration and
 // shared by the rule's variants.
