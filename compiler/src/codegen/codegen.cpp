@@ -306,71 +306,16 @@ class Context final : public LoweringContext {
     for (rt::Step& st : sub.steps) {
       if (auto* a = std::get_if<rt::Alloc>(&st); a && a->buffer == sub_flag) continue;
       if (std::holds_alternative<rt::Free>(st)) continue;  // insert_frees places them again
+      internal_check(!std::holds_alternative<rt::LoopBegin>(st) &&
+                         !std::holds_alternative<rt::LoopEnd>(st),
+                     "codegen: a loop in an inlined program");
+      rt::for_each_buffer_and_slot(
+          st, [&](rt::BufferId& b) { b = B(b); }, [&](rt::SlotId& s) { s = S(s); });
+      // Errors and profiles of the inlined steps name the node that inlined them.
       std::visit(
-          Overloaded{
-              [&](rt::Alloc& x) { x.buffer = B(x.buffer); },
-              [&](rt::Free& x) { x.buffer = B(x.buffer); },
-              [&](rt::SetSize& x) {
-                x.slot = S(x.slot);
-                x.value = X(x.value);
-              },
-              [&](rt::ReadSize& x) {
-                x.slot = S(x.slot);
-                x.buffer = B(x.buffer);
-                if (x.index_slot >= 0) x.index_slot = S(x.index_slot);
-              },
-              [&](rt::Launch& x) {
-                x.items = X(x.items);
-                for (auto& arg : x.args) {
-                  if (auto* ab = std::get_if<rt::ArgBuffer>(&arg)) ab->buffer = B(ab->buffer);
-                  if (auto* as = std::get_if<rt::ArgSlot>(&arg)) as->slot = S(as->slot);
-                }
-                x.node = id;
-                x.nodes = {};
-                if (x.regrow) {
-                  x.regrow->header = B(x.regrow->header);
-                  x.regrow->capacity = S(x.regrow->capacity);
-                  x.regrow->needed = S(x.regrow->needed);
-                  for (auto& g : x.regrow->grow) g = B(g);
-                }
-              },
-              [&](rt::SortPairs& x) {
-                x.keys_in = B(x.keys_in);
-                x.keys_out = B(x.keys_out);
-                x.values_in = B(x.values_in);
-                x.values_out = B(x.values_out);
-                x.count = X(x.count);
-                x.node = id;
-              },
-              [&](rt::ScanInt64& x) {
-                x.in = B(x.in);
-                x.out = B(x.out);
-                x.count = X(x.count);
-                x.node = id;
-              },
-              [&](rt::Gather& x) {
-                x.src = B(x.src);
-                x.index = B(x.index);
-                x.dst = B(x.dst);
-                x.count = X(x.count);
-                x.node = id;
-              },
-              [&](rt::Iota& x) {
-                x.buffer = B(x.buffer);
-                x.count = X(x.count);
-              },
-              [&](rt::CheckFlag& x) {
-                x.buffer = B(x.buffer);
-                x.node = id;
-              },
-              [&](rt::CopyBuffer& x) {
-                x.src = B(x.src);
-                x.dst = B(x.dst);
-                x.count = X(x.count);
-                x.node = id;
-              },
-              [&](rt::LoopBegin&) { internal_check(false, "codegen: a loop in an inlined program"); },
-              [&](rt::LoopEnd&) { internal_check(false, "codegen: a loop in an inlined program"); },
+          [&](auto& x) {
+            if constexpr (requires { x.node; }) x.node = id;
+            if constexpr (std::is_same_v<std::decay_t<decltype(x)>, rt::Launch>) x.nodes = {};
           },
           st);
       step(std::move(st));

@@ -12,32 +12,7 @@ namespace ranc::passes {
 
 std::vector<rt::BufferId> step_buffers(const rt::Step& s) {
   std::vector<rt::BufferId> out;
-  if (auto* a = std::get_if<rt::Alloc>(&s))
-    out = {a->buffer};
-  else if (auto* f = std::get_if<rt::Free>(&s))
-    out = {f->buffer};
-  else if (auto* r = std::get_if<rt::ReadSize>(&s))
-    out = {r->buffer};
-  else if (auto* l = std::get_if<rt::Launch>(&s)) {
-    for (const auto& arg : l->args)
-      if (auto* b = std::get_if<rt::ArgBuffer>(&arg)) out.push_back(b->buffer);
-  } else if (auto* p = std::get_if<rt::SortPairs>(&s))
-    out = {p->keys_in, p->keys_out, p->values_in, p->values_out};
-  else if (auto* c = std::get_if<rt::ScanInt64>(&s))
-    out = {c->in, c->out};
-  else if (auto* g = std::get_if<rt::Gather>(&s))
-    out = {g->src, g->index, g->dst};
-  else if (auto* i = std::get_if<rt::Iota>(&s))
-    out = {i->buffer};
-  else if (auto* k = std::get_if<rt::CheckFlag>(&s))
-    out = {k->buffer};
-  else if (auto* c = std::get_if<rt::CopyBuffer>(&s))
-    out = {c->src, c->dst};
-  else if (auto* e = std::get_if<rt::LoopEnd>(&s))
-    for (auto [dst, src] : e->carry_buffers) {
-      out.push_back(dst);
-      out.push_back(src);
-    }
+  rt::for_each_buffer_and_slot(s, [&](rt::BufferId b) { out.push_back(b); }, [](rt::SlotId) {});
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <optional>
 #include <utility>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -185,6 +186,82 @@ struct LoopEnd {
 };
 using Step = std::variant<Alloc, Free, SetSize, ReadSize, Launch, SortPairs, ScanInt64, Gather,
                           Iota, CheckFlag, CopyBuffer, LoopBegin, LoopEnd>;
+
+// Calls buffer(BufferId&) for every buffer a step names and slot(SlotId&) for every size slot
+// (also those in its SizeExprs), on a Step or a const Step: passes that collect or renumber
+// them (insert_frees, codegen's inlining) go through this one list of fields, so a field
+// added to a step is added here once. Unset optional ids (-1) are skipped.
+template <class S, class FB, class FS>
+void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
+  auto expr = [&](auto& e) {
+    for (auto& t : e.terms)
+      for (auto& s : t.slots) slot(s);
+  };
+  std::visit(
+      [&](auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, Alloc> || std::is_same_v<T, Free>) {
+          buffer(x.buffer);
+        } else if constexpr (std::is_same_v<T, SetSize>) {
+          slot(x.slot);
+          expr(x.value);
+        } else if constexpr (std::is_same_v<T, ReadSize>) {
+          slot(x.slot);
+          buffer(x.buffer);
+          if (x.index_slot >= 0) slot(x.index_slot);
+        } else if constexpr (std::is_same_v<T, Launch>) {
+          expr(x.items);
+          for (auto& arg : x.args) {
+            if (auto* b = std::get_if<ArgBuffer>(&arg)) buffer(b->buffer);
+            if (auto* s = std::get_if<ArgSlot>(&arg)) slot(s->slot);
+          }
+          if (x.regrow) {
+            buffer(x.regrow->header);
+            slot(x.regrow->capacity);
+            slot(x.regrow->needed);
+            for (auto& g : x.regrow->grow) buffer(g);
+          }
+        } else if constexpr (std::is_same_v<T, SortPairs>) {
+          buffer(x.keys_in);
+          buffer(x.keys_out);
+          buffer(x.values_in);
+          buffer(x.values_out);
+          expr(x.count);
+        } else if constexpr (std::is_same_v<T, ScanInt64>) {
+          buffer(x.in);
+          buffer(x.out);
+          expr(x.count);
+        } else if constexpr (std::is_same_v<T, Gather>) {
+          buffer(x.src);
+          buffer(x.index);
+          buffer(x.dst);
+          expr(x.count);
+        } else if constexpr (std::is_same_v<T, Iota>) {
+          buffer(x.buffer);
+          expr(x.count);
+        } else if constexpr (std::is_same_v<T, CheckFlag>) {
+          buffer(x.buffer);
+        } else if constexpr (std::is_same_v<T, CopyBuffer>) {
+          buffer(x.src);
+          buffer(x.dst);
+          expr(x.count);
+        } else if constexpr (std::is_same_v<T, LoopEnd>) {
+          for (auto& [dst, src] : x.carry_buffers) {
+            buffer(dst);
+            buffer(src);
+          }
+          for (auto& [dst, src] : x.carry_slots) {
+            slot(dst);
+            slot(src);
+          }
+          for (auto& s : x.until_zero) slot(s);
+          if (x.iterations >= 0) slot(x.iterations);
+        } else {
+          static_assert(std::is_same_v<T, LoopBegin>, "for_each_buffer_and_slot: a step is missing");
+        }
+      },
+      step);
+}
 
 // String handling: at bind time the runtime merges the dictionaries of every string
 // column of every input into one order-preserving dictionary for the run and recodes
