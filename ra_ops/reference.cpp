@@ -55,9 +55,33 @@ std::vector<uint64_t> norm_keys(const Column& c, bool descending, const Dictiona
       break;
     }
   }
+  if (c.nullable()) {
+    const auto& valid = c.validity();
+    for (size_t i = 0; i < k.size(); ++i)
+      if (!valid[i]) k[i] = 0;
+  }
   if (descending)
     for (auto& x : k) x = ~x;
   return k;
+}
+
+void push_norm_keys(Keys& keys, const Column& c, bool descending, const Dictionary* common,
+                    bool with_validity) {
+  if (c.nullable() || with_validity) {
+    std::vector<uint64_t> v(c.size(), 1);
+    if (c.nullable())
+      for (size_t i = 0; i < v.size(); ++i) v[i] = c.validity()[i];
+    if (descending)
+      for (auto& x : v) x = ~x;
+    keys.push_back(std::move(v));
+  }
+  keys.push_back(norm_keys(c, descending, common));
+}
+
+bool any_null(const HostRelation& r, const std::vector<size_t>& cols, size_t i) {
+  for (size_t c : cols)
+    if (r.column(c).is_null(i)) return true;
+  return false;
 }
 
 std::shared_ptr<const Dictionary> common_dictionary(const Column& a, const Column& b) {
@@ -75,8 +99,9 @@ void norm_keys_pair(const HostRelation& a, const std::vector<size_t>& ca, const 
     internal_check(x.type() == y.type(), "norm_keys_pair: columns of different types");
     std::shared_ptr<const Dictionary> common;
     if (x.type() == Type::String) common = common_dictionary(x, y);
-    ka.push_back(norm_keys(x, false, common.get()));
-    kb.push_back(norm_keys(y, false, common.get()));
+    const bool validity = x.nullable() || y.nullable();
+    push_norm_keys(ka, x, false, common.get(), validity);
+    push_norm_keys(kb, y, false, common.get(), validity);
   }
 }
 
@@ -129,16 +154,57 @@ Column gather_column(const Column& c, const Rows& rows) {
   if (c.type() == Type::String) {
     auto dict = c.dictionary();
     out.set_codes(gather_vec(c.data<int32_t>(), rows), std::move(dict));
-    return out;
+  } else {
+    std::visit([&](const auto& src) { out.storage() = gather_vec(src, rows); }, c.storage());
   }
-  std::visit([&](const auto& src) { out.storage() = gather_vec(src, rows); }, c.storage());
+  if (c.nullable()) {
+    out.set_nullable(true);
+    out.validity() = gather_vec(c.validity(), rows);
+  }
   return out;
 }
 
 void put_column(HostRelation& out, size_t c, Column col) {
   internal_check(c < out.num_columns() && out.schema()[c].type == col.type(),
                  "reference executor: column type differs from the node's schema");
+  col.set_nullable(out.schema()[c].nullable);
   out.column(c) = std::move(col);
+}
+
+Column concat_columns(const Column& a, const Column& b) {
+  internal_check(a.type() == b.type(), "concat_columns: types differ");
+  Column out(a.type());
+  if (a.type() == Type::String) {
+    auto dict = common_dictionary(a, b);
+    std::vector<int32_t> codes;
+    codes.reserve(a.size() + b.size());
+    for (const Column* c : {&a, &b}) {
+      const Dictionary& own = *c->dictionary();
+      std::vector<int32_t> map(own.size());
+      for (size_t i = 0; i < own.size(); ++i)
+        map[i] = *dict->find(own.at(static_cast<int32_t>(i)));
+      for (int32_t code : c->data<int32_t>()) codes.push_back(map[static_cast<size_t>(code)]);
+    }
+    out.set_codes(std::move(codes), std::move(dict));
+  } else {
+    std::visit(
+        [&](const auto& va) {
+          using V = std::decay_t<decltype(va)>;
+          V v = va;
+          const V& vb = std::get<V>(b.storage());
+          v.insert(v.end(), vb.begin(), vb.end());
+          out.storage() = std::move(v);
+        },
+        a.storage());
+  }
+  if (a.nullable() || b.nullable()) {
+    out.set_nullable(true);
+    auto& valid = out.validity();
+    valid.clear();
+    for (const Column* c : {&a, &b})
+      for (size_t i = 0; i < c->size(); ++i) valid.push_back(c->is_null(i) ? 0 : 1);
+  }
+  return out;
 }
 
 HostRelation gather(const HostRelation& in, const Rows& rows, const Schema& schema) {
@@ -157,7 +223,7 @@ Rows all_rows(size_t n) {
 
 Rows first_occurrences(const HostRelation& in) {
   Keys keys;
-  for (size_t c = 0; c < in.num_columns(); ++c) keys.push_back(norm_keys(in.column(c)));
+  for (size_t c = 0; c < in.num_columns(); ++c) push_norm_keys(keys, in.column(c));
   const size_t n = in.num_rows();
   Rows order = sort_rows(keys, n);
   // The sort is stable, so the first of each run of equal tuples is the earliest.
@@ -176,7 +242,7 @@ Column eval_column(const HostRelation& in, const ExprNode& e, Type t, const Node
     internal_check(c.type() == t, "eval_column: attribute of another type");
     return c;  // a copy; strings keep their dictionary
   }
-  Column col(t);
+  Column col(t, e.nullable);
   col.reserve(in.num_rows());
   RowLoader loader(in, e);
   try {
@@ -223,15 +289,72 @@ void rethrow_in_node(const UserError& e, const Node& n) {
   throw UserError(std::move(ds));
 }
 
+Value scalar_value(const HostRelation& r, const Node& n) {
+  if (r.num_rows() > 1)
+    throw UserError(Diagnostic{
+        ErrorKind::Execution,
+        fmt::format("a scalar subquery has {} tuples, more than one (in node {}: {})",
+                    r.num_rows(), n.id, op_kind_name(n.kind)),
+        n.loc, "a scalar subquery must yield at most one tuple: reduce it to one"});
+  internal_check(r.num_columns() == 1, "scalar subquery: not one attribute");
+  return r.num_rows() == 0 ? Value::null(r.schema()[0].type) : r.get(0, 0);
+}
+
+namespace {
+ExprPtr substitute(const ExprPtr& e, const std::vector<Value>& values) {
+  if (!e) return e;
+  if (e->kind == ExprKind::Scalar) {
+    ExprNode lit = *e;
+    lit.kind = ExprKind::Literal;
+    lit.literal = values.at(static_cast<size_t>(e->subquery));
+    lit.subquery = -1;
+    return make_expr(std::move(lit));
+  }
+  bool changed = false;
+  std::vector<ExprPtr> args;
+  for (const auto& a : e->args) {
+    args.push_back(substitute(a, values));
+    changed = changed || args.back() != a;
+  }
+  if (!changed) return e;
+  ExprNode copy = *e;
+  copy.args = std::move(args);
+  return make_expr(std::move(copy));
+}
+}  // namespace
+
+Node substitute_subqueries(const Node& n, std::vector<const HostRelation*>& inputs) {
+  const size_t arity = static_cast<size_t>(op_arity(n.kind));
+  std::vector<Value> values(inputs.size());
+  for (size_t i = arity; i < inputs.size(); ++i) values[i] = scalar_value(*inputs[i], n);
+  inputs.resize(arity);
+  Node out = n;
+  auto sub = [&](Expr& e) {
+    if (e.ptr()) e = Expr(substitute(e.ptr(), values));
+  };
+  sub(out.predicate);
+  for (auto& ne : out.exprs) sub(ne.expr);
+  for (auto& a : out.aggregates) {
+    sub(a.arg);
+    sub(a.filter);
+  }
+  return out;
+}
+
 }  // namespace ref
 
 HostRelation eval_node(const Program& program, const Node& n,
-                       const std::vector<const HostRelation*>& inputs) {
+                       const std::vector<const HostRelation*>& given) {
+  std::vector<const HostRelation*> inputs = given;
+  for (const HostRelation* r : inputs) internal_check(r != nullptr, "eval_node: null input");
   size_t expected = n.kind == OpKind::Input      ? 1
                     : n.kind == OpKind::Fixpoint ? (n.fixpoint ? n.fixpoint->outer.size() : 0)
                                                  : static_cast<size_t>(op_arity(n.kind));
+  if (op_takes_subqueries(n.kind) && inputs.size() > expected) {
+    Node plain = ref::substitute_subqueries(n, inputs);
+    return eval_node(program, plain, inputs);
+  }
   internal_check(inputs.size() == expected, "eval_node: wrong number of inputs");
-  for (const HostRelation* r : inputs) internal_check(r != nullptr, "eval_node: null input");
   switch (n.kind) {
     case OpKind::Input:
       return ref::eval_input(n, inputs);
@@ -244,7 +367,19 @@ HostRelation eval_node(const Program& program, const Node& n,
     case OpKind::Union:
     case OpKind::Intersect:
     case OpKind::Difference:
+    case OpKind::UnionAll:
       return ref::eval_set_op(n, inputs);
+    case OpKind::Scalar: {
+      HostRelation out(n.schema);
+      const HostRelation& in = *inputs[0];
+      if (in.num_rows() > 1)
+        (void)ref::scalar_value(in, n);  // the error
+      std::vector<Value> row;
+      for (size_t c = 0; c < in.num_columns(); ++c)
+        row.push_back(in.num_rows() ? in.get(0, c) : Value::null(n.schema[c].type));
+      out.append_row(row);
+      return out;
+    }
     case OpKind::Join:
       return ref::eval_join(n, inputs);
     case OpKind::Reduce:

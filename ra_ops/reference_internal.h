@@ -47,9 +47,15 @@ std::vector<HostRelation> eval_fixpoint_group(const FixpointDef& def, const Inpu
 // bits, bools 0/1, strings by dictionary code), complemented when descending. The
 // map is injective, so equal keys mean the same value under the total order.
 // Strings of two relations are comparable only through a common dictionary.
+// A NULL cell maps to 0 here; push_norm_keys adds the validity in front.
 using Keys = std::vector<std::vector<uint64_t>>;  // one vector per column
 std::vector<uint64_t> norm_keys(const Column& c, bool descending = false,
                                 const Dictionary* common = nullptr);
+// Appends the keys of column c to `keys`: for a nullable column (or with `with_validity`)
+// first its validity (0 for NULL, so NULL sorts first, or last when descending), then
+// norm_keys. Rows then compare by the total order of program.h, NULL included.
+void push_norm_keys(Keys& keys, const Column& c, bool descending = false,
+                    const Dictionary* common = nullptr, bool with_validity = false);
 // A dictionary holding the strings of both columns.
 std::shared_ptr<const Dictionary> common_dictionary(const Column& a, const Column& b);
 // Normalized keys of columns `ca` of a and `cb` of b (pairwise the same types),
@@ -66,8 +72,13 @@ std::strong_ordering compare_keys(const Keys& a, size_t i, const Keys& b, size_t
 // (same types as `in`, names and key may differ).
 Column gather_column(const Column& c, const Rows& rows);
 HostRelation gather(const HostRelation& in, const Rows& rows, const Schema& schema);
-// Sets column c of `out` (its type must be the schema's).
+// Sets column c of `out` (its type must be the schema's; it is made nullable or not as
+// the schema says, and must hold no NULL where the schema has none).
 void put_column(HostRelation& out, size_t c, Column col);
+// a's rows then b's (same type; strings through a common dictionary).
+Column concat_columns(const Column& a, const Column& b);
+// Whether row i of the key columns `cols` of r has a NULL.
+bool any_null(const HostRelation& r, const std::vector<size_t>& cols, size_t i);
 // 0, 1, ..., n-1.
 Rows all_rows(size_t n);
 // The first occurrence of each distinct tuple, in input order.
@@ -95,5 +106,12 @@ class RowLoader {
 // Rethrows a run-time UserError from evaluating node n with the node named in the
 // message and the node's location when the expression's is unknown.
 [[noreturn]] void rethrow_in_node(const UserError& e, const Node& n);
+
+// The value of a scalar subquery's relation (one attribute): NULL when it is empty, an
+// ExecutionError naming node n when it has more than one tuple.
+Value scalar_value(const HostRelation& r, const Node& n);
+// Node n with every scalar subquery replaced by its value (a literal) and the subquery
+// inputs dropped from `inputs`.
+Node substitute_subqueries(const Node& n, std::vector<const HostRelation*>& inputs);
 
 }  // namespace ranc::ops::ref

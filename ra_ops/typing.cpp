@@ -75,9 +75,17 @@ std::optional<int32_t> find_attribute(std::string_view name, const Schema& schem
   return std::nullopt;
 }
 
+SubqueryInputs subquery_inputs(const Node& n, const Inputs& in) {
+  SubqueryInputs s;
+  s.first = static_cast<size_t>(op_arity(n.kind));
+  for (const Node* x : in) s.schemas.push_back(&x->schema);
+  return s;
+}
+
 ExprPtr resolve_predicate(const Expr& e, const Schema& schema, const SourceLoc& fallback,
-                          std::string_view where, Diagnostics& diags) {
-  ExprPtr r = resolve_expr(e.ptr(), schema, fallback, where, diags);
+                          std::string_view where, Diagnostics& diags,
+                          const SubqueryInputs* subqueries) {
+  ExprPtr r = resolve_expr(e.ptr(), schema, fallback, where, diags, subqueries);
   if (!r) return nullptr;
   if (*r->type != Type::Bool) {
     report(diags, ErrorKind::TypeMismatch,
@@ -92,7 +100,8 @@ ExprPtr resolve_predicate(const Expr& e, const Schema& schema, const SourceLoc& 
 
 bool type_node(Node& n, const std::vector<const Node*>& inputs, Diagnostics& diags) {
   int arity = op_arity(n.kind);
-  bool inputs_ok = static_cast<int>(inputs.size()) == arity;
+  bool inputs_ok = static_cast<int>(inputs.size()) == arity ||
+                   (op_takes_subqueries(n.kind) && static_cast<int>(inputs.size()) > arity);
   for (const Node* in : inputs) inputs_ok = inputs_ok && in != nullptr;
   if (!inputs_ok) {
     typing::report(
@@ -114,7 +123,10 @@ bool type_node(Node& n, const std::vector<const Node*>& inputs, Diagnostics& dia
     case OpKind::Union:
     case OpKind::Intersect:
     case OpKind::Difference:
+    case OpKind::UnionAll:
       return typing::type_set_op(n, inputs, diags);
+    case OpKind::Scalar:
+      return typing::type_scalar(n, inputs, diags);
     case OpKind::Join:
       return typing::type_join(n, inputs, diags);
     case OpKind::Reduce:

@@ -25,6 +25,7 @@ bool type_sort(Node& n, const Inputs& in, Diagnostics& diags);
 bool type_limit(Node& n, const Inputs& in, Diagnostics& diags);
 bool type_distinct(Node& n, const Inputs& in, Diagnostics& diags);
 bool type_output(Node& n, const Inputs& in, Diagnostics& diags);
+bool type_scalar(Node& n, const Inputs& in, Diagnostics& diags);
 
 // `a` when it is known, else `fallback`.
 const SourceLoc& loc_or(const SourceLoc& a, const SourceLoc& fallback);
@@ -46,6 +47,10 @@ std::optional<int32_t> find_attribute(std::string_view name, const Schema& schem
 
 // Resolves a predicate and requires it to be bool; null (after a diagnostic) otherwise.
 ExprPtr resolve_predicate(const Expr& e, const Schema& schema, const SourceLoc& fallback,
-                          std::string_view where, Diagnostics& diags);
+                          std::string_view where, Diagnostics& diags,
+                          const SubqueryInputs* subqueries = nullptr);
+
+// The subqueries node n's expressions may name: its inputs after the operator's own.
+SubqueryInputs subquery_inputs(const Node& n, const Inputs& in);
 
 }  // namespace ranc::ops::typing

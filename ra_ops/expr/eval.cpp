@@ -3,6 +3,9 @@
 // explicit Cast, so the operands of a Binary have one type, except date +/- i32 and
 // date - date.
 //
+// NULLs follow program.h (NULLS): an operand NULL makes the result NULL except in and/or
+// (three-valued), case (a NULL condition is not true), is null and coalesce.
+//
 // Decisions program.h leaves open, taken here:
 // - and/or short-circuit and case evaluates only the branch it picks, so
 //   `b <> 0 and a / b > 1` and `case when b <> 0 then a / b else 0 end` never fail;
@@ -230,16 +233,23 @@ Value eval_expr(const ExprNode& e, const std::vector<Value>& row) {
     if (i >= e.args.size() || !e.args[i]) bad(e, "missing argument");
     return eval_expr(*e.args[i], row);
   };
+  const Type t = *e.type;
+  const Value null = Value::null(t);
+  // Three-valued truth: true, false or NULL (program.h, NULLS).
+  const auto is_true = [](const Value& v) { return !v.is_null() && v.as_bool(); };
+  const auto is_false = [](const Value& v) { return !v.is_null() && !v.as_bool(); };
   switch (e.kind) {
     case ExprKind::Attr:
       if (e.attr_index < 0 || static_cast<size_t>(e.attr_index) >= row.size())
         bad(e, "attribute index out of range");
       return row[static_cast<size_t>(e.attr_index)];
     case ExprKind::Literal:
-      if (e.literal.type() != *e.type) return cast_value(e, e.literal, *e.type);
+      if (e.literal.is_null()) return null;
+      if (e.literal.type() != t) return cast_value(e, e.literal, t);
       return e.literal;
     case ExprKind::Unary: {
       Value x = arg(0);
+      if (x.is_null()) return null;
       if (e.unary_op == UnaryOp::Not) return Value::boolean(!x.as_bool());
       switch (x.type()) {
         case Type::I32:
@@ -255,38 +265,85 @@ Value eval_expr(const ExprNode& e, const std::vector<Value>& row) {
       }
     }
     case ExprKind::Binary: {
-      if (e.binary_op == BinaryOp::And) return Value::boolean(arg(0).as_bool() && arg(1).as_bool());
-      if (e.binary_op == BinaryOp::Or) return Value::boolean(arg(0).as_bool() || arg(1).as_bool());
+      if (e.binary_op == BinaryOp::And || e.binary_op == BinaryOp::Or) {
+        // `and` stops at a false left operand, `or` at a true one.
+        const bool is_and = e.binary_op == BinaryOp::And;
+        Value a = arg(0);
+        if (is_and ? is_false(a) : is_true(a)) return a;
+        Value b = arg(1);
+        if (is_and ? is_false(b) : is_true(b)) return b;
+        if (a.is_null() || b.is_null()) return null;
+        return Value::boolean(is_and);
+      }
       Value a = arg(0);
       Value b = arg(1);
+      if (a.is_null() || b.is_null()) return null;
       if (is_comparison(e.binary_op)) return Value::boolean(compare(e, e.binary_op, a, b));
       return arith(e, a, b);
     }
     case ExprKind::Between: {
-      Value x = arg(0);
-      return Value::boolean(compare(e, BinaryOp::Le, arg(1), x) &&
-                            compare(e, BinaryOp::Le, x, arg(2)));
+      Value x = arg(0), lo = arg(1), hi = arg(2);
+      // lo <= x and x <= hi, in three-valued logic.
+      Value c1 = x.is_null() || lo.is_null() ? Value::null(Type::Bool)
+                                             : Value::boolean(compare(e, BinaryOp::Le, lo, x));
+      if (is_false(c1)) return c1;
+      Value c2 = x.is_null() || hi.is_null() ? Value::null(Type::Bool)
+                                             : Value::boolean(compare(e, BinaryOp::Le, x, hi));
+      if (is_false(c2)) return c2;
+      if (c1.is_null() || c2.is_null()) return null;
+      return Value::boolean(true);
     }
     case ExprKind::InList: {
       Value x = arg(0);
-      for (size_t i = 1; i < e.args.size(); ++i)
-        if (compare(e, BinaryOp::Eq, x, arg(i))) return Value::boolean(true);
-      return Value::boolean(false);
+      if (x.is_null()) return null;
+      bool saw_null = false;
+      for (size_t i = 1; i < e.args.size(); ++i) {
+        Value v = arg(i);
+        if (v.is_null())
+          saw_null = true;
+        else if (compare(e, BinaryOp::Eq, x, v))
+          return Value::boolean(true);
+      }
+      return saw_null ? null : Value::boolean(false);
     }
-    case ExprKind::Cast:
-      return cast_value(e, arg(0), e.cast_type);
+    case ExprKind::Cast: {
+      Value x = arg(0);
+      return x.is_null() ? null : cast_value(e, x, e.cast_type);
+    }
     case ExprKind::Case: {
       if (e.args.size() % 2 != 1) bad(e, "case without an else value");
       for (size_t i = 0; i + 1 < e.args.size(); i += 2)
-        if (arg(i).as_bool()) return arg(i + 1);
+        if (is_true(arg(i))) return arg(i + 1);
       return arg(e.args.size() - 1);
     }
-    case ExprKind::Year:
-      return Value::i32(static_cast<int32_t>(civil_from_days(arg(0).as_i32()).year));
-    case ExprKind::Like:
-      return Value::boolean(like_match(arg(0).as_string(), e.text));
-    case ExprKind::StartsWith:
-      return Value::boolean(arg(0).as_string().starts_with(e.text));
+    case ExprKind::Year: {
+      Value x = arg(0);
+      if (x.is_null()) return null;
+      return Value::i32(static_cast<int32_t>(civil_from_days(x.as_i32()).year));
+    }
+    case ExprKind::Like: {
+      Value x = arg(0);
+      return x.is_null() ? null : Value::boolean(like_match(x.as_string(), e.text));
+    }
+    case ExprKind::StartsWith: {
+      Value x = arg(0);
+      return x.is_null() ? null : Value::boolean(x.as_string().starts_with(e.text));
+    }
+    case ExprKind::IsNull:
+      return Value::boolean(arg(0).is_null());
+    case ExprKind::Coalesce:
+      for (size_t i = 0; i < e.args.size(); ++i)
+        if (Value v = arg(i); !v.is_null()) return v;
+      return null;
+    case ExprKind::Substring: {
+      Value x = arg(0);
+      if (x.is_null()) return null;
+      return Value::string(utf8_substring(x.as_string(), arg(1).as_i64(), arg(2).as_i64()));
+    }
+    case ExprKind::Null:
+      bad(e, "an untyped NULL");
+    case ExprKind::Scalar:
+      bad(e, "a scalar subquery (eval_node substitutes its value)");
   }
   bad(e, "unknown kind");
 }

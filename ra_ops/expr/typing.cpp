@@ -54,28 +54,74 @@ std::optional<Value> widen_literal(const Value& v, Type to) {
   }
 }
 
+// Whether a resolved node can be NULL, from its arguments (program.h, NULLS).
+bool nullable_of(const ExprNode& n) {
+  auto any = [&](size_t from, size_t step) {
+    for (size_t i = from; i < n.args.size(); i += step)
+      if (n.args[i]->nullable) return true;
+    return false;
+  };
+  switch (n.kind) {
+    case ExprKind::Attr:
+      return n.nullable;  // from the schema
+    case ExprKind::Literal:
+      return n.literal.is_null();
+    case ExprKind::IsNull:
+      return false;
+    case ExprKind::Scalar:
+    case ExprKind::Null:
+      return true;
+    case ExprKind::Coalesce:
+      for (const auto& a : n.args)
+        if (!a->nullable) return false;
+      return true;
+    case ExprKind::Case:
+      // A NULL condition takes no branch; only the values matter.
+      return any(1, 2) || n.args.back()->nullable;
+    default:
+      return any(0, 1);
+  }
+}
+
+ExprPtr finish(ExprNode n) {
+  n.nullable = nullable_of(n);
+  return make_expr(std::move(n));
+}
+
 ExprPtr make_literal(Value v, const SourceLoc& loc) {
   ExprNode n;
   n.kind = ExprKind::Literal;
   n.loc = loc;
   n.type = v.type();
   n.literal = std::move(v);
-  return make_expr(std::move(n));
+  return finish(std::move(n));
+}
+
+// The NULL keyword before its type is known (resolve() returns it untyped; the
+// enclosing expression types it with typed_null, or reports it).
+bool is_untyped_null(const ExprPtr& e) {
+  return e && e->kind == ExprKind::Null;
+}
+ExprPtr typed_null(const ExprPtr& e, Type t) {
+  return make_literal(Value::null(t), e->loc);
 }
 
 // `e` converted to `to`: unchanged when it already has that type, a folded literal,
 // or a Cast node.
 ExprPtr convert(const ExprPtr& e, Type to) {
+  if (is_untyped_null(e)) return typed_null(e, to);
   if (*e->type == to) return e;
-  if (e->kind == ExprKind::Literal)
+  if (e->kind == ExprKind::Literal) {
+    if (e->literal.is_null()) return typed_null(e, to);
     if (auto v = widen_literal(e->literal, to)) return make_literal(std::move(*v), e->loc);
+  }
   ExprNode n;
   n.kind = ExprKind::Cast;
   n.loc = e->loc;
   n.cast_type = to;
   n.args = {e};
   n.type = to;
-  return make_expr(std::move(n));
+  return finish(std::move(n));
 }
 
 // A copy of `orig` with resolved arguments and a type.
@@ -83,7 +129,7 @@ ExprPtr rebuild(const ExprNode& orig, std::vector<ExprPtr> args, Type t) {
   ExprNode n = orig;
   n.args = std::move(args);
   n.type = t;
-  return make_expr(std::move(n));
+  return finish(std::move(n));
 }
 
 ExprPtr make_binary_node(BinaryOp op, ExprPtr a, ExprPtr b, Type t, const SourceLoc& loc) {
@@ -93,7 +139,7 @@ ExprPtr make_binary_node(BinaryOp op, ExprPtr a, ExprPtr b, Type t, const Source
   n.loc = loc;
   n.args = {std::move(a), std::move(b)};
   n.type = t;
-  return make_expr(std::move(n));
+  return finish(std::move(n));
 }
 
 bool cast_allowed(Type from, Type to) {
@@ -110,8 +156,20 @@ std::string_view tn(const ExprPtr& e) {
 
 class Resolver {
  public:
-  Resolver(const Schema& schema, std::string_view where, Diagnostics& diags)
-      : schema_(schema), where_(where), diags_(diags) {}
+  Resolver(const Schema& schema, std::string_view where, Diagnostics& diags,
+           const SubqueryInputs* subqueries)
+      : schema_(schema), where_(where), diags_(diags), subqueries_(subqueries) {}
+
+  // resolve(), with the NULL keyword at the top reported: nothing gives it a type there.
+  ExprPtr resolve_top(const ExprPtr& e, const SourceLoc& fallback) {
+    ExprPtr r = resolve(e, fallback);
+    if (is_untyped_null(r)) {
+      report(diags_, ErrorKind::TypeMismatch, fmt::format("NULL has no type in {}", where_),
+             loc_or(r->loc, fallback), "give it one: cast(null as i32)");
+      return nullptr;
+    }
+    return r;
+  }
 
   ExprPtr resolve(const ExprPtr& e, const SourceLoc& fallback) {
     if (!e) {
@@ -132,6 +190,16 @@ class Resolver {
         return attr(*e, loc);
       case ExprKind::Literal:
         return rebuild(*e, {}, e->literal.type());
+      case ExprKind::Null:
+        return e;  // typed by the enclosing expression
+      case ExprKind::IsNull:
+        return is_null(e, loc);
+      case ExprKind::Coalesce:
+        return coalesce(e, loc);
+      case ExprKind::Substring:
+        return substring(e, loc);
+      case ExprKind::Scalar:
+        return scalar(*e, loc);
       case ExprKind::Unary:
         return unary(e, loc);
       case ExprKind::Binary:
@@ -163,13 +231,20 @@ class Resolver {
     switch (e.kind) {
       case ExprKind::Attr:
       case ExprKind::Literal:
+      case ExprKind::Null:
+      case ExprKind::Scalar:
         return n == 0;
       case ExprKind::Unary:
       case ExprKind::Cast:
       case ExprKind::Year:
       case ExprKind::Like:
       case ExprKind::StartsWith:
+      case ExprKind::IsNull:
         return n == 1;
+      case ExprKind::Substring:
+        return n == 3;
+      case ExprKind::Coalesce:
+        return n >= 1;
       case ExprKind::Binary:
         return n == 2;
       case ExprKind::Between:
@@ -205,12 +280,121 @@ class Resolver {
     ExprNode n = e;
     n.attr_index = *i;
     n.type = schema_[static_cast<size_t>(*i)].type;
-    return make_expr(std::move(n));
+    n.nullable = schema_[static_cast<size_t>(*i)].nullable;
+    return finish(std::move(n));
+  }
+
+  void untyped(const ExprPtr& e, const SourceLoc& loc, std::string_view why) {
+    report(diags_, ErrorKind::TypeMismatch,
+           fmt::format("NULL has no type in {}: {} ({})", where_, to_string(e), why), loc,
+           "give it one: cast(null as i32)");
+  }
+
+  ExprPtr is_null(const ExprPtr& e, const SourceLoc& loc) {
+    auto args = resolve_args(e, loc);
+    if (!args) return nullptr;
+    // `null is null`: any type will do.
+    return rebuild(*e, {convert((*args)[0], is_untyped_null((*args)[0]) ? Type::Bool
+                                                                        : *(*args)[0]->type)},
+                   Type::Bool);
+  }
+
+  // The one type values of case branches or coalesce arguments promote to (numeric), or
+  // their common type; untyped NULLs take it. nullopt (reported) when they disagree or
+  // all are untyped NULLs.
+  std::optional<Type> common_value_type(const ExprPtr& e, const SourceLoc& loc,
+                                        const std::vector<ExprPtr>& values, std::string_view what) {
+    std::optional<Type> t;
+    for (const ExprPtr& v : values) {
+      if (is_untyped_null(v)) continue;
+      Type vt = *v->type;
+      if (!t) {
+        t = vt;
+      } else if (is_numeric(*t) && is_numeric(vt)) {
+        t = common_numeric(*t, vt);
+      } else if (vt != *t) {
+        mismatch(e, loc,
+                 fmt::format("{} have incompatible types {} and {}", what, type_name(*t),
+                             type_name(vt)),
+                 "all values must be numeric, or all of one type");
+        return std::nullopt;
+      }
+    }
+    if (!t) untyped(e, loc, fmt::format("all {} are NULL", what));
+    return t;
+  }
+
+  ExprPtr coalesce(const ExprPtr& e, const SourceLoc& loc) {
+    auto args = resolve_args(e, loc);
+    if (!args) return nullptr;
+    auto t = common_value_type(e, loc, *args, "coalesce arguments");
+    if (!t) return nullptr;
+    std::vector<ExprPtr> out;
+    for (const auto& a : *args) out.push_back(convert(a, *t));
+    return rebuild(*e, std::move(out), *t);
+  }
+
+  // substring(s, from, length): from and length integer constants, length >= 0.
+  ExprPtr substring(const ExprPtr& e, const SourceLoc& loc) {
+    auto args = resolve_args(e, loc);
+    if (!args) return nullptr;
+    std::vector<ExprPtr> out = std::move(*args);
+    out[0] = convert(out[0], is_untyped_null(out[0]) ? Type::String : *out[0]->type);
+    if (*out[0]->type != Type::String) {
+      mismatch(e, loc, fmt::format("substring() needs a string, got {}", tn(out[0])));
+      return nullptr;
+    }
+    for (size_t i : {1, 2}) {
+      const ExprPtr& a = out[i];
+      bool constant = a->kind == ExprKind::Literal && !a->literal.is_null() && is_integer(*a->type);
+      if (!constant) {
+        mismatch(e, loc,
+                 fmt::format("substring()'s {} must be an integer constant, got {}",
+                             i == 1 ? "start" : "length", to_string(a)),
+                 "write substring(s, 1, 2)");
+        return nullptr;
+      }
+      out[i] = convert(a, Type::I64);
+    }
+    if (out[2]->literal.as_i64() < 0) {
+      mismatch(e, loc, "substring()'s length is negative");
+      return nullptr;
+    }
+    return rebuild(*e, std::move(out), Type::String);
+  }
+
+  ExprPtr scalar(const ExprNode& e, const SourceLoc& loc) {
+    const size_t i = static_cast<size_t>(e.subquery);
+    if (!subqueries_ || e.subquery < 0 || i < subqueries_->first ||
+        i >= subqueries_->schemas.size()) {
+      report(diags_, ErrorKind::InvalidArgument,
+             fmt::format("a scalar subquery is not allowed in {}", where_), loc,
+             "scalar(...) may stand in select, project, join residuals and aggregate arguments");
+      return nullptr;
+    }
+    const Schema& s = *subqueries_->schemas[i];
+    if (s.size() != 1) {
+      report(diags_, ErrorKind::SchemaMismatch,
+             fmt::format("a scalar subquery must have one attribute, but it has {}: {}", s.size(),
+                         s.str()),
+             loc, "project it to the one attribute you mean");
+      return nullptr;
+    }
+    ExprNode n = e;
+    n.type = s[0].type;
+    return finish(std::move(n));
   }
 
   ExprPtr unary(const ExprPtr& e, const SourceLoc& loc) {
     auto args = resolve_args(e, loc);
     if (!args) return nullptr;
+    if (is_untyped_null((*args)[0])) {
+      if (e->unary_op == UnaryOp::Neg) {
+        untyped(e, loc, "negation does not say which number type");
+        return nullptr;
+      }
+      (*args)[0] = typed_null((*args)[0], Type::Bool);
+    }
     const ExprPtr& x = (*args)[0];
     Type t = *x->type;
     if (e->unary_op == UnaryOp::Neg) {
@@ -220,7 +404,7 @@ class Resolver {
                  t == Type::Bool ? "use 'not' for bool values" : "");
         return nullptr;
       }
-      if (x->kind == ExprKind::Literal)
+      if (x->kind == ExprKind::Literal && !x->literal.is_null())
         return make_literal(negate(x->literal), loc_or(e->loc, x->loc));
       return rebuild(*e, std::move(*args), t);
     }
@@ -249,8 +433,25 @@ class Resolver {
     auto args = resolve_args(e, loc);
     if (!args) return nullptr;
     ExprPtr a = (*args)[0], b = (*args)[1];
-    Type ta = *a->type, tb = *b->type;
     BinaryOp op = e->binary_op;
+    // An untyped NULL takes the other operand's type (bool for and/or; i32 days beside a
+    // date in arithmetic).
+    if (is_untyped_null(a) && is_untyped_null(b)) {
+      if (!is_logical(op)) {
+        untyped(e, loc, "both operands are NULL");
+        return nullptr;
+      }
+      a = typed_null(a, Type::Bool);
+      b = typed_null(b, Type::Bool);
+    }
+    auto peer_type = [&](const ExprPtr& other) {
+      if (is_logical(op)) return Type::Bool;
+      if (is_arithmetic(op) && *other->type == Type::Date) return Type::I32;
+      return *other->type;
+    };
+    if (is_untyped_null(a)) a = typed_null(a, peer_type(b));
+    if (is_untyped_null(b)) b = typed_null(b, peer_type(a));
+    Type ta = *a->type, tb = *b->type;
     std::string_view sym = binary_op_symbol(op);
     auto operands = [&] {
       return fmt::format("cannot apply '{}' to {} and {}", sym, tn(a), tn(b));
@@ -317,6 +518,18 @@ class Resolver {
     auto args = resolve_args(e, loc);
     if (!args) return nullptr;
     ExprPtr x = (*args)[0], lo = (*args)[1], hi = (*args)[2];
+    {
+      std::optional<Type> known;
+      for (const ExprPtr& v : {x, lo, hi})
+        if (!is_untyped_null(v) && !known) known = *v->type;
+      if (!known) {
+        untyped(e, loc, "every operand of 'between' is NULL");
+        return nullptr;
+      }
+      if (is_untyped_null(x)) x = typed_null(x, *known);
+      if (is_untyped_null(lo)) lo = typed_null(lo, *x->type);
+      if (is_untyped_null(hi)) hi = typed_null(hi, *x->type);
+    }
     auto t_lo = comparison_type(*lo->type, *x->type);
     auto t_hi = comparison_type(*x->type, *hi->type);
     if (!t_lo || !t_hi || *t_lo == Type::Bool) {
@@ -348,6 +561,18 @@ class Resolver {
     }
     auto args = resolve_args(e, loc);
     if (!args) return nullptr;
+    {
+      std::optional<Type> known;
+      for (const ExprPtr& v : *args)
+        if (!is_untyped_null(v) && !known) known = *v->type;
+      if (!known) {
+        untyped(e, loc, "every operand of 'in' is NULL");
+        return nullptr;
+      }
+      if (is_untyped_null((*args)[0])) (*args)[0] = typed_null((*args)[0], *known);
+      for (auto& v : *args)
+        if (is_untyped_null(v)) v = typed_null(v, *(*args)[0]->type);
+    }
     const ExprPtr& x = (*args)[0];
     std::vector<Type> types;
     bool ok = true;
@@ -382,8 +607,9 @@ class Resolver {
   ExprPtr cast(const ExprPtr& e, const SourceLoc& loc) {
     auto args = resolve_args(e, loc);
     if (!args) return nullptr;
-    const ExprPtr& x = (*args)[0];
     Type to = e->cast_type;
+    if (is_untyped_null((*args)[0])) return typed_null((*args)[0], to);
+    const ExprPtr& x = (*args)[0];
     if (!cast_allowed(*x->type, to)) {
       std::string hint;
       if (*x->type == Type::String || to == Type::String)
@@ -394,6 +620,7 @@ class Resolver {
       return nullptr;
     }
     if (*x->type == to) return x;  // an identity cast means nothing
+    if (x->kind == ExprKind::Literal && x->literal.is_null()) return typed_null(x, to);
     if (x->kind == ExprKind::Literal)
       if (auto v = widen_literal(x->literal, to))
         return make_literal(std::move(*v), loc_or(e->loc, x->loc));
@@ -406,6 +633,7 @@ class Resolver {
     bool ok = true;
     std::vector<size_t> values;
     for (size_t i = 0; i + 1 < args->size(); i += 2) {
+      if (is_untyped_null((*args)[i])) (*args)[i] = typed_null((*args)[i], Type::Bool);
       const ExprPtr& c = (*args)[i];
       if (*c->type != Type::Bool) {
         mismatch(e, loc,
@@ -416,19 +644,10 @@ class Resolver {
     }
     values.push_back(args->size() - 1);
     if (!ok) return nullptr;
-    std::optional<Type> t = *(*args)[values[0]]->type;
-    for (size_t i : values) {
-      Type vt = *(*args)[i]->type;
-      if (is_numeric(*t) && is_numeric(vt))
-        t = common_numeric(*t, vt);
-      else if (vt != *t) {
-        mismatch(e, loc,
-                 fmt::format("case branches have incompatible types {} and {}", type_name(*t),
-                             type_name(vt)),
-                 "all branch values must be numeric, or all of one type");
-        return nullptr;
-      }
-    }
+    std::vector<ExprPtr> branch_values;
+    for (size_t i : values) branch_values.push_back((*args)[i]);
+    std::optional<Type> t = common_value_type(e, loc, branch_values, "case branches");
+    if (!t) return nullptr;
     std::vector<ExprPtr> out = std::move(*args);
     for (size_t i : values) out[i] = convert(out[i], *t);
     return rebuild(*e, std::move(out), *t);
@@ -437,6 +656,7 @@ class Resolver {
   ExprPtr year(const ExprPtr& e, const SourceLoc& loc) {
     auto args = resolve_args(e, loc);
     if (!args) return nullptr;
+    if (is_untyped_null((*args)[0])) (*args)[0] = typed_null((*args)[0], Type::Date);
     if (*(*args)[0]->type != Type::Date) {
       mismatch(e, loc, fmt::format("year() needs a date, got {}", tn((*args)[0])));
       return nullptr;
@@ -447,6 +667,7 @@ class Resolver {
   ExprPtr string_match(const ExprPtr& e, const SourceLoc& loc) {
     auto args = resolve_args(e, loc);
     if (!args) return nullptr;
+    if (is_untyped_null((*args)[0])) (*args)[0] = typed_null((*args)[0], Type::String);
     if (*(*args)[0]->type != Type::String) {
       mismatch(e, loc,
                fmt::format("{} needs a string, got {}", expr_kind_name(e->kind), tn((*args)[0])));
@@ -458,13 +679,15 @@ class Resolver {
   const Schema& schema_;
   std::string_view where_;
   Diagnostics& diags_;
+  const SubqueryInputs* subqueries_;
 };
 
 }  // namespace
 
 ExprPtr resolve_expr(const ExprPtr& e, const Schema& schema, const SourceLoc& fallback,
-                     std::string_view where, Diagnostics& diags) {
-  return Resolver(schema, where, diags).resolve(e, fallback);
+                     std::string_view where, Diagnostics& diags,
+                     const SubqueryInputs* subqueries) {
+  return Resolver(schema, where, diags, subqueries).resolve_top(e, fallback);
 }
 
 }  // namespace ranc::ops

@@ -15,7 +15,7 @@ namespace {
 // Each distinct tuple of `r` once, sorted by all attributes (the total order).
 HostRelation as_set(const HostRelation& r, const Schema& schema) {
   Keys keys;
-  for (size_t c = 0; c < r.num_columns(); ++c) keys.push_back(norm_keys(r.column(c)));
+  for (size_t c = 0; c < r.num_columns(); ++c) push_norm_keys(keys, r.column(c));
   const size_t n = r.num_rows();
   Rows order = sort_rows(keys, n);
   Rows keep;

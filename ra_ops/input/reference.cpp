@@ -32,11 +32,23 @@ HostRelation eval_input(const Node& n, const Inputs& in) {
     bound = &narrowed;
   }
   const HostRelation& r = *bound;
+  for (size_t c = 0; c < want.size(); ++c) {
+    const Column& col = r.column(c);
+    if (want[c].nullable || !col.nullable()) continue;
+    for (size_t i = 0; i < col.size(); ++i)
+      if (col.is_null(i))
+        throw UserError(Diagnostic{
+            ErrorKind::Data,
+            fmt::format("input relation '{}' has a NULL in attribute '{}' (row {}), which is not "
+                        "declared nullable",
+                        n.name, want[c].name, i),
+            n.loc, fmt::format("declare it '{} {} null'", want[c].name, type_name(want[c].type))});
+  }
   // A declared order ("sorted by") is a promise about the data: check it row by row.
   if (!n.sort_keys.empty() && r.num_rows() > 1) {
     Keys keys;
     for (const SortKey& k : n.sort_keys)
-      keys.push_back(norm_keys(r.column(static_cast<size_t>(k.index)), k.descending));
+      push_norm_keys(keys, r.column(static_cast<size_t>(k.index)), k.descending);
     for (size_t i = 1; i < r.num_rows(); ++i)
       if (compare_keys(keys, i - 1, keys, i) > 0)
         throw UserError(Diagnostic{

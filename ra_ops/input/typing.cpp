@@ -34,6 +34,12 @@ bool type_input(Node& n, const Inputs&, Diagnostics& diags) {
                "the key of input relation '{}' has {} attributes, but the relation has only {}",
                n.name, s.key_size, s.size()),
            n.loc, "the key is the first key_size attributes");
+  for (size_t i = 0; i < s.key_size && i < s.size(); ++i)
+    if (s[i].nullable)
+      report(diags, ErrorKind::InvalidArgument,
+             fmt::format("key attribute '{}' of input relation '{}' is nullable", s[i].name,
+                         n.name),
+             n.loc, "a key identifies a tuple, so it cannot be NULL");
   if (diags.size() != before) return false;
   std::vector<bool> used(s.size(), false);
   for (auto& k : n.sort_keys) {

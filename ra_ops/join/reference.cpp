@@ -1,10 +1,14 @@
-// Reference semantics of join (inner, semi, anti): equality of the key attributes
-// under the total order (floats match only when bit-identical), every matching pair
-// (duplicates on both sides multiply). The residual predicate sees the inner join's
-// output tuple: left attributes then the right's non-key attributes. semi keeps a
-// left tuple when at least one right match satisfies the residual, anti when none
-// does; both keep left tuples once each, in left order. Inner output order: left
-// order, and for each left tuple its matches in right input order.
+// Reference semantics of join (inner, semi, anti, left/right/full outer): equality of the
+// key attributes under the total order (floats match only when bit-identical; a NULL key
+// matches nothing unless the node's keys are null-safe), every matching pair (duplicates
+// on both sides multiply). The residual predicate sees the inner join's output tuple: left
+// attributes then the right's non-key attributes, and a pair matches only where it is
+// true. semi keeps a left tuple when at least one right match satisfies the residual,
+// anti when none does; both keep left tuples once each, in left order. Inner output
+// order: left order, and for each left tuple its matches in right input order; a left
+// outer join puts an unmatched left tuple (padded with NULLs) where its matches would be,
+// and right and full outer joins add the unmatched right tuples at the end, in right
+// order, their key attributes holding the right's keys.
 #include <algorithm>
 
 #include "../reference_internal.h"
@@ -70,34 +74,75 @@ HostRelation eval_join(const Node& n, const Inputs& in) {
       row[p] = p < l.num_columns() ? l.column(p).get(i)
                                    : r.column(right_rest[p - l.num_columns()]).get(j);
     }
-    return eval_expr(*residual, row).as_bool();
+    Value v = eval_expr(*residual, row);
+    return !v.is_null() && v.as_bool();  // a NULL residual is not a match
   };
 
+  // Inner pairs, then the padded tuples of outer joins: kNone marks the missing side.
+  constexpr size_t kNone = static_cast<size_t>(-1);
+  const bool keep_left = n.join_kind == JoinKind::Left || n.join_kind == JoinKind::Full;
+  const bool keep_right = n.join_kind == JoinKind::Right || n.join_kind == JoinKind::Full;
+  const bool pairs = n.join_kind != JoinKind::Semi && n.join_kind != JoinKind::Anti;
+  std::vector<uint8_t> right_matched(keep_right ? r.num_rows() : 0, 0);
   Rows li, ri;
   try {
     for (size_t i = 0; i < l.num_rows(); ++i) {
+      // A NULL key matches nothing (unless the keys are null-safe).
+      const bool null_key = !n.null_safe_keys && any_null(l, lcols, i);
       // Matches in right input order (the stable sort kept it within the range).
       bool any = false;
-      for (size_t q = match_begin[i]; q < match_end[i]; ++q) {
+      for (size_t q = match_begin[i]; q < match_end[i] && !null_key; ++q) {
         if (!passes(i, sorted[q])) continue;
         any = true;
-        if (n.join_kind != JoinKind::Inner) break;
+        if (!pairs) break;
         li.push_back(i);
         ri.push_back(sorted[q]);
+        if (keep_right) right_matched[sorted[q]] = 1;
       }
       if ((n.join_kind == JoinKind::Semi && any) || (n.join_kind == JoinKind::Anti && !any))
         li.push_back(i);
+      if (keep_left && !any) {
+        li.push_back(i);
+        ri.push_back(kNone);
+      }
     }
   } catch (const UserError& e) {
     rethrow_in_node(e, n);
   }
+  for (size_t j = 0; j < right_matched.size(); ++j)
+    if (!right_matched[j]) {
+      li.push_back(kNone);
+      ri.push_back(j);
+    }
 
-  if (n.join_kind != JoinKind::Inner) return gather(l, li, n.schema);
+  if (!pairs) return gather(l, li, n.schema);
   internal_check(n.schema.size() == l.num_columns() + right_rest.size(), "join: schema arity");
+  // Column c of `from` at rows (NULL where a row is kNone).
+  auto padded = [&](const Column& c, const Rows& rows) {
+    bool missing = std::find(rows.begin(), rows.end(), kNone) != rows.end();
+    if (!missing) return gather_column(c, rows);
+    Column out(c.type(), true);
+    out.reserve(rows.size());
+    for (size_t x : rows) out.append(x == kNone ? Value::null(c.type()) : c.get(x));
+    return out;
+  };
   HostRelation out(n.schema);
-  for (size_t c = 0; c < l.num_columns(); ++c) put_column(out, c, gather_column(l.column(c), li));
+  for (size_t c = 0; c < l.num_columns(); ++c) {
+    auto key = std::find(n.left_key_index.begin(), n.left_key_index.end(), static_cast<int32_t>(c));
+    if (key == n.left_key_index.end() || !keep_right) {
+      put_column(out, c, padded(l.column(c), li));
+      continue;
+    }
+    // A key attribute: the left's key, or the right's where the left is missing.
+    const Column& rc = r.column(static_cast<size_t>(n.right_key_index[key - n.left_key_index.begin()]));
+    Column col(l.column(c).type(), true);
+    col.reserve(li.size());
+    for (size_t k = 0; k < li.size(); ++k)
+      col.append(li[k] != kNone ? l.column(c).get(li[k]) : rc.get(ri[k]));
+    put_column(out, c, std::move(col));
+  }
   for (size_t k = 0; k < right_rest.size(); ++k)
-    put_column(out, l.num_columns() + k, gather_column(r.column(right_rest[k]), ri));
+    put_column(out, l.num_columns() + k, padded(r.column(right_rest[k]), ri));
   return out;
 }
 

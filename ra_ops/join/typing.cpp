@@ -51,7 +51,7 @@ bool type_join(Node& n, const Inputs& in, Diagnostics& diags) {
 
   // The inner join's output; for semi/anti only the residual sees it, so a name clash
   // matters there only when there is a residual.
-  bool inner = n.join_kind == JoinKind::Inner;
+  bool inner = n.join_kind != JoinKind::Semi && n.join_kind != JoinKind::Anti;
   std::set<int32_t> right_keys(n.right_key_index.begin(), n.right_key_index.end());
   Schema joined{l.attributes, 0};
   for (size_t j = 0; j < r.size(); ++j) {
@@ -69,15 +69,37 @@ bool type_join(Node& n, const Inputs& in, Diagnostics& diags) {
   if (!ok) return false;
 
   if (n.predicate.ptr()) {
-    ExprPtr p = resolve_predicate(n.predicate, joined, n.loc, "join residual predicate", diags);
+    const SubqueryInputs subs = subquery_inputs(n, in);
+    ExprPtr p =
+        resolve_predicate(n.predicate, joined, n.loc, "join residual predicate", diags, &subs);
     if (!p) return false;
     n.predicate = Expr(p);
   }
-  if (inner) {
-    n.schema = std::move(joined);
-  } else {
+  if (n.join_kind == JoinKind::Semi || n.join_kind == JoinKind::Anti) {
     n.schema = l;
+    return true;
   }
+  // Outer joins: the attributes of a side that may be missing are nullable; the keys hold
+  // the present side's key, so they are NULL only where a preserved side's key is.
+  const bool left_missing = n.join_kind == JoinKind::Right || n.join_kind == JoinKind::Full;
+  const bool right_missing = n.join_kind == JoinKind::Left || n.join_kind == JoinKind::Full;
+  const size_t nl = l.size();
+  std::set<int32_t> left_keys(n.left_key_index.begin(), n.left_key_index.end());
+  for (size_t j = 0; j < joined.size(); ++j) {
+    Attribute& a = joined.attributes[j];
+    if (j >= nl) {
+      a.nullable |= right_missing;
+    } else if (!left_keys.count(static_cast<int32_t>(j))) {
+      a.nullable |= left_missing;
+    } else if (left_missing) {
+      // The key of an unmatched right tuple.
+      size_t k = 0;
+      while (n.left_key_index[k] != static_cast<int32_t>(j)) ++k;
+      a.nullable = (n.join_kind == JoinKind::Full && a.nullable) ||
+                   r[static_cast<size_t>(n.right_key_index[k])].nullable;
+    }
+  }
+  n.schema = std::move(joined);
   return true;
 }
 

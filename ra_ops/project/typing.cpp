@@ -27,6 +27,7 @@ bool type_project(Node& n, const Inputs& in, Diagnostics& diags) {
   bool ok = true;
   Schema out;
   std::map<std::string, size_t> seen;
+  const SubqueryInputs subs = subquery_inputs(n, in);
   for (size_t i = 0; i < n.exprs.size(); ++i) {
     NamedExpr& ne = n.exprs[i];
     const SourceLoc& loc = loc_or(ne.loc, n.loc);
@@ -41,14 +42,14 @@ bool type_project(Node& n, const Inputs& in, Diagnostics& diags) {
              loc, "give each projected attribute a distinct name");
       ok = false;
     }
-    ExprPtr r =
-        resolve_expr(ne.expr.ptr(), s, loc, fmt::format("project expression '{}'", ne.name), diags);
+    ExprPtr r = resolve_expr(ne.expr.ptr(), s, loc,
+                             fmt::format("project expression '{}'", ne.name), diags, &subs);
     if (!r) {
       ok = false;
       continue;
     }
     ne.expr = Expr(r);
-    out.attributes.push_back({ne.name, *r->type});
+    out.attributes.push_back({ne.name, *r->type, r->nullable});
   }
   if (!ok) return false;
 

@@ -1,11 +1,20 @@
-// Reference semantics of reduce: groups by the total order on the group keys, one
-// output tuple per group (groups in ascending key order), aggregates over the
-// group's tuples in input order. sum of integers accumulates in uint64_t (wraps);
-// sum of floats and avg accumulate each argument converted to f64 in f64, in input
-// order; count counts tuples. min/max use the TOTAL order of program.h (not IEEE
+// Reference semantics of reduce: groups by the total order on the group keys (one group
+// for NULL), one output tuple per group (groups in ascending key order), aggregates over
+// the group's tuples in input order, skipping those whose argument is NULL or whose filter
+// is not true (distinct: the first tuple of each argument value). sum of integers
+// accumulates exactly (128 bits) and is an ExecutionError when the result leaves i64;
+// sum of floats and avg accumulate each argument converted to f64 in f64, in input order;
+// count() counts tuples, count(x) non-NULL arguments; an aggregate with nothing to fold is
+// NULL (count: 0). min/max use the TOTAL order of program.h (not IEEE
 // comparison) so that they are deterministic: for floats -NaN < -inf < ... < -0.0 <
 // +0.0 < ... < inf < NaN, so a group holding a NaN has max NaN (and -0.0 is the min
 // of {-0.0, 0.0}). No group keys: one tuple, or none for an empty input.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
 #include "../reference_internal.h"
 
 namespace ranc::ops::ref {
@@ -37,6 +46,10 @@ double double_at(const Column& c, size_t i) {
   }
 }
 
+const SourceLoc& loc_or_node(const Aggregate& a, const Node& n) {
+  return a.loc.known() ? a.loc : n.loc;
+}
+
 }  // namespace
 
 HostRelation eval_reduce(const Node& n, const Inputs& in) {
@@ -45,7 +58,7 @@ HostRelation eval_reduce(const Node& n, const Inputs& in) {
   internal_check(n.schema.size() == nk + n.aggregates.size(), "reduce: schema arity");
 
   Keys keys;
-  for (int32_t k : n.group_key_index) keys.push_back(norm_keys(r.column(static_cast<size_t>(k))));
+  for (int32_t k : n.group_key_index) push_norm_keys(keys, r.column(static_cast<size_t>(k)));
   // Stable, so rows within a group stay in input order.
   const Rows order = sort_rows(keys, r.num_rows());
 
@@ -67,53 +80,84 @@ HostRelation eval_reduce(const Node& n, const Inputs& in) {
   for (size_t a = 0; a < n.aggregates.size(); ++a) {
     const Aggregate& agg = n.aggregates[a];
     const Type out_type = n.schema[nk + a].type;
-    Column col(out_type);
-    if (agg.func == AggFunc::Count) {
-      for (size_t g = 0; g < groups; ++g)
-        col.append(Value::i64(static_cast<int64_t>(starts[g + 1] - starts[g])));
-      put_column(out, nk + a, std::move(col));
-      continue;
+    Column col(out_type, true);
+    // The rows the aggregate folds: its filter holds and its argument is not NULL.
+    std::vector<uint8_t> use(r.num_rows(), 1);
+    if (agg.filter.valid()) {
+      const Column f = eval_column(r, *agg.filter, Type::Bool, n);
+      for (size_t i = 0; i < use.size(); ++i)
+        use[i] = !f.is_null(i) && f.data<uint8_t>()[i] != 0;
     }
-    internal_check(agg.arg.valid() && agg.arg->resolved(), "reduce: aggregate without argument");
-    const Column arg = eval_column(r, *agg.arg, *agg.arg->type, n);
-    switch (agg.func) {
-      case AggFunc::Min:
-      case AggFunc::Max: {
-        // The best row of each group by the total order (the first one on ties).
-        const std::vector<uint64_t> k = norm_keys(arg, agg.func == AggFunc::Max);
-        Rows best;
-        for (size_t g = 0; g < groups; ++g) {
-          size_t b = order[starts[g]];
-          for (size_t i = starts[g] + 1; i < starts[g + 1]; ++i)
-            if (k[order[i]] < k[b]) b = order[i];
-          best.push_back(b);
+    std::optional<Column> arg;
+    std::vector<uint64_t> arg_keys;  // the total order of the argument (min/max/distinct)
+    if (agg.arg.valid()) {
+      internal_check(agg.arg->resolved(), "reduce: unresolved aggregate argument");
+      arg = eval_column(r, *agg.arg, *agg.arg->type, n);
+      for (size_t i = 0; i < use.size(); ++i)
+        if (arg->is_null(i)) use[i] = 0;
+      if (agg.distinct || agg.func == AggFunc::Min || agg.func == AggFunc::Max)
+        arg_keys = norm_keys(*arg, agg.func == AggFunc::Max);
+    }
+    for (size_t g = 0; g < groups; ++g) {
+      // The group's rows this aggregate folds, in input order (distinct: the first of each
+      // value).
+      Rows rows;
+      for (size_t i = starts[g]; i < starts[g + 1]; ++i)
+        if (use[order[i]]) rows.push_back(order[i]);
+      if (agg.distinct) {
+        std::vector<uint64_t> seen;
+        Rows kept;
+        for (size_t row : rows) {
+          if (std::find(seen.begin(), seen.end(), arg_keys[row]) != seen.end()) continue;
+          seen.push_back(arg_keys[row]);
+          kept.push_back(row);
         }
-        col = gather_column(arg, best);
-        break;
+        rows = std::move(kept);
       }
-      case AggFunc::Sum:
-        for (size_t g = 0; g < groups; ++g) {
+      if (agg.func == AggFunc::Count) {
+        col.append(Value::i64(static_cast<int64_t>(rows.size())));
+        continue;
+      }
+      if (rows.empty()) {
+        col.append(Value::null(out_type));
+        continue;
+      }
+      switch (agg.func) {
+        case AggFunc::Min:
+        case AggFunc::Max: {
+          // The best row by the total order (the first one on ties).
+          size_t b = rows[0];
+          for (size_t row : rows)
+            if (arg_keys[row] < arg_keys[b]) b = row;
+          col.append(arg->get(b));
+          break;
+        }
+        case AggFunc::Sum:
           if (out_type == Type::I64) {
-            uint64_t s = 0;
-            for (size_t i = starts[g]; i < starts[g + 1]; ++i)
-              s += static_cast<uint64_t>(int_at(arg, order[i]));
+            __int128 s = 0;
+            for (size_t row : rows) s += int_at(*arg, row);
+            if (s > std::numeric_limits<int64_t>::max() || s < std::numeric_limits<int64_t>::min())
+              throw UserError(Diagnostic{
+                  ErrorKind::Execution,
+                  fmt::format("integer overflow: sum '{}' leaves the i64 range (in node {}: {})",
+                              agg.name, n.id, op_kind_name(n.kind)),
+                  loc_or_node(agg, n), "cast the argument to f64 to sum it approximately"});
             col.append(Value::i64(static_cast<int64_t>(s)));
           } else {
             double s = 0.0;
-            for (size_t i = starts[g]; i < starts[g + 1]; ++i) s += double_at(arg, order[i]);
+            for (size_t row : rows) s += double_at(*arg, row);
             col.append(Value::f64(s));
           }
-        }
-        break;
-      case AggFunc::Avg:
-        for (size_t g = 0; g < groups; ++g) {
+          break;
+        case AggFunc::Avg: {
           double s = 0.0;
-          for (size_t i = starts[g]; i < starts[g + 1]; ++i) s += double_at(arg, order[i]);
-          col.append(Value::f64(s / static_cast<double>(starts[g + 1] - starts[g])));
+          for (size_t row : rows) s += double_at(*arg, row);
+          col.append(Value::f64(s / static_cast<double>(rows.size())));
+          break;
         }
-        break;
-      case AggFunc::Count:
-        break;
+        case AggFunc::Count:
+          break;
+      }
     }
     put_column(out, nk + a, std::move(col));
   }

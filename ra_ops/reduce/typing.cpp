@@ -1,7 +1,8 @@
 // Typing rule of reduce: distinct group keys of the input, then named aggregates
 // whose result types follow the semantics in program.h (sum -> i64/f64, count -> i64,
-// min/max -> the argument's type, avg -> f64). The key is the group keys. No order
-// is claimed: hash and sort-based reductions order groups differently.
+// min/max -> the argument's type, avg -> f64; nullable when a group can have no non-NULL
+// argument). The key is the group keys. No order is claimed: hash and sort-based
+// reductions order groups differently.
 #include <fmt/format.h>
 
 #include <map>
@@ -27,6 +28,8 @@ std::optional<Type> aggregate_type(const Aggregate& a, const ExprPtr& arg, const
     case AggFunc::Sum:
       if (!is_numeric(t)) return wrong("a numeric");
       return is_integer(t) ? Type::I64 : Type::F64;
+    case AggFunc::Count:
+      return Type::I64;  // count(x): any type
     case AggFunc::Avg:
       if (!is_numeric(t)) return wrong("a numeric");
       return Type::F64;
@@ -34,8 +37,6 @@ std::optional<Type> aggregate_type(const Aggregate& a, const ExprPtr& arg, const
     case AggFunc::Max:
       if (t == Type::Bool) return wrong("a non-bool");
       return t;
-    case AggFunc::Count:
-      return Type::I64;
   }
   return wrong("a valid");
 }
@@ -51,6 +52,7 @@ bool type_reduce(Node& n, const Inputs& in, Diagnostics& diags) {
   bool ok = true;
   Schema out;
   std::map<std::string, std::string> seen;  // name -> what defined it
+  const SubqueryInputs subs = subquery_inputs(n, in);
   n.group_key_index.clear();
   for (const auto& k : n.group_keys) {
     auto i = find_attribute(k, s, "reduce group keys", "input", n.loc, diags);
@@ -82,15 +84,24 @@ bool type_reduce(Node& n, const Inputs& in, Diagnostics& diags) {
              loc, "give each aggregate a name distinct from the group keys and other aggregates");
       ok = false;
     }
-    if (a.func == AggFunc::Count) {
-      if (a.arg.ptr()) {
-        report(diags, ErrorKind::InvalidArgument,
-               fmt::format("count() takes no argument (aggregate '{}')", a.name), loc,
-               "count counts tuples: count(name)");
+    if (a.filter.ptr()) {
+      ExprPtr f = resolve_predicate(a.filter, s, loc,
+                                    fmt::format("filter of aggregate '{}'", a.name), diags, &subs);
+      if (!f) {
         ok = false;
-      } else {
-        out.attributes.push_back({a.name, Type::I64});
+        continue;
       }
+      a.filter = Expr(f);
+    }
+    if (a.func == AggFunc::Count && !a.arg.ptr()) {
+      if (a.distinct) {
+        report(diags, ErrorKind::InvalidArgument,
+               fmt::format("count(distinct) needs an argument (aggregate '{}')", a.name), loc,
+               "count(distinct x) counts the distinct non-NULL values of x");
+        ok = false;
+        continue;
+      }
+      out.attributes.push_back({a.name, Type::I64});
       continue;
     }
     if (!a.arg.ptr()) {
@@ -99,8 +110,8 @@ bool type_reduce(Node& n, const Inputs& in, Diagnostics& diags) {
       ok = false;
       continue;
     }
-    ExprPtr arg =
-        resolve_expr(a.arg.ptr(), s, loc, fmt::format("argument of aggregate '{}'", a.name), diags);
+    ExprPtr arg = resolve_expr(a.arg.ptr(), s, loc,
+                               fmt::format("argument of aggregate '{}'", a.name), diags, &subs);
     if (!arg) {
       ok = false;
       continue;
@@ -111,7 +122,10 @@ bool type_reduce(Node& n, const Inputs& in, Diagnostics& diags) {
       continue;
     }
     a.arg = Expr(arg);
-    out.attributes.push_back({a.name, *t});
+    // A group may have no non-NULL argument (or no tuple its filter keeps): then the
+    // aggregate is NULL. count is never NULL.
+    bool nullable = a.func != AggFunc::Count && (arg->nullable || a.filter.ptr());
+    out.attributes.push_back({a.name, *t, nullable});
   }
   if (!ok) return false;
   n.schema = std::move(out);

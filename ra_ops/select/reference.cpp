@@ -1,4 +1,5 @@
-// Reference semantics of select: the tuples satisfying the predicate, in input order
+// Reference semantics of select: the tuples where the predicate is true (not false, not
+// NULL), in input order
 // (so select keeps a sorted input sorted).
 #include "../reference_internal.h"
 #include "ranc/ra_ops/ra_ops.h"
@@ -13,7 +14,7 @@ HostRelation eval_select(const Node& n, const Inputs& in) {
   Rows keep;
   try {
     for (size_t i = 0; i < r.num_rows(); ++i)
-      if (eval_expr(pred, loader.load(i)).as_bool()) keep.push_back(i);
+      if (Value v = eval_expr(pred, loader.load(i)); !v.is_null() && v.as_bool()) keep.push_back(i);
   } catch (const UserError& e) {
     rethrow_in_node(e, n);
   }

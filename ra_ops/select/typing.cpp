@@ -5,7 +5,9 @@
 namespace ranc::ops::typing {
 
 bool type_select(Node& n, const Inputs& in, Diagnostics& diags) {
-  ExprPtr p = resolve_predicate(n.predicate, in[0]->schema, n.loc, "select predicate", diags);
+  const SubqueryInputs subs = subquery_inputs(n, in);
+  ExprPtr p =
+      resolve_predicate(n.predicate, in[0]->schema, n.loc, "select predicate", diags, &subs);
   if (!p) return false;
   n.predicate = Expr(p);
   n.schema = in[0]->schema;

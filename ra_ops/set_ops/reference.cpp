@@ -1,40 +1,11 @@
 // Reference semantics of union, intersect and difference: SET semantics on whole
-// tuples under the total order (each distinct tuple once). Output order: first
-// occurrences, left input first, then (union) the right input's new tuples.
+// tuples under the total order (each distinct tuple once; NULL equals NULL). Output
+// order: first occurrences, left input first, then (union) the right input's new tuples.
+// union all: the left's tuples, then the right's.
 #include "../reference_internal.h"
 
 namespace ranc::ops::ref {
 namespace {
-
-// Column a followed by column b; strings get a dictionary holding both sides'.
-Column concat_columns(const Column& a, const Column& b) {
-  internal_check(a.type() == b.type(), "set operation: inputs of different types");
-  Column out(a.type());
-  if (a.type() == Type::String) {
-    auto dict = common_dictionary(a, b);
-    std::vector<int32_t> codes;
-    codes.reserve(a.size() + b.size());
-    for (const Column* c : {&a, &b}) {
-      const Dictionary& own = *c->dictionary();
-      std::vector<int32_t> remap(own.size());
-      for (size_t i = 0; i < own.size(); ++i)
-        remap[i] = *dict->find(own.at(static_cast<int32_t>(i)));
-      for (int32_t code : c->data<int32_t>()) codes.push_back(remap[static_cast<size_t>(code)]);
-    }
-    out.set_codes(std::move(codes), std::move(dict));
-    return out;
-  }
-  std::visit(
-      [&](const auto& va) {
-        using V = std::decay_t<decltype(va)>;
-        V v = va;
-        const V& vb = std::get<V>(b.storage());
-        v.insert(v.end(), vb.begin(), vb.end());
-        out.storage() = std::move(v);
-      },
-      a.storage());
-  return out;
-}
 
 // The distinct tuples of `left` (first occurrences, in left order) that do
 // (want = true) or do not occur in `right`.
@@ -65,10 +36,11 @@ HostRelation eval_set_op(const Node& n, const Inputs& in) {
   const HostRelation& r = *in[1];
   internal_check(l.num_columns() == r.num_columns() && l.num_columns() == n.schema.size(),
                  "set operation: arity");
-  if (n.kind == OpKind::Union) {
+  if (n.kind == OpKind::Union || n.kind == OpKind::UnionAll) {
     HostRelation both(n.schema);
     for (size_t c = 0; c < l.num_columns(); ++c)
       put_column(both, c, concat_columns(l.column(c), r.column(c)));
+    if (n.kind == OpKind::UnionAll) return both;
     return gather(both, first_occurrences(both), n.schema);
   }
   bool keep_present = n.kind == OpKind::Intersect;

@@ -1,5 +1,6 @@
-// Typing rule of union, intersect and difference: inputs with the same arity and
-// the same types position by position; the output has the left input's names.
+// Typing rule of union, union all, intersect and difference: inputs with the same arity
+// and the same types position by position (nullability may differ); the output has the
+// left input's names.
 // intersect and difference return a subset of the left input, so its key still
 // holds; a union's does not.
 #include <fmt/format.h>
@@ -29,7 +30,20 @@ bool type_set_op(Node& n, const Inputs& in, Diagnostics& diags) {
     return false;
   }
   n.schema.attributes = l.attributes;
-  n.schema.key_size = n.kind == OpKind::Union ? 0 : l.key_size;
+  // A union may bring NULLs from the right; intersect and difference keep left tuples.
+  if (n.kind == OpKind::Union || n.kind == OpKind::UnionAll)
+    for (size_t i = 0; i < l.size(); ++i) n.schema.attributes[i].nullable |= r[i].nullable;
+  n.schema.key_size = n.kind == OpKind::Union || n.kind == OpKind::UnionAll ? 0 : l.key_size;
+  return true;
+}
+
+// Typing rule of the scalar node (made by lower_scalar_subqueries): the input's attributes,
+// every one nullable (an empty input gives a tuple of NULLs), no key.
+bool type_scalar(Node& n, const Inputs& in, Diagnostics& diags) {
+  (void)diags;
+  n.schema.attributes = in[0]->schema.attributes;
+  for (auto& a : n.schema.attributes) a.nullable = true;
+  n.schema.key_size = 0;
   return true;
 }
 

@@ -12,11 +12,11 @@ HostRelation eval_sort(const Node& n, const Inputs& in) {
   for (const SortKey& k : n.sort_keys) {
     internal_check(k.index >= 0 && static_cast<size_t>(k.index) < r.num_columns(),
                    "sort: unresolved key");
-    keys.push_back(norm_keys(r.column(static_cast<size_t>(k.index)), k.descending));
+    push_norm_keys(keys, r.column(static_cast<size_t>(k.index)), k.descending);
     is_key[static_cast<size_t>(k.index)] = true;
   }
   for (size_t c = 0; c < r.num_columns(); ++c)
-    if (!is_key[c]) keys.push_back(norm_keys(r.column(c)));
+    if (!is_key[c]) push_norm_keys(keys, r.column(c));
   const Rows order = sort_rows(keys, r.num_rows());
   return gather(r, order, n.schema);
 }

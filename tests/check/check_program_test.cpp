@@ -363,11 +363,13 @@ TEST_F(Corpus, MinOfBool) {
                          "min\\(\\) needs a non-bool argument, but l_ok is bool", line));
 }
 
-TEST_F(Corpus, CountWithArgument) {
-  auto r = li.reduce({}, {Aggregate{"n", AggFunc::Count, col("l_qty"), {}}}); const int line = __LINE__;
+TEST_F(Corpus, CountDistinctWithoutArgument) {
+  Aggregate a{"n", AggFunc::Count, Expr(), {}};
+  a.distinct = true;
+  auto r = li.reduce({}, {a}); const int line = __LINE__;
   out(r);
   EXPECT_TRUE(fails_with(b.program(), ErrorKind::InvalidArgument,
-                         "count\\(\\) takes no argument \\(aggregate 'n'\\)", line));
+                         "count\\(distinct\\) needs an argument \\(aggregate 'n'\\)", line));
 }
 
 TEST_F(Corpus, SumWithoutArgument) {

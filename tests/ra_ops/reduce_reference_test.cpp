@@ -83,14 +83,27 @@ TEST(ReduceReference, MultipleGroupKeysAndOnlyKeys) {
   EXPECT_BAG_EQ(reduce_run({"a"}, {}, rows, attrs), Rows{{I(1)}, {I(2)}});
 }
 
-TEST(ReduceReference, IntegerSumsWrapInI64) {
+TEST(ReduceReference, IntegerSumsAreExactOrAnError) {
   std::vector<Attribute> attrs = {{"i", Type::I32}, {"l", Type::I64}};
   const int32_t max32 = std::numeric_limits<int32_t>::max();
   const int64_t max64 = std::numeric_limits<int64_t>::max();
-  Rows rows = {{I(max32), L(max64)}, {I(max32), L(1)}, {I(1), L(1)}};
-  // i32 sums into i64: no 32-bit overflow. i64 sums wrap.
-  EXPECT_ROWS_EQ(reduce_run({}, {sum(col("i"), "si"), sum(col("l"), "sl")}, rows, attrs),
-                 Rows{{L(int64_t{2} * max32 + 1), L(std::numeric_limits<int64_t>::min() + 1)}});
+  // i32 sums into i64: no 32-bit overflow. An i64 sum passing the range on the way and
+  // coming back is exact.
+  Rows back = {{I(max32), L(max64)}, {I(max32), L(2)}, {I(1), L(-3)}};
+  EXPECT_ROWS_EQ(reduce_run({}, {sum(col("i"), "si"), sum(col("l"), "sl")}, back, attrs),
+                 Rows{{L(int64_t{2} * max32 + 1), L(max64 - 1)}});
+  // One leaving it is an error naming the aggregate, not a wrapped value.
+  Rows over = {{I(1), L(max64)}, {I(1), L(1)}};
+  try {
+    reduce_run({}, {sum(col("l"), "sl")}, over, attrs);
+    ADD_FAILURE() << "no overflow error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.diagnostics()[0].kind, ErrorKind::Execution);
+    EXPECT_NE(std::string(e.what()).find("sum 'sl' leaves the i64 range"), std::string::npos)
+        << e.what();
+  }
+  Rows under = {{I(1), L(std::numeric_limits<int64_t>::min())}, {I(1), L(-1)}};
+  EXPECT_THROW(reduce_run({}, {sum(col("l"), "sl")}, under, attrs), UserError);
 }
 
 TEST(ReduceReference, ExpressionArguments) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -89,6 +90,23 @@ void check_monotone(const FixpointDef& def, const Program& rules,
   std::set<std::string> recursive(def.names.begin(), def.names.end());
   std::vector<bool> rec(rules.size(), false);
   for (const Node& n : rules.nodes()) {
+    // What the semi-naive GPU loop does not evaluate (anywhere in the rules).
+    const char* unsupported = nullptr;
+    if (n.kind == OpKind::Join && is_outer_join(n.join_kind))
+      unsupported = "an outer join";
+    else if (n.kind == OpKind::UnionAll)
+      unsupported = "union all";
+    else if (op_takes_subqueries(n.kind) && n.inputs.size() > static_cast<size_t>(op_arity(n.kind)))
+      unsupported = "a scalar subquery";
+    else if (std::any_of(n.schema.attributes.begin(), n.schema.attributes.end(),
+                         [](const Attribute& a) { return a.nullable; }))
+      unsupported = "a nullable attribute";
+    if (unsupported) {
+      report(diags, ErrorKind::InvalidArgument,
+             fmt::format("{} is not supported inside a fixpoint", unsupported), n.loc,
+             "compute it outside the fixpoint (coalesce NULLs away before it)");
+      continue;
+    }
     if (n.kind == OpKind::Input) {
       rec[static_cast<size_t>(n.id)] = recursive.count(n.name) > 0;
       continue;

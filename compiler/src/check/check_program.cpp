@@ -52,7 +52,9 @@ void check_edges(const Program& p, std::vector<Diagnostic>& diags) {
       else
         arity = static_cast<int>(n.fixpoint->outer.size());
     }
-    if (static_cast<int>(n.inputs.size()) != arity) {
+    const bool subqueries =
+        op_takes_subqueries(n.kind) && static_cast<int>(n.inputs.size()) > arity;
+    if (static_cast<int>(n.inputs.size()) != arity && !subqueries) {
       report(diags, ErrorKind::InvalidGraph,
              fmt::format("{} takes {} input(s), but node n{} has {}", op_kind_name(n.kind), arity,
                          id, n.inputs.size()),

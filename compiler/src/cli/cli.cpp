@@ -571,7 +571,7 @@ std::pair<std::string, CsvOptions> input_source(const Args& a, const Loaded& l, 
   const RaInputSpec* spec = nullptr;
   for (const auto& s : l.parsed.input_files)
     if (s.relation == n.name) spec = &s;
-  RaInputSpec none{n.name, "", "", ',', true, n.loc};
+  RaInputSpec none{n.name, "", "", ',', true, std::nullopt, n.loc};
   if (!spec) spec = &none;
   std::string path = input_path(a, *spec);
   if (path.empty())

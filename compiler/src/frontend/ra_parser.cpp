@@ -33,14 +33,16 @@ constexpr std::array<std::string_view, 19> kReserved = {
     "and",  "or",   "not", "between", "in",    "like",   "true", "false", "case",  "when",
     "then", "else", "end", "as",      "input", "output", "null", "is",    "exists"};
 
-constexpr std::array<std::string_view, 14> kOperators = {
-    "select",    "project", "join",       "semijoin", "antijoin", "product", "union",
-    "intersect", "except",  "difference", "reduce",   "sort",     "limit",   "distinct"};
+constexpr std::array<std::string_view, 17> kOperators = {
+    "select",  "project", "join",      "semijoin", "antijoin",   "left",   "right",
+    "full",    "product", "union",     "intersect", "except",    "difference",
+    "reduce",  "sort",    "limit",     "distinct"};
 
 constexpr std::array<std::string_view, 5> kAggregates = {"sum", "count", "min", "max", "avg"};
-constexpr std::array<std::string_view, 4> kFunctions = {"year", "extract", "cast", "starts_with"};
-constexpr std::array<std::string_view, 5> kInputOptions = {"from", "format", "delimiter", "header",
-                                                           "sorted"};
+constexpr std::array<std::string_view, 7> kFunctions = {
+    "year", "extract", "cast", "starts_with", "coalesce", "substring", "scalar"};
+constexpr std::array<std::string_view, 6> kInputOptions = {"from",   "format", "delimiter",
+                                                           "header", "sorted", "null"};
 constexpr std::array<std::string_view, 7> kTypeNames = {"bool", "i32",  "i64",   "f32",
                                                         "f64",  "date", "string"};
 
@@ -367,10 +369,24 @@ class Parser {
         std::string h = suggest_.hint(type_tok.text, kTypeNames);
         fail(type_tok, fmt::format("unknown type '{}'", type_tok.text), h.empty() ? type_hint : h);
       }
-      bool is_key = false;
+      bool is_key = false, nullable = false;
+      if (is_word(cur(), "null")) {
+        advance();
+        nullable = true;
+      }
       if (is_word(cur(), "key")) {
+        if (nullable)
+          report(ErrorKind::InvalidArgument, loc(cur()),
+                 fmt::format("key attribute '{}' cannot be nullable", attr.text),
+                 "a key identifies a tuple, so it cannot be NULL");
         advance();
         is_key = true;
+      }
+      if (is_word(cur(), "null")) {
+        report(ErrorKind::InvalidArgument, loc(cur()),
+               fmt::format("key attribute '{}' cannot be nullable", attr.text),
+               "a key identifies a tuple, so it cannot be NULL");
+        advance();
       }
       if (is_key && !first_nonkey.empty()) {
         report(ErrorKind::InvalidArgument, loc(attr),
@@ -384,7 +400,7 @@ class Parser {
         report(ErrorKind::DuplicateName, loc(attr),
                fmt::format("attribute '{}' is declared twice in '{}'", attr.text, name.text));
       }
-      schema.attributes.push_back(Attribute{attr.text, *type});
+      schema.attributes.push_back(Attribute{attr.text, *type, nullable});
       if (cur().kind == TokKind::Comma) {
         advance();
         continue;
@@ -434,6 +450,10 @@ class Parser {
         } else {
           delimiter = d.text[0];
         }
+      } else if (opt.text == "null") {
+        const Token& m = expect(TokKind::String, "the text that stands for NULL, in quotes",
+                                "null 'NA' reads fields 'NA' of nullable attributes as NULL");
+        spec.null_marker = m.text;
       } else if (opt.text == "sorted") {
         if (!is_word(cur(), "by")) fail_expected("'by'", "sorted by a, b desc");
         advance();
@@ -752,6 +772,36 @@ class Parser {
     return RelRef{add_node(std::move(n), std::move(ins)), {}, std::move(l)};
   }
 
+  // Collects the relations of scalar(...) subqueries in the expressions of one step: each
+  // becomes an input of the step's node after its `first` own inputs.
+  struct SubqueryScope {
+    Parser& p;
+    SubqueryScope* saved;
+    int32_t first;
+    std::vector<RelRef> rels;
+    SubqueryScope(Parser& parser, int32_t own_inputs)
+        : p(parser), saved(parser.subqueries_), first(own_inputs) {
+      p.subqueries_ = this;
+    }
+    ~SubqueryScope() { p.subqueries_ = saved; }
+    SubqueryScope(const SubqueryScope&) = delete;
+    SubqueryScope& operator=(const SubqueryScope&) = delete;
+    int32_t add(RelRef r) {
+      rels.push_back(std::move(r));
+      return first + static_cast<int32_t>(rels.size()) - 1;
+    }
+    std::vector<RelRef> inputs(RelRef in) {
+      std::vector<RelRef> v;
+      v.push_back(std::move(in));
+      return append(std::move(v));
+    }
+    std::vector<RelRef> append(std::vector<RelRef> v) {
+      for (auto& r : rels) v.push_back(std::move(r));
+      rels.clear();
+      return v;
+    }
+  };
+
   struct DepthGuard {
     Parser& p;
     explicit DepthGuard(Parser& parser) : p(parser) {
@@ -854,12 +904,14 @@ class Parser {
     if (w == "select") {
       advance();
       n.kind = OpKind::Select;
+      SubqueryScope scope(*this, 1);
       n.predicate = parse_expr().e;
-      return node_ref(std::move(n), {std::move(in)});
+      return node_ref(std::move(n), scope.inputs(std::move(in)));
     }
     if (w == "project") {
       advance();
       n.kind = OpKind::Project;
+      SubqueryScope scope(*this, 1);
       for (;;) {
         const Token& start = cur();
         PExpr e = parse_expr();
@@ -879,14 +931,24 @@ class Parser {
         if (cur().kind != TokKind::Comma) break;
         advance();
       }
-      return node_ref(std::move(n), {std::move(in)});
+      return node_ref(std::move(n), scope.inputs(std::move(in)));
     }
-    if (w == "join" || w == "semijoin" || w == "antijoin") {
+    const bool outer = (w == "left" || w == "right" || w == "full") &&
+                       (is_word(peek(1), "join") ||
+                        (is_word(peek(1), "outer") && is_word(peek(2), "join")));
+    if (w == "join" || w == "semijoin" || w == "antijoin" || outer) {
       advance();
+      if (outer) {
+        if (is_word(cur(), "outer")) advance();
+        advance();  // join
+      }
       n.kind = OpKind::Join;
       n.join_kind = w == "join"       ? JoinKind::Inner
                     : w == "semijoin" ? JoinKind::Semi
-                                      : JoinKind::Anti;
+                    : w == "antijoin" ? JoinKind::Anti
+                    : w == "left"     ? JoinKind::Left
+                    : w == "right"    ? JoinKind::Right
+                                      : JoinKind::Full;
       RelRef right = parse_rel_primary();
       expect_word("on", fmt::format("write '{} <relation> on left_attr = right_attr'", w));
       for (;;) {
@@ -909,11 +971,15 @@ class Parser {
         }
         break;
       }
+      SubqueryScope scope(*this, 2);
       if (is_word(cur(), "where")) {
         advance();
         n.predicate = parse_expr().e;
       }
-      return node_ref(std::move(n), {std::move(in), std::move(right)});
+      std::vector<RelRef> ins;
+      ins.push_back(std::move(in));
+      ins.push_back(std::move(right));
+      return node_ref(std::move(n), scope.append(std::move(ins)));
     }
     if (w == "product" || w == "union" || w == "intersect" || w == "except" || w == "difference") {
       advance();
@@ -921,14 +987,19 @@ class Parser {
                : w == "union"     ? OpKind::Union
                : w == "intersect" ? OpKind::Intersect
                                   : OpKind::Difference;
+      if (w == "union" && is_word(cur(), "all")) {
+        advance();
+        n.kind = OpKind::UnionAll;
+      }
       RelRef right = parse_rel_primary();
       return node_ref(std::move(n), {std::move(in), std::move(right)});
     }
     if (w == "reduce") {
       advance();
       n.kind = OpKind::Reduce;
+      SubqueryScope scope(*this, 1);
       parse_reduce(n);
-      return node_ref(std::move(n), {std::move(in)});
+      return node_ref(std::move(n), scope.inputs(std::move(in)));
     }
     if (w == "sort") {
       advance();
@@ -971,6 +1042,8 @@ class Parser {
       h = "did you mean 'reduce'?";
     if (h.empty() && (w == "order" || w == "orderby")) h = "did you mean 'sort'?";
     if (h.empty() && w == "minus") h = "did you mean 'except'?";
+    if (h.empty() && (w == "left" || w == "right" || w == "full"))
+      h = fmt::format("an outer join is written '{} join <relation> on ...'", w);
     if (h.empty()) h = fmt::format("operators are {}", fmt::join(kOperators, ", "));
     fail(op, fmt::format("unknown operator '{}'", w), h);
   }
@@ -1037,12 +1110,18 @@ class Parser {
     }
     advance();
     advance();  // (
+    if (is_word(cur(), "distinct")) {
+      advance();
+      a.distinct = true;
+    }
     if (fn.text == "count") {
       a.func = AggFunc::Count;
-      if (cur().kind == TokKind::Star) advance();
-      if (cur().kind != TokKind::RParen) {
-        fail(cur(), "count takes no argument",
-             "count() counts the tuples of each group (there are no NULLs)");
+      if (cur().kind == TokKind::Star && !a.distinct) {
+        advance();
+      } else if (cur().kind != TokKind::RParen) {
+        a.arg = parse_expr().e;  // count(x): the tuples where x is not NULL
+      } else if (a.distinct) {
+        fail(cur(), "count(distinct) needs an argument", "write count(distinct x)");
       }
     } else {
       a.func = fn.text == "sum"   ? AggFunc::Sum
@@ -1142,6 +1221,7 @@ class Parser {
   }
   bool at_comparison() const {
     if (comparison_op(cur().kind)) return true;
+    if (is_word(cur(), "is")) return true;
     if (is_word(cur(), "between") || is_word(cur(), "in") || is_word(cur(), "like")) return true;
     return is_word(cur(), "not") &&
            (is_word(peek(1), "between") || is_word(peek(1), "in") || is_word(peek(1), "like"));
@@ -1155,6 +1235,17 @@ class Parser {
       SourceLoc at = loc(advance());
       PExpr r = parse_additive();
       result = make(make_binary(*op, l.e, r.e, at), {l.h, r.h});
+    } else if (is_word(cur(), "is")) {
+      SourceLoc at = loc(advance());
+      bool negated = false;
+      if (is_word(cur(), "not")) {
+        advance();
+        negated = true;
+      }
+      if (!is_word(cur(), "null"))
+        fail_expected("'null' after 'is'", "write 'x is null' or 'x is not null'");
+      advance();
+      result = make(negated ? is_not_null(l.e, at) : is_null(l.e, at), {l.h + 1});
     } else {
       bool negated = false;
       SourceLoc not_at;
@@ -1295,7 +1386,10 @@ class Parser {
       advance();
       return PExpr{lit(Value::boolean(w == "true"), loc(t)), 1};
     }
-    if (w == "null") fail(t, "there is no NULL in ranc", "every attribute always has a value");
+    if (w == "null") {
+      advance();
+      return PExpr{null_value(loc(t)), 1};
+    }
     if (w == "case") return parse_case();
     if (w == "date" && peek(1).kind == TokKind::String) {
       advance();
@@ -1329,7 +1423,7 @@ class Parser {
       branches.emplace_back(std::move(c.e), std::move(v.e));
     }
     if (!is_word(cur(), "else"))
-      fail_expected("'when' or 'else'", "a case needs an 'else' branch (there are no NULLs)");
+      fail_expected("'when' or 'else'", "a case needs an 'else' branch (it may be 'else null')");
     advance();
     PExpr otherwise = parse_expr();
     h = std::max(h, otherwise.h);
@@ -1385,13 +1479,57 @@ class Parser {
       expect(TokKind::RParen, "')'", close_hint);
       return make(starts_with(x.e, std::move(prefix), loc(fn)), {x.h});
     }
+    if (f == "coalesce") {
+      std::vector<Expr> values;
+      int h = 0;
+      for (;;) {
+        PExpr v = parse_expr();
+        h = std::max(h, v.h);
+        values.push_back(std::move(v.e));
+        if (cur().kind == TokKind::Comma) {
+          advance();
+          continue;
+        }
+        expect(TokKind::RParen, "',' or ')'", close_hint);
+        break;
+      }
+      return make(coalesce(std::move(values), loc(fn)), {h});
+    }
+    if (f == "substring") {
+      // substring(s, from, length) or SQL's substring(s from a for b)
+      PExpr x = parse_expr();
+      bool sql = is_word(cur(), "from");
+      if (sql)
+        advance();
+      else
+        expect(TokKind::Comma, "',' or 'from'", "write substring(s, 1, 2)");
+      PExpr from = parse_expr();
+      if (sql)
+        expect_word("for", "write substring(s from 1 for 2)");
+      else
+        expect(TokKind::Comma, "','", "write substring(s, 1, 2)");
+      PExpr len = parse_expr();
+      expect(TokKind::RParen, "')'", close_hint);
+      return make(substring(x.e, from.e, len.e, loc(fn)), {x.h, from.h, len.h});
+    }
+    if (f == "scalar") {
+      if (!subqueries_)
+        fail(fn, "a scalar subquery is not allowed here",
+             "scalar(...) may stand in select, project, join residuals and reduce aggregates");
+      SubqueryScope* outer_scope = subqueries_;
+      subqueries_ = nullptr;  // the relation's own steps collect their own
+      RelRef r = parse_rel_expr();
+      subqueries_ = outer_scope;
+      expect(TokKind::RParen, "')'", close_hint);
+      return PExpr{scalar_subquery(outer_scope->add(std::move(r)), loc(fn)), 1};
+    }
     if (one_of(f, kAggregates)) {
       fail(fn, fmt::format("aggregate '{}' is only allowed in reduce", f),
            fmt::format("write '|> reduce name = {}(...)'", f));
     }
     std::string h = suggest_.hint(f, kFunctions);
     fail(fn, fmt::format("unknown function '{}'", f),
-         h.empty() ? "functions are year, extract, cast and starts_with" : h);
+         h.empty() ? fmt::format("functions are {}", fmt::join(kFunctions, ", ")) : h);
   }
 
   // --------------------------------------------------------------- names
@@ -1462,6 +1600,7 @@ class Parser {
   std::unordered_set<std::string> broken_;  // names whose definition failed to parse
   std::vector<PendingInput> pending_;
   FixpointGroup* group_ = nullptr;  // the fixpoint block being parsed, if any
+  SubqueryScope* subqueries_ = nullptr;  // the step whose expressions are being parsed
   int depth_ = 0;
   Suggester suggest_;
 };

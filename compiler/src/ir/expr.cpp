@@ -158,6 +158,33 @@ Expr starts_with(Expr s, std::string prefix, SourceLoc loc) {
   return Expr(make_expr(std::move(n)));
 }
 
+Expr null_value(SourceLoc loc) {
+  return Expr(make_expr(node_of(ExprKind::Null, std::move(loc))));
+}
+
+Expr is_null(Expr x, SourceLoc loc) {
+  return with_args(ExprKind::IsNull, {std::move(x)}, std::move(loc));
+}
+
+Expr is_not_null(Expr x, SourceLoc loc) {
+  return make_unary(UnaryOp::Not, is_null(std::move(x), loc), loc);
+}
+
+Expr coalesce(std::vector<Expr> values, SourceLoc loc) {
+  return with_args(ExprKind::Coalesce, std::move(values), std::move(loc));
+}
+
+Expr substring(Expr s, Expr from, Expr length, SourceLoc loc) {
+  return with_args(ExprKind::Substring, {std::move(s), std::move(from), std::move(length)},
+                   std::move(loc));
+}
+
+Expr scalar_subquery(int32_t input_index, SourceLoc loc) {
+  ExprNode n = node_of(ExprKind::Scalar, std::move(loc));
+  n.subquery = input_index;
+  return Expr(make_expr(std::move(n)));
+}
+
 Expr operator-(Expr a) {
   return make_unary(UnaryOp::Neg, std::move(a));
 }
@@ -217,6 +244,19 @@ std::string to_string(const ExprPtr& e) {
       return fmt::format("({} like {})", arg(0), Value::string(n.text).literal_str());
     case ExprKind::StartsWith:
       return fmt::format("starts_with({}, {})", arg(0), Value::string(n.text).literal_str());
+    case ExprKind::IsNull:
+      return fmt::format("({} is null)", arg(0));
+    case ExprKind::Coalesce: {
+      std::string s = "coalesce(";
+      for (size_t i = 0; i < n.args.size(); ++i) s += (i ? ", " : "") + arg(i);
+      return s + ")";
+    }
+    case ExprKind::Null:
+      return "null";
+    case ExprKind::Substring:
+      return fmt::format("substring({}, {}, {})", arg(0), arg(1), arg(2));
+    case ExprKind::Scalar:
+      return fmt::format("scalar(input {})", n.subquery);
   }
   return "?";
 }

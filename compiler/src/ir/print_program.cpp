@@ -65,14 +65,17 @@ std::string describe_node(const Program& program, const Node& n) {
     case OpKind::Union:
     case OpKind::Intersect:
     case OpKind::Difference:
+    case OpKind::UnionAll:
     case OpKind::Distinct:
+    case OpKind::Scalar:
       return fmt::format("{} {}", kind, refs(n));
     case OpKind::Join: {
       std::string on;
       for (size_t i = 0; i < std::max(n.left_keys.size(), n.right_keys.size()); ++i)
         on += fmt::format("{}{} = {}", i ? ", " : "", i < n.left_keys.size() ? n.left_keys[i] : "?",
                           i < n.right_keys.size() ? n.right_keys[i] : "?");
-      std::string s = fmt::format("join {} {} on ({})", join_kind_name(n.join_kind), refs(n), on);
+      std::string s = fmt::format("join {} {} on ({}{})", join_kind_name(n.join_kind), refs(n), on,
+                                  n.null_safe_keys ? ", NULL = NULL" : "");
       if (n.predicate.ptr()) s += fmt::format(" where {}", to_string(n.predicate));
       return s;
     }
@@ -84,7 +87,12 @@ std::string describe_node(const Program& program, const Node& n) {
       if (!n.aggregates.empty())
         s += fmt::format(" compute ({})", join_list(n.aggregates, [](const Aggregate& a) {
                            std::string arg = a.arg.ptr() ? to_string(a.arg) : "";
-                           return fmt::format("{}({}) as {}", agg_func_name(a.func), arg, a.name);
+                           if (a.distinct) arg = "distinct " + arg;
+                           std::string f = a.filter.ptr()
+                                               ? fmt::format(" filter {}", to_string(a.filter))
+                                               : "";
+                           return fmt::format("{}({}){} as {}", agg_func_name(a.func), arg, f,
+                                              a.name);
                          }));
       return s;
     }

@@ -25,6 +25,10 @@ int op_arity(OpKind k) {
   return 0;
 }
 
+bool op_takes_subqueries(OpKind k) {
+  return k == OpKind::Select || k == OpKind::Project || k == OpKind::Join || k == OpKind::Reduce;
+}
+
 std::string_view join_kind_name(JoinKind k) {
   switch (k) {
     case JoinKind::Inner:
@@ -33,6 +37,12 @@ std::string_view join_kind_name(JoinKind k) {
       return "semi";
     case JoinKind::Anti:
       return "anti";
+    case JoinKind::Left:
+      return "left";
+    case JoinKind::Right:
+      return "right";
+    case JoinKind::Full:
+      return "full";
   }
   return "?";
 }

@@ -21,7 +21,8 @@ std::string Schema::str() const {
   std::string s = "(";
   for (size_t i = 0; i < attributes.size(); ++i) {
     if (i) s += ", ";
-    s += fmt::format("{} {}", attributes[i].name, type_name(attributes[i].type));
+    s += fmt::format("{} {}{}", attributes[i].name, type_name(attributes[i].type),
+                     attributes[i].nullable ? " null" : "");
   }
   if (key_size > 0) {
     s += " | key ";
@@ -74,8 +75,21 @@ static Column::Storage storage_for(Type t) {
   return std::vector<int32_t>{};
 }
 
-Column::Column(Type t) : type_(t), storage_(storage_for(t)) {
+Column::Column(Type t, bool nullable) : type_(t), nullable_(nullable), storage_(storage_for(t)) {
   if (t == Type::String) dict_ = std::make_shared<Dictionary>();
+}
+
+void Column::set_nullable(bool nullable) {
+  if (nullable == nullable_) return;
+  if (nullable) {
+    valid_.assign(size(), 1);
+  } else {
+    internal_check(std::find(valid_.begin(), valid_.end(), 0) == valid_.end(),
+                   "set_nullable(false) on a column holding NULLs");
+    valid_.clear();
+    valid_.shrink_to_fit();
+  }
+  nullable_ = nullable;
 }
 
 size_t Column::size() const {
@@ -84,6 +98,7 @@ size_t Column::size() const {
 
 void Column::reserve(size_t n) {
   std::visit([n](auto& v) { v.reserve(n); }, storage_);
+  if (nullable_) valid_.reserve(n);
 }
 
 void Column::append(const Value& v) {
@@ -93,6 +108,13 @@ void Column::append(const Value& v) {
                                            v.literal_str(), type_name(v.type()), type_name(type_)),
                                {},
                                {}});
+  if (v.is_null() && !nullable_)
+    throw UserError(Diagnostic{ErrorKind::Data,
+                               fmt::format("NULL appended to a column of type {} that is not nullable",
+                                           type_name(type_)),
+                               {},
+                               "declare the attribute nullable: 'name type null'"});
+  if (nullable_) valid_.push_back(v.is_null() ? 0 : 1);
   switch (type_) {
     case Type::Bool:
       data<uint8_t>().push_back(v.as_bool() ? 1 : 0);
@@ -131,6 +153,7 @@ void Column::finish_strings() const {
 }
 
 Value Column::get(size_t i) const {
+  if (nullable_ && valid_.at(i) == 0) return Value::null(type_);
   switch (type_) {
     case Type::Bool:
       return Value::boolean(data<uint8_t>().at(i) != 0);
@@ -176,7 +199,7 @@ const std::shared_ptr<const Dictionary>& Column::dictionary() const {
 }
 
 HostRelation::HostRelation(Schema schema) : schema_(std::move(schema)) {
-  for (const auto& a : schema_.attributes) columns_.emplace_back(a.type);
+  for (const auto& a : schema_.attributes) columns_.emplace_back(a.type, a.nullable);
 }
 
 size_t HostRelation::num_rows() const {
@@ -198,6 +221,12 @@ void HostRelation::append_row(const std::vector<Value>& row) {
                                {},
                                {}});
   for (size_t i = 0; i < row.size(); ++i) {
+    if (row[i].is_null() && !columns_[i].nullable())
+      throw UserError(Diagnostic{
+          ErrorKind::Data,
+          fmt::format("NULL for attribute '{}', which is not nullable", schema_[i].name),
+          {},
+          {}});
     if (row[i].type() != columns_[i].type())
       throw UserError(Diagnostic{
           ErrorKind::Data,

@@ -15,6 +15,23 @@ size_t char_len(std::string_view s, size_t i) {
 
 }  // namespace
 
+std::string utf8_substring(std::string_view text, int64_t from, int64_t length) {
+  // Positions [from, from + length) of the 1-based characters, clamped to [1, ...).
+  const int64_t end = length > INT64_MAX - from ? INT64_MAX : from + length;
+  size_t i = 0, begin_byte = text.size(), end_byte = text.size();
+  for (int64_t pos = 1;; ++pos) {
+    if (pos == from || (pos == 1 && from < 1)) begin_byte = i;
+    if (pos == end) {
+      end_byte = i;
+      break;
+    }
+    if (i >= text.size()) break;
+    i += char_len(text, i);
+  }
+  if (end <= 1 || begin_byte >= end_byte) return {};
+  return std::string(text.substr(begin_byte, end_byte - begin_byte));
+}
+
 bool like_match(std::string_view text, std::string_view pattern) {
   size_t t = 0, p = 0;
   size_t star_p = std::string_view::npos, star_t = 0;

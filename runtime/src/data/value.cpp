@@ -11,6 +11,35 @@
 
 namespace ranc {
 
+Value Value::null(Type t) {
+  Value v;
+  switch (t) {
+    case Type::Bool:
+      v = boolean(false);
+      break;
+    case Type::I32:
+      v = i32(0);
+      break;
+    case Type::I64:
+      v = i64(0);
+      break;
+    case Type::F32:
+      v = f32(0);
+      break;
+    case Type::F64:
+      v = f64(0);
+      break;
+    case Type::Date:
+      v = date(0);
+      break;
+    case Type::String:
+      v = string("");
+      break;
+  }
+  v.null_ = true;
+  return v;
+}
+
 int64_t Value::to_int64() const {
   switch (type_) {
     case Type::Bool:
@@ -48,6 +77,7 @@ static std::string shortest(F x) {
 }
 
 std::string Value::str() const {
+  if (null_) return "NULL";
   switch (type_) {
     case Type::Bool:
       return as_bool() ? "true" : "false";
@@ -68,6 +98,7 @@ std::string Value::str() const {
 }
 
 std::string Value::literal_str() const {
+  if (null_) return fmt::format("cast(null as {})", type_name(type_));
   switch (type_) {
     case Type::String: {
       std::string s = "'";
@@ -117,6 +148,7 @@ std::strong_ordering total_compare(const Value& a, const Value& b) {
   if (a.type_ != b.type_)
     throw InternalError(
         fmt::format("comparing values of types {} and {}", type_name(a.type_), type_name(b.type_)));
+  if (a.null_ || b.null_) return b.null_ <=> a.null_;  // NULL first; NULL = NULL
   switch (a.type_) {
     case Type::Bool:
       return a.as_bool() <=> b.as_bool();

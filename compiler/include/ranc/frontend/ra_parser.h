@@ -9,6 +9,7 @@
 // recovers at ';' and goes on); render_diagnostics() formats them like a compiler.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,7 +27,10 @@ struct RaInputSpec {
   std::string format;    // "csv" or "tbl"
   char delimiter = ',';  // csv: ',' by default; tbl: '|'
   bool header = true;    // csv: true by default; tbl: false
-  SourceLoc loc;         // the relation name in the declaration
+  // `null 'NA'`: fields with this text are NULL in nullable attributes (so are empty
+  // unquoted fields, always).
+  std::optional<std::string> null_marker;
+  SourceLoc loc;  // the relation name in the declaration
 };
 
 struct ParsedProgram {

@@ -33,7 +33,12 @@ namespace ranc {
   X(Case, "case")              /* args: c1, v1, c2, v2, ..., else */ \
   X(Year, "year")              /* args: date */                      \
   X(Like, "like")              /* args: string; pattern in text */   \
-  X(StartsWith, "starts_with") /* args: string; prefix in text */
+  X(StartsWith, "starts_with") /* args: string; prefix in text */    \
+  X(IsNull, "is null")         /* args: x */                         \
+  X(Coalesce, "coalesce")      /* args: x1, x2, ... */               \
+  X(Null, "null")              /* the NULL keyword, before checking */ \
+  X(Substring, "substring")    /* args: string, from, length */      \
+  X(Scalar, "scalar")          /* a scalar subquery: see subquery */
 
 enum class ExprKind : uint8_t {
 #define RANC_X(name, text) name,
@@ -69,8 +74,13 @@ class ExprNode {
   BinaryOp binary_op{};  // Binary
   Type cast_type{};      // Cast
   std::vector<ExprPtr> args;
+  // Scalar: the index, in the inputs of the node holding the expression, of the relation
+  // whose only attribute's value this is (front ends append such inputs after the
+  // operator's own).
+  int32_t subquery = -1;
   // Set by the checker:
   std::optional<Type> type;  // the result type
+  bool nullable = false;     // whether the value can be NULL (program.h, NULLS)
   int32_t attr_index = -1;   // Attr: index into the input schema
 
   bool resolved() const { return type.has_value(); }
@@ -117,6 +127,19 @@ Expr case_when(std::vector<std::pair<Expr, Expr>> branches, Expr otherwise, Sour
 Expr year(Expr date, SourceLoc loc = {});
 Expr like(Expr s, std::string pattern, SourceLoc loc = {});
 Expr starts_with(Expr s, std::string prefix, SourceLoc loc = {});
+// The NULL keyword: its type comes from where it stands (a case branch, coalesce, the
+// other operand of a comparison or arithmetic, an in-list); alone, cast it:
+// cast(null_value() as i32).
+Expr null_value(SourceLoc loc = {});
+Expr is_null(Expr x, SourceLoc loc = {});
+Expr is_not_null(Expr x, SourceLoc loc = {});  // not (x is null)
+Expr coalesce(std::vector<Expr> values, SourceLoc loc = {});
+// substring(s, from, length): `from` counts from 1; both are integer constants.
+Expr substring(Expr s, Expr from, Expr length, SourceLoc loc = {});
+// A scalar subquery: the value of the only attribute of the node's input `input_index`
+// (which has at most one tuple at run time; NULL when it has none). The C++ DSL's
+// ranc::scalar(Rel) builds it (dsl.h).
+Expr scalar_subquery(int32_t input_index, SourceLoc loc = {});
 
 Expr operator-(Expr a);
 Expr operator!(Expr a);

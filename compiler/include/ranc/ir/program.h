@@ -47,12 +47,48 @@
 // errors (ExecutionError naming the operator); MIN / -1 wraps to MIN and MIN % -1
 // is 0. Floating-point follows IEEE-754 (x/0.0 is inf or NaN).
 //
-// Aggregates (reduce): sum of i32 or i64 is i64 (wrapping), sum of f32/f64 is f64;
-// count is i64 (count() counts tuples); min/max keep the argument's type (any type
-// but bool); avg is f64 (sum as f64 / count). Floating-point sums may differ in the
-// last bits between executors (summation order). A reduce with group keys yields one
-// tuple per group; with no group keys it yields one tuple, except over an empty
-// input, where it yields no tuple (there is no NULL to report).
+// Aggregates (reduce): sum of i32 or i64 is i64, sum of f32/f64 is f64; count is i64
+// (count() counts tuples, count(x) the tuples where x is not NULL); min/max keep the
+// argument's type (any type but bool); avg is f64 (the sum as f64 / the count).
+// Integer sums are exact or an error: a sum whose exact value leaves the i64 range is an
+// ExecutionError naming the operator and the aggregate, never a wrapped value. avg adds
+// its arguments converted to f64, so it does not overflow. Floating-point sums may differ in the
+// last bits between executors (summation order: the GPU adds in parallel, so a sum of n
+// f64 values may differ from the left-to-right sum by about n * 2^-53 times the sum of
+// the magnitudes). `distinct` in an aggregate (count(distinct x), sum(distinct x), ...)
+// applies it to the distinct non-NULL values of its group. A reduce with group keys yields
+// one tuple per group; with no group keys it yields one tuple, except over an empty input,
+// where it yields no tuple.
+//
+// NULLS. An attribute is nullable or not by its schema (`a i32 null` in .ra); only a
+// nullable attribute, or an expression over one (or the NULL keyword, a scalar subquery,
+// an outer join's padding), can be NULL. The rules are SQL's:
+// - Arithmetic, comparisons, between, in, cast, year, like, starts_with, substring and
+//   negation are NULL when an operand is NULL (x in (1, NULL) is true when x = 1 and NULL
+//   otherwise). `x is null` is never NULL. coalesce(x1, ..., xn) is the first non-NULL
+//   argument, or NULL.
+// - Three-valued logic: not NULL is NULL; false and NULL is false, true and NULL is NULL;
+//   true or NULL is true, false or NULL is NULL. `x and y` evaluates y only when x is not
+//   false, `x or y` only when x is not true.
+// - select and a join's residual keep a tuple only where the predicate is true (not NULL);
+//   case takes a branch only where its condition is true.
+// - Join keys: NULL equals nothing, not even NULL (a tuple with a NULL key matches no
+//   tuple; an anti join keeps it; an outer join pads it).
+// - Grouping, distinct, set operations and sort treat NULL as a value equal to NULL and
+//   smaller than every other value of its type: one group for the NULL keys, NULLs first
+//   in ascending order and last in descending order.
+// - Aggregates skip NULL arguments; a sum, min, max or avg with no non-NULL argument in
+//   its group is NULL (count is then 0).
+// - Integer division or modulo by zero is an error only when neither operand is NULL.
+// Outer joins (left, right, full) on equal keys: the inner join's tuples, plus each tuple
+// of the preserved side(s) that matches no tuple of the other side (its key equal and the
+// residual true), padded with NULLs. The schema is the inner join's: the left attributes,
+// then the right's non-key ones; the key attributes hold the key of whichever side is
+// present (the left's, or for a right tuple without a match the right's), and the
+// attributes of a side that may be missing are nullable.
+// union all(a, b) keeps every tuple of both inputs (a bag; the left's names).
+// A scalar subquery is the value of the only attribute of a relation with at most one
+// tuple: NULL when it has none, an ExecutionError naming the node when it has more.
 //
 // Operator schemas:
 //   select: the input's.  project: the listed names and expression types; its key is
@@ -87,12 +123,14 @@ namespace ranc {
   X(Union, "union", 2)           \
   X(Intersect, "intersect", 2)   \
   X(Difference, "difference", 2) \
+  X(UnionAll, "union all", 2)    \
   X(Join, "join", 2)             \
   X(Reduce, "reduce", 1)         \
   X(Sort, "sort", 1)             \
   X(Limit, "limit", 1)           \
   X(Distinct, "distinct", 1)     \
   X(Fixpoint, "fixpoint", -1)    \
+  X(Scalar, "scalar", 1)         \
   X(Output, "output", 1)
 
 enum class OpKind : uint8_t {
@@ -102,9 +140,16 @@ enum class OpKind : uint8_t {
 };
 std::string_view op_kind_name(OpKind k);
 // The number of inputs; -1 for Fixpoint, which takes any number (its outer relations).
+// Select, project, join and reduce nodes also take one more input per scalar subquery in
+// their expressions, after these (ExprNode::subquery).
 int op_arity(OpKind k);
+// Whether a node of this kind may hold scalar subqueries (and so take extra inputs).
+bool op_takes_subqueries(OpKind k);
 
-enum class JoinKind : uint8_t { Inner, Semi, Anti };
+enum class JoinKind : uint8_t { Inner, Semi, Anti, Left, Right, Full };
+inline bool is_outer_join(JoinKind k) {
+  return k == JoinKind::Left || k == JoinKind::Right || k == JoinKind::Full;
+}
 std::string_view join_kind_name(JoinKind k);
 
 enum class AggFunc : uint8_t { Sum, Count, Min, Max, Avg };
@@ -121,6 +166,10 @@ struct Aggregate {
   AggFunc func;
   Expr arg;  // null for count()
   SourceLoc loc;
+  bool distinct = false;  // count(distinct x): over the group's distinct non-NULL values
+  // Only the tuples where this bool expression is true are aggregated (SQL's FILTER;
+  // made by the compiler's lower_nulls pass, not by the front ends); null: all.
+  Expr filter = {};
 };
 
 struct SortKey {
@@ -164,6 +213,9 @@ struct Node {
   // of their sizes (no count read back). Set only by the compiler (a fixpoint's merge of
   // its new tuples into the full relation).
   bool disjoint_inputs = false;
+  // Join: keys also match when both are NULL (IS NOT DISTINCT FROM). Set only by the
+  // compiler (a count(distinct ...) joins its parts on the group keys).
+  bool null_safe_keys = false;
   int64_t limit = 0, offset = 0;  // Limit
   // Fixpoint: the group of recursive relations (shared by the group's nodes) and which
   // of them this node is. Its inputs are the group's outer relations (FixpointDef::outer).

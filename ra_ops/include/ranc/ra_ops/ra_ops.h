@@ -21,12 +21,22 @@ using Diagnostics = std::vector<Diagnostic>;
 // when known, else n.loc) per mistake and returns false when n could not be typed.
 bool type_node(Node& n, const std::vector<const Node*>& inputs, Diagnostics& diags);
 
-// Resolves an expression against a schema: names to indices, types inferred,
-// implicit numeric promotions made explicit as Cast nodes, constants folded where
-// trivially safe. Returns null (and appends diagnostics) on error. `where` names the
-// context for messages ("select predicate", "project expression 'x'").
+// The relations a node's scalar subqueries may name: the schemas of all its inputs, by
+// input index; the first `first` are the operator's own inputs, not subqueries.
+struct SubqueryInputs {
+  std::vector<const Schema*> schemas;
+  size_t first = 0;
+};
+
+// Resolves an expression against a schema: names to indices, types and nullability
+// inferred, the NULL keyword typed by its context, implicit numeric promotions made
+// explicit as Cast nodes, constants folded where trivially safe. Returns null (and
+// appends diagnostics) on error. `where` names the context for messages ("select
+// predicate", "project expression 'x'"). Without `subqueries` a scalar subquery is an
+// error.
 ExprPtr resolve_expr(const ExprPtr& e, const Schema& schema, const SourceLoc& fallback,
-                     std::string_view where, Diagnostics& diags);
+                     std::string_view where, Diagnostics& diags,
+                     const SubqueryInputs* subqueries = nullptr);
 
 // ---------------------------------------------------------------------------
 // Reference semantics (the oracle). eval_node computes a checked node's output

@@ -16,9 +16,12 @@
 
 namespace ranc {
 
+// An attribute may be NULL only when it is nullable (the schema says so; program.h has
+// the NULL semantics). Non-nullable attributes carry no validity anywhere.
 struct Attribute {
   std::string name;
   Type type;
+  bool nullable = false;
   bool operator==(const Attribute&) const = default;
 };
 
@@ -30,7 +33,7 @@ struct Schema {
   size_t size() const { return attributes.size(); }
   const Attribute& operator[](size_t i) const { return attributes[i]; }
   std::optional<size_t> find(std::string_view name) const;
-  // "(a i32, b f64 | key a)" style text used by the printer.
+  // "(a i32, b f64 null | key a)" style text used by the printer.
   std::string str() const;
   bool operator==(const Schema&) const = default;
 };
@@ -55,22 +58,34 @@ class Dictionary {
 };
 
 // One column: a contiguous array of the type's storage (see type.h) and, for
-// strings, the dictionary its codes refer to.
+// strings, the dictionary its codes refer to. A nullable column also has a validity
+// byte per row (1: a value, 0: NULL); a NULL row's storage holds the type's zero (the
+// string '', which is then in the dictionary), so equal NULLs have equal bits.
 class Column {
  public:
   using Storage = std::variant<std::vector<uint8_t>, std::vector<int32_t>, std::vector<int64_t>,
                                std::vector<float>, std::vector<double>>;
 
-  explicit Column(Type t);
+  explicit Column(Type t, bool nullable = false);
   Type type() const { return type_; }
+  bool nullable() const { return nullable_; }
   size_t size() const;
   void reserve(size_t n);
 
   // Appends a value of this column's type (strings go through the builder state:
-  // call finish() before reading codes).
+  // call finish() before reading codes). A NULL into a column that is not nullable is
+  // a UserError(Data).
   void append(const Value& v);
-  // The value at row i (strings decoded through the dictionary).
+  // The value at row i (strings decoded through the dictionary; NULL rows as NULL).
   Value get(size_t i) const;
+  bool is_null(size_t i) const { return nullable_ && valid_[i] == 0; }
+  // Validity bytes, one per row (empty for a column that is not nullable). Whoever fills
+  // storage() directly fills these too, and puts the type's zero in NULL rows.
+  const std::vector<uint8_t>& validity() const { return valid_; }
+  std::vector<uint8_t>& validity() { return valid_; }
+  // Makes the column nullable (every row valid) or not (every row must be valid;
+  // InternalError otherwise).
+  void set_nullable(bool nullable);
 
   template <typename T>
   std::vector<T>& data() {
@@ -94,6 +109,8 @@ class Column {
  private:
   void finish_strings() const;
   Type type_;
+  bool nullable_ = false;
+  std::vector<uint8_t> valid_;
   mutable Storage storage_;
   mutable std::shared_ptr<const Dictionary> dict_;
   // Strings appended since the last finish (codes are assigned lazily so that the

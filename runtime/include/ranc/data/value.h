@@ -10,11 +10,14 @@
 
 namespace ranc {
 
-// A typed scalar value. Dates hold days since 1970-01-01; strings hold the text
-// itself (dictionary codes exist only inside columns).
+// A typed scalar value, or a typed NULL. Dates hold days since 1970-01-01; strings hold
+// the text itself (dictionary codes exist only inside columns). A NULL keeps its type and
+// the type's zero as its payload (false, 0, 0.0, 1970-01-01, ''), so the accessors of a
+// NULL return that zero: callers that care test is_null() first.
 class Value {
  public:
   Value() : type_(Type::I32), v_(int32_t{0}) {}
+  static Value null(Type t);
   static Value boolean(bool b) { return Value(Type::Bool, b); }
   static Value i32(int32_t x) { return Value(Type::I32, x); }
   static Value i64(int64_t x) { return Value(Type::I64, x); }
@@ -24,6 +27,7 @@ class Value {
   static Value string(std::string s) { return Value(Type::String, std::move(s)); }
 
   Type type() const { return type_; }
+  bool is_null() const { return null_; }
   bool as_bool() const { return std::get<bool>(v_); }
   int32_t as_i32() const { return std::get<int32_t>(v_); }  // i32 and date
   int64_t as_i64() const { return std::get<int64_t>(v_); }
@@ -37,14 +41,17 @@ class Value {
   double to_double() const;
 
   // Text as the printer and the table writer show it: dates as YYYY-MM-DD,
-  // floats with up to 17 significant digits (shortest round-trip), bools true/false.
+  // floats with up to 17 significant digits (shortest round-trip), bools true/false,
+  // NULL as NULL.
   std::string str() const;
-  // A literal as it would be written in a program ('text', date '1994-01-01', 1.5f, ...).
+  // A literal as it would be written in a program ('text', date '1994-01-01', 1.5f,
+  // cast(null as i32), ...).
   std::string literal_str() const;
 
   // Total order used by sort, grouping, distinct and set operations (see the
-  // semantics in ranc/ir/program.h): values of the same type; floats by IEEE
-  // totalOrder (-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN); strings by bytes.
+  // semantics in ranc/ir/program.h): values of the same type; NULL before every other
+  // value and equal to NULL; floats by IEEE totalOrder (-NaN < -inf < ... < -0.0 <
+  // +0.0 < ... < +inf < +NaN); strings by bytes.
   // Comparing values of different types is an InternalError.
   friend std::strong_ordering total_compare(const Value& a, const Value& b);
   friend bool operator==(const Value& a, const Value& b) {
@@ -55,6 +62,7 @@ class Value {
   template <typename T>
   Value(Type t, T x) : type_(t), v_(std::move(x)) {}
   Type type_;
+  bool null_ = false;
   std::variant<bool, int32_t, int64_t, float, double, std::string> v_;
 };
 
