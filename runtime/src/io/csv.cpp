@@ -44,8 +44,8 @@ namespace {
 
 using io_detail::parallel_for;
 
-[[noreturn]] void data_error(std::string msg, SourceLoc loc = {}) {
-  throw UserError(Diagnostic{ErrorKind::Data, std::move(msg), std::move(loc), {}});
+[[noreturn]] void data_error(std::string msg, SourceLoc loc = {}, std::string hint = {}) {
+  throw UserError(Diagnostic{ErrorKind::Data, std::move(msg), std::move(loc), std::move(hint)});
 }
 
 
@@ -111,16 +111,19 @@ class StringInterner {
   size_t mask_;
 };
 
-// What a chunk produced: typed columns (string columns hold local codes).
+// What a chunk produced: typed columns (string columns hold local codes) and the
+// validity bytes of nullable ones.
 struct ChunkResult {
   std::vector<Column::Storage> columns;
-  std::vector<StringInterner> interners;  // per attribute; used by string columns
-  std::deque<std::string> owned;          // unescaped quoted strings (stable addresses)
+  std::vector<StringInterner> interners;     // per attribute; used by string columns
+  std::vector<std::vector<uint8_t>> validity;  // per attribute; used by nullable columns
+  std::deque<std::string> owned;             // unescaped quoted strings (stable addresses)
   size_t rows = 0;
   const char* end = nullptr;  // where parsing stopped (== chunk end when all is well)
   bool failed = false;
   const char* error_pos = nullptr;
   std::string error;
+  std::string error_hint;
 };
 
 Column::Storage storage_for(Type t) {
@@ -139,6 +142,49 @@ std::string shown(std::string_view s) {
   return std::string(s);
 }
 
+// The stored value of a NULL row: the type's zero; for strings the code of "".
+void push_zero(Type t, Column::Storage& col, StringInterner& strings) {
+  switch (t) {
+    case Type::Bool:
+      std::get<std::vector<uint8_t>>(col).push_back(0);
+      break;
+    case Type::I32:
+    case Type::Date:
+      std::get<std::vector<int32_t>>(col).push_back(0);
+      break;
+    case Type::I64:
+      std::get<std::vector<int64_t>>(col).push_back(0);
+      break;
+    case Type::F32:
+      std::get<std::vector<float>>(col).push_back(0.0f);
+      break;
+    case Type::F64:
+      std::get<std::vector<double>>(col).push_back(0.0);
+      break;
+    case Type::String:
+      std::get<std::vector<int32_t>>(col).push_back(strings.intern(std::string_view("")));
+      break;
+  }
+}
+
+// The null_marker in effect ("" when only empty fields are NULL), checked so that a
+// field can hold it unquoted and trimming cannot change it.
+std::string_view null_marker(const CsvOptions& opt) {
+  if (!opt.null_marker) return {};
+  const std::string& m = *opt.null_marker;
+  auto refuse = [&](std::string_view why) {
+    throw UserError(Diagnostic{ErrorKind::InvalidArgument,
+                               fmt::format("the null marker '{}' {}", shown(m), why), SourceLoc{},
+                               std::string()});
+  };
+  if (m.find_first_of("\n\r") != std::string::npos) refuse("holds a line break");
+  if (m.find(opt.delimiter) != std::string::npos)
+    refuse(fmt::format("holds the delimiter '{}'", opt.delimiter));
+  if (opt.quoting && !m.empty() && m[0] == '"') refuse("begins with a quote");
+  if (trim_spaces(m) != m) refuse("begins or ends with a space or tab");
+  return m;
+}
+
 class Parser {
  public:
   // slot[c]: where attribute c of the file goes in the result, -1 when skipped.
@@ -149,7 +195,11 @@ class Parser {
         schema_(schema),
         opt_(opt),
         slot_(std::move(slot)),
-        kept_(kept) {}
+        kept_(kept),
+        marker_(null_marker(opt)) {
+    for (size_t c = 0; c < schema_.size(); ++c)
+      any_nullable_ = any_nullable_ || (slot_[c] >= 0 && schema_[c].nullable);
+  }
 
   // Parses the records in [b, e); b is at a record start.
   void parse_chunk(const char* b, const char* e, ChunkResult& out,
@@ -165,9 +215,24 @@ class Parser {
  private:
   struct Field {
     std::string_view text;
+    bool quoted = false;         // "...": never NULL
     bool quoted_escape = false;  // text must be unescaped ("" -> ")
     const char* start;
   };
+  template <bool Nulls>
+  void parse_rows(const char* b, const char* e, ChunkResult& out,
+                  std::atomic<uint64_t>* progress) const;
+  template <bool Nulls>
+  bool convert(const Field& f, const Attribute& attr, size_t slot, ChunkResult& out,
+               std::string& scratch) const;
+  // Whether an unquoted field of a nullable attribute is NULL (csv.h says which).
+  bool null_text(Type t, std::string_view text) const {
+    if (t != Type::String) text = trim_spaces(text);
+    return text.empty() || text == marker_;
+  }
+  // The hint of a bad value whose (trimmed) text would be NULL elsewhere, or "".
+  std::string null_hint(const Attribute& attr, const Field& f, std::string_view trimmed) const;
+  std::string missing_field_message(size_t c) const;
   // Scans one field at p. Returns the position of its terminator (delimiter,
   // '\n', '\r' before '\n', or end). Sets err on malformed quoting.
   const char* scan_field(const char* p, Field& f, const char*& err_pos, const char*& err) const;
@@ -180,11 +245,14 @@ class Parser {
   const CsvOptions& opt_;
   std::vector<int32_t> slot_;
   size_t kept_;
+  std::string_view marker_;
+  bool any_nullable_ = false;
 };
 
 const char* Parser::scan_field(const char* p, Field& f, const char*& err_pos,
                                const char*& err) const {
   f.start = p;
+  f.quoted = false;
   f.quoted_escape = false;
   const char delim = opt_.delimiter;
   if (opt_.quoting && p < end_ && *p == '"') {
@@ -203,6 +271,7 @@ const char* Parser::scan_field(const char* p, Field& f, const char*& err_pos,
         continue;
       }
       f.text = std::string_view(p + 1, static_cast<size_t>(h - p - 1));
+      f.quoted = true;
       const char* after = h + 1;
       if (after < end_ && *after != delim && !at_line_end(after)) {
         err_pos = after;
@@ -254,9 +323,155 @@ const char* Parser::parse_header(const char* p, std::vector<std::string>& names,
 
 void Parser::parse_chunk(const char* b, const char* e, ChunkResult& out,
                          std::atomic<uint64_t>* progress) const {
+  // Attributes that are not nullable pay nothing for NULLs: the NULL tests are
+  // compiled in only when some kept attribute is nullable.
+  if (any_nullable_)
+    parse_rows<true>(b, e, out, progress);
+  else
+    parse_rows<false>(b, e, out, progress);
+}
+
+std::string Parser::null_hint(const Attribute& attr, const Field& f,
+                              std::string_view trimmed) const {
+  if (!trimmed.empty() && trimmed != marker_) return {};
+  const std::string what =
+      trimmed.empty() ? std::string("an empty field") : fmt::format("'{}'", marker_);
+  if (!attr.nullable && !f.quoted)
+    return fmt::format("to read {} as NULL, declare the attribute nullable: '{} {} null'", what,
+                       attr.name, type_name(attr.type));
+  if (attr.nullable && f.quoted)
+    return fmt::format("a quoted field is never NULL: write {} without quotes for NULL", what);
+  return {};
+}
+
+// Converts field f of attribute attr into column `slot` of out; false (with out's
+// error set) when the text is not a value of the attribute's type.
+template <bool Nulls>
+bool Parser::convert(const Field& f, const Attribute& attr, size_t slot, ChunkResult& out,
+                     std::string& scratch) const {
+  auto fail = [&](const char* pos, std::string msg, std::string hint) {
+    out.failed = true;
+    out.error_pos = pos;
+    out.error = std::move(msg);
+    out.error_hint = std::move(hint);
+    out.end = pos;
+    return false;
+  };
+  auto& col = out.columns[slot];
+  if constexpr (Nulls) {
+    if (attr.nullable) {
+      const bool null = !f.quoted && null_text(attr.type, f.text);
+      out.validity[slot].push_back(null ? 0 : 1);
+      if (null) {
+        push_zero(attr.type, col, out.interners[slot]);
+        return true;
+      }
+    }
+  }
+  std::string_view text = f.text;
+  if (f.quoted_escape) {
+    scratch.clear();
+    for (size_t i = 0; i < text.size(); ++i) {
+      scratch += text[i];
+      if (text[i] == '"') ++i;
+    }
+    text = scratch;
+  }
+  auto bad = [&](std::string_view why) {
+    std::string_view t = trim_spaces(text);
+    std::string hint = null_hint(attr, f, t);
+    if (t.empty())
+      return fail(f.start,
+                  fmt::format("empty field is not a valid {} for attribute {}",
+                              type_name(attr.type), attr.name),
+                  std::move(hint));
+    return fail(f.start, fmt::format("'{}' {} for attribute {}", shown(t), why, attr.name),
+                std::move(hint));
+  };
+  switch (attr.type) {
+    case Type::Bool: {
+      std::string_view t = trim_spaces(text);
+      auto eq = [&](std::string_view w) {
+        if (t.size() != w.size()) return false;
+        for (size_t i = 0; i < t.size(); ++i)
+          if ((t[i] | 0x20) != w[i]) return false;
+        return true;
+      };
+      uint8_t v;
+      if (t == "1" || eq("true") || eq("t"))
+        v = 1;
+      else if (t == "0" || eq("false") || eq("f"))
+        v = 0;
+      else
+        return bad("is not a valid bool (true/false/t/f/1/0)");
+      std::get<std::vector<uint8_t>>(col).push_back(v);
+      break;
+    }
+    case Type::I32:
+    case Type::I64: {
+      std::string_view t = trim_spaces(text);
+      if (!t.empty() && t[0] == '+' && t.size() > 1 && t[1] != '-') t.remove_prefix(1);
+      int64_t v = 0;
+      auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+      if (r.ec == std::errc::result_out_of_range ||
+          (r.ec == std::errc() && r.ptr == t.data() + t.size() && attr.type == Type::I32 &&
+           (v < INT32_MIN || v > INT32_MAX)))
+        return bad(fmt::format("is out of range for {}", type_name(attr.type)));
+      if (t.empty() || r.ec != std::errc() || r.ptr != t.data() + t.size())
+        return bad(fmt::format("is not a valid {}", type_name(attr.type)));
+      if (attr.type == Type::I32)
+        std::get<std::vector<int32_t>>(col).push_back(static_cast<int32_t>(v));
+      else
+        std::get<std::vector<int64_t>>(col).push_back(v);
+      break;
+    }
+    case Type::F32:
+    case Type::F64: {
+      std::string_view t = trim_spaces(text);
+      if (!t.empty() && t[0] == '+' && t.size() > 1 && t[1] != '-') t.remove_prefix(1);
+      if (attr.type == Type::F64) {
+        double v = 0;
+        auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+        if (t.empty() || r.ptr != t.data() + t.size() ||
+            (r.ec != std::errc() && r.ec != std::errc::result_out_of_range))
+          return bad("is not a valid f64");
+        if (r.ec == std::errc::result_out_of_range) return bad("is out of range for f64");
+        std::get<std::vector<double>>(col).push_back(v);
+      } else {
+        float v = 0;
+        auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+        if (t.empty() || r.ptr != t.data() + t.size() ||
+            (r.ec != std::errc() && r.ec != std::errc::result_out_of_range))
+          return bad("is not a valid f32");
+        if (r.ec == std::errc::result_out_of_range) return bad("is out of range for f32");
+        std::get<std::vector<float>>(col).push_back(v);
+      }
+      break;
+    }
+    case Type::Date: {
+      std::string_view t = trim_spaces(text);
+      auto d = parse_date(t);
+      if (!d) return bad("is not a valid date (YYYY-MM-DD)");
+      std::get<std::vector<int32_t>>(col).push_back(*d);
+      break;
+    }
+    case Type::String: {
+      std::string_view s = text;
+      if (f.quoted_escape) s = out.owned.emplace_back(scratch);
+      std::get<std::vector<int32_t>>(col).push_back(out.interners[slot].intern(s));
+      break;
+    }
+  }
+  return true;
+}
+
+template <bool Nulls>
+void Parser::parse_rows(const char* b, const char* e, ChunkResult& out,
+                        std::atomic<uint64_t>* progress) const {
   const size_t ncols = schema_.size();
   out.columns.clear();
   out.interners.assign(kept_, StringInterner{});
+  out.validity.assign(kept_, {});
   for (size_t c = 0; c < ncols; ++c)
     if (slot_[c] >= 0) out.columns.push_back(storage_for(schema_[c].type));
   // Reserve from the row count estimated from the first 64 KiB, with 10% slack.
@@ -269,15 +484,20 @@ void Parser::parse_chunk(const char* b, const char* e, ChunkResult& out,
                             static_cast<double>(sample_end - b)) +
         16;
   for (auto& col : out.columns) std::visit([guess](auto& v) { v.reserve(guess); }, col);
+  if constexpr (Nulls)
+    for (size_t c = 0; c < ncols; ++c)
+      if (slot_[c] >= 0 && schema_[c].nullable)
+        out.validity[static_cast<size_t>(slot_[c])].reserve(guess);
 
   const char delim = opt_.delimiter;
   std::string scratch;
   const char* p = b;
   const char* last_report = b;
-  auto fail = [&](const char* pos, std::string msg) {
+  auto fail = [&](const char* pos, std::string msg, std::string hint = {}) {
     out.failed = true;
     out.error_pos = pos;
     out.error = std::move(msg);
+    out.error_hint = std::move(hint);
     out.end = pos;
   };
 
@@ -302,109 +522,15 @@ void Parser::parse_chunk(const char* b, const char* e, ChunkResult& out,
       const char* err = nullptr;
       p = scan_field(p, f, err_pos, err);
       if (err) return fail(err_pos, err);
+      // A skipped attribute is scanned, never converted.
       const int32_t slot = slot_[c];
-      if (slot >= 0) {  // a skipped attribute is scanned, never converted
-      const Attribute& attr = schema_[c];
-      std::string_view text = f.text;
-      if (f.quoted_escape) {
-        scratch.clear();
-        for (size_t i = 0; i < text.size(); ++i) {
-          scratch += text[i];
-          if (text[i] == '"') ++i;
-        }
-        text = scratch;
-      }
-      auto bad = [&](std::string_view why) {
-        std::string_view t = trim_spaces(text);
-        if (t.empty())
-          return fail(f.start, fmt::format("empty field is not a valid {} for attribute {}",
-                                           type_name(attr.type), attr.name));
-        return fail(f.start, fmt::format("'{}' {} for attribute {}", shown(t), why, attr.name));
-      };
-      auto& col = out.columns[static_cast<size_t>(slot)];
-      switch (attr.type) {
-        case Type::Bool: {
-          std::string_view t = trim_spaces(text);
-          auto eq = [&](std::string_view w) {
-            if (t.size() != w.size()) return false;
-            for (size_t i = 0; i < t.size(); ++i)
-              if ((t[i] | 0x20) != w[i]) return false;
-            return true;
-          };
-          uint8_t v;
-          if (t == "1" || eq("true") || eq("t"))
-            v = 1;
-          else if (t == "0" || eq("false") || eq("f"))
-            v = 0;
-          else
-            return bad("is not a valid bool (true/false/t/f/1/0)");
-          std::get<std::vector<uint8_t>>(col).push_back(v);
-          break;
-        }
-        case Type::I32:
-        case Type::I64: {
-          std::string_view t = trim_spaces(text);
-          if (!t.empty() && t[0] == '+' && t.size() > 1 && t[1] != '-') t.remove_prefix(1);
-          int64_t v = 0;
-          auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-          if (r.ec == std::errc::result_out_of_range ||
-              (r.ec == std::errc() && r.ptr == t.data() + t.size() && attr.type == Type::I32 &&
-               (v < INT32_MIN || v > INT32_MAX)))
-            return bad(fmt::format("is out of range for {}", type_name(attr.type)));
-          if (t.empty() || r.ec != std::errc() || r.ptr != t.data() + t.size())
-            return bad(fmt::format("is not a valid {}", type_name(attr.type)));
-          if (attr.type == Type::I32)
-            std::get<std::vector<int32_t>>(col).push_back(static_cast<int32_t>(v));
-          else
-            std::get<std::vector<int64_t>>(col).push_back(v);
-          break;
-        }
-        case Type::F32:
-        case Type::F64: {
-          std::string_view t = trim_spaces(text);
-          if (!t.empty() && t[0] == '+' && t.size() > 1 && t[1] != '-') t.remove_prefix(1);
-          if (attr.type == Type::F64) {
-            double v = 0;
-            auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-            if (t.empty() || r.ptr != t.data() + t.size() ||
-                (r.ec != std::errc() && r.ec != std::errc::result_out_of_range))
-              return bad("is not a valid f64");
-            if (r.ec == std::errc::result_out_of_range) return bad("is out of range for f64");
-            std::get<std::vector<double>>(col).push_back(v);
-          } else {
-            float v = 0;
-            auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-            if (t.empty() || r.ptr != t.data() + t.size() ||
-                (r.ec != std::errc() && r.ec != std::errc::result_out_of_range))
-              return bad("is not a valid f32");
-            if (r.ec == std::errc::result_out_of_range) return bad("is out of range for f32");
-            std::get<std::vector<float>>(col).push_back(v);
-          }
-          break;
-        }
-        case Type::Date: {
-          std::string_view t = trim_spaces(text);
-          auto d = parse_date(t);
-          if (!d) return bad("is not a valid date (YYYY-MM-DD)");
-          std::get<std::vector<int32_t>>(col).push_back(*d);
-          break;
-        }
-        case Type::String: {
-          std::string_view s = text;
-          if (f.quoted_escape) s = out.owned.emplace_back(scratch);
-          std::get<std::vector<int32_t>>(col).push_back(
-              out.interners[static_cast<size_t>(slot)].intern(s));
-          break;
-        }
-      }
-      }
+      if (slot >= 0 && !convert<Nulls>(f, schema_[c], static_cast<size_t>(slot), out, scratch))
+        return;
       if (c + 1 < ncols) {
         if (p < end_ && *p == delim) {
           ++p;
         } else {
-          return fail(p, fmt::format("line has {} field{} but {} are expected (attribute {} is "
-                                     "missing)",
-                                     c + 1, c == 0 ? "" : "s", ncols, schema_[c + 1].name));
+          return fail(p, missing_field_message(c));
         }
       }
     }
@@ -426,6 +552,11 @@ void Parser::parse_chunk(const char* b, const char* e, ChunkResult& out,
   }
   if (progress) progress->fetch_add(static_cast<uint64_t>(p - last_report));
   out.end = p;
+}
+
+std::string Parser::missing_field_message(size_t c) const {
+  return fmt::format("line has {} field{} but {} are expected (attribute {} is missing)", c + 1,
+                     c == 0 ? "" : "s", schema_.size(), schema_[c + 1].name);
 }
 
 
@@ -594,8 +725,9 @@ HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOp
   const char* end = p + text.size();
   const uint64_t total = text.size();
   if (text.size() >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;  // UTF-8 BOM
-  auto error_at = [&](const char* pos, std::string msg) {
-    throw UserError(Diagnostic{ErrorKind::Data, std::move(msg), locate(text, pos, name), {}});
+  auto error_at = [&](const char* pos, std::string msg, std::string hint = {}) {
+    throw UserError(
+        Diagnostic{ErrorKind::Data, std::move(msg), locate(text, pos, name), std::move(hint)});
   };
 
   if (opt.header) {
@@ -675,12 +807,14 @@ HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOp
   // Validate in file order; a chunk that ran past its end means the split point
   // was not a record boundary (malformed quoting): re-parse serially from there.
   for (size_t i = 0; i < chunks.size(); ++i) {
-    if (chunks[i].failed) error_at(chunks[i].error_pos, std::move(chunks[i].error));
+    if (chunks[i].failed)
+      error_at(chunks[i].error_pos, std::move(chunks[i].error), std::move(chunks[i].error_hint));
     if (chunks[i].end != bounds[i + 1]) {
       chunks.resize(i + 1);
       chunks[i] = ChunkResult{};
       parser.parse_chunk(bounds[i], end, chunks[i], nullptr);
-      if (chunks[i].failed) error_at(chunks[i].error_pos, std::move(chunks[i].error));
+      if (chunks[i].failed)
+        error_at(chunks[i].error_pos, std::move(chunks[i].error), std::move(chunks[i].error_hint));
       break;
     }
   }
@@ -701,9 +835,12 @@ HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOp
     dicts[c] = merge_strings(chunks, c, remaps[c], threads);
   });
   std::vector<Column::Storage> out(ncols);
+  std::vector<std::vector<uint8_t>> valid(ncols);  // nullable columns only
   const bool single = chunks.size() == 1;
   // Sizing the columns zero-fills them: one column per thread.
   parallel_for(ncols, threads, [&](size_t c) {
+    if (single && kept[c].nullable) valid[c] = std::move(chunks[0].validity[c]);
+    else if (kept[c].nullable) valid[c].resize(rows);
     if (single && kept[c].type != Type::String) {
       out[c] = std::move(chunks[0].columns[c]);
       return;
@@ -738,6 +875,11 @@ HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOp
             out[c]);
       }
       Column::Storage().swap(chunks[i].columns[c]);
+      if (kept[c].nullable) {
+        auto& src = chunks[i].validity[c];
+        std::copy(src.begin(), src.end(), valid[c].begin() + static_cast<ptrdiff_t>(offset[i]));
+        std::vector<uint8_t>().swap(src);
+      }
     }
   });
   for (size_t c = 0; c < ncols; ++c) {
@@ -745,6 +887,7 @@ HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOp
       rel.column(c).set_codes(std::move(std::get<std::vector<int32_t>>(out[c])), dicts[c]);
     else
       rel.column(c).storage() = std::move(out[c]);
+    if (kept[c].nullable) rel.column(c).validity() = std::move(valid[c]);
   }
   if (opt.progress) opt.progress(total, total);
   return rel;
@@ -754,7 +897,7 @@ HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOp
 class Writer {
  public:
   Writer(const HostRelation& rel, std::ostream& out, const CsvOptions& opt)
-      : rel_(rel), out_(out), opt_(opt) {}
+      : rel_(rel), out_(out), opt_(opt), marker_(null_marker(opt)) {}
 
   void run() {
     const size_t ncols = rel_.num_columns();
@@ -762,18 +905,28 @@ class Writer {
     if (opt_.header) {
       for (size_t c = 0; c < ncols; ++c) {
         if (c) buf_ += opt_.delimiter;
-        put_string(schema[c].name, ncols, c, SIZE_MAX);
+        put_string(schema[c].name, ncols, c, SIZE_MAX, false);
       }
       end_line();
     }
     std::vector<const Dictionary*> dicts(ncols, nullptr);
-    for (size_t c = 0; c < ncols; ++c)
-      if (schema[c].type == Type::String) dicts[c] = rel_.column(c).dictionary().get();
+    std::vector<const uint8_t*> valid(ncols, nullptr);  // nullable columns only
+    for (size_t c = 0; c < ncols; ++c) {
+      const Column& col = rel_.column(c);
+      if (col.type() == Type::String) dicts[c] = col.dictionary().get();
+      if (col.nullable()) valid[c] = col.validity().data();
+    }
     const size_t rows = rel_.num_rows();
     for (size_t r = 0; r < rows; ++r) {
       for (size_t c = 0; c < ncols; ++c) {
         if (c) buf_ += opt_.delimiter;
         const Column& col = rel_.column(c);
+        const bool nullable = valid[c] != nullptr;
+        if (nullable && valid[c][r] == 0) {
+          put_null(ncols, c, r);
+          continue;
+        }
+        const size_t start = buf_.size();
         switch (col.type()) {
           case Type::Bool:
             buf_ += col.data<uint8_t>()[r] ? "true" : "false";
@@ -794,9 +947,13 @@ class Writer {
             buf_ += format_date(col.data<int32_t>()[r]);
             break;
           case Type::String:
-            put_string(dicts[c]->at(col.data<int32_t>()[r]), ncols, c, r);
+            put_string(dicts[c]->at(col.data<int32_t>()[r]), ncols, c, r, nullable);
             break;
         }
+        // A value spelled like the marker would read back as NULL unless quoted.
+        if (nullable && !marker_.empty() && col.type() != Type::String &&
+            std::string_view(buf_).substr(start) == marker_)
+          quote_value(start, c, r);
       }
       end_line();
     }
@@ -811,7 +968,31 @@ class Writer {
     auto res = std::to_chars(tmp, tmp + sizeof tmp, v);
     buf_.append(tmp, res.ptr);
   }
-  void put_string(std::string_view s, size_t ncols, size_t c, size_t row) {
+  std::string where(size_t c, size_t row) const {
+    return row == SIZE_MAX ? fmt::format("the name of attribute {}", rel_.schema()[c].name)
+                           : fmt::format("row {} of attribute {}", row + 1, rel_.schema()[c].name);
+  }
+  void put_null(size_t ncols, size_t c, size_t row) {
+    if (marker_.empty() && ncols == 1 && !opt_.trailing_delimiter)
+      data_error(fmt::format("{} is NULL, which would be written as an empty line and read back "
+                             "as a blank line",
+                             where(c, row)),
+                 {}, "set a null marker (CsvOptions::null_marker) or a trailing delimiter");
+    buf_ += marker_;
+  }
+  // Wraps the value written from `start` (a number, date or bool: no quotes inside) in
+  // quotes, so that it does not read back as NULL.
+  void quote_value(size_t start, size_t c, size_t row) {
+    if (!opt_.quoting)
+      data_error(fmt::format("{} ('{}') cannot be written without quoting: it is the null "
+                             "marker's text and would read back as NULL",
+                             where(c, row), shown(marker_)));
+    buf_.insert(start, 1, '"');
+    buf_ += '"';
+  }
+  // `nullable`: s is a value of a nullable attribute, where an unquoted empty field or
+  // the marker would read back as NULL.
+  void put_string(std::string_view s, size_t ncols, size_t c, size_t row, bool nullable) {
     const char d = opt_.delimiter;
     bool special = false;
     for (char ch : s)
@@ -820,8 +1001,9 @@ class Writer {
         break;
       }
     bool lone_empty = s.empty() && ncols == 1 && !opt_.trailing_delimiter;
+    bool reads_as_null = nullable && (s.empty() || s == marker_);
     if (opt_.quoting) {
-      if (!special && !lone_empty && !(s.size() && s[0] == '"')) {
+      if (!special && !lone_empty && !reads_as_null && !(s.size() && s[0] == '"')) {
         buf_ += s;
         return;
       }
@@ -834,12 +1016,18 @@ class Writer {
       return;
     }
     for (char ch : s)
-      if (ch == d || ch == '\n' || ch == '\r' || lone_empty)
-        data_error(fmt::format(
-            "{} of attribute {} ('{}') cannot be written without quoting: it "
-            "holds the delimiter or a line break",
-            row == SIZE_MAX ? std::string("the name") : fmt::format("row {} value", row + 1),
-            rel_.schema()[c].name, shown(s)));
+      if (ch == d || ch == '\n' || ch == '\r')
+        data_error(fmt::format("{} ('{}') cannot be written without quoting: it holds the "
+                               "delimiter or a line break",
+                               where(c, row), shown(s)));
+    if (reads_as_null)
+      data_error(fmt::format("{} ('{}') cannot be written without quoting: the attribute is "
+                             "nullable and the value would read back as NULL",
+                             where(c, row), shown(s)),
+                 {},
+                 s.empty() ? "without quoting, an empty string can only be written in an "
+                             "attribute that is not nullable"
+                           : "choose a null marker that is not a value of the attribute");
     if (lone_empty)
       data_error(
           fmt::format("an empty string in the only attribute {} cannot be written "
@@ -859,6 +1047,7 @@ class Writer {
   const HostRelation& rel_;
   std::ostream& out_;
   const CsvOptions& opt_;
+  std::string_view marker_;
   std::string buf_;
 };
 

@@ -3,6 +3,17 @@
 // schema; a malformed value is a UserError(ErrorKind::Data) naming file:line:column,
 // the attribute and the expected type. Large inputs are memory-mapped and parsed
 // in parallel chunks split at line boundaries.
+//
+// NULL (nullable attributes only, Attribute::nullable): an UNQUOTED field that is
+// empty, or that equals CsvOptions::null_marker, is NULL. "The field" is the text its
+// value is read from: without surrounding spaces and tabs for non-string attributes
+// (whose values are read trimmed), exactly as written for strings (where spaces are
+// data: "  " is a string of two spaces). A quoted field is never NULL: in CSV `""`
+// is the empty string and `"NA"` the string NA, as in PostgreSQL's CSV format. In
+// an attribute that is not nullable nothing is NULL: an empty field or the marker is
+// a string's text, and for other types an error whose hint says to declare the
+// attribute nullable (`name type null`). .tbl has no quoting, so in a nullable string
+// attribute the empty string reads as NULL (the writer refuses to write one).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +47,14 @@ struct CsvOptions {
   // schema is the kept attributes in schema order, its key the longest kept prefix
   // of the schema's key.
   std::vector<std::string> columns;
+  // The text of a NULL besides the empty field (the file header comment says where
+  // it applies); nullopt or "" when only empty fields are NULL. Compared with the
+  // field's text trimmed for non-string attributes and exactly for strings, so it
+  // must not begin or end with a space or tab, nor hold the delimiter, a line break
+  // or (with quoting) begin with a quote: such a marker is a
+  // UserError(InvalidArgument). Writer: NULL is written as the marker (as an empty
+  // field without one).
+  std::optional<std::string> null_marker;
   // Reader threads; 0 = std::thread::hardware_concurrency(). Small inputs use one.
   unsigned num_threads = 0;
   ProgressFn progress;
@@ -81,8 +100,12 @@ HostRelation read_relation_file(const std::string& path, const Schema& schema,
 
 // Writes values as the reader reads them back: bools true/false, floats in the
 // shortest form that round-trips, dates YYYY-MM-DD, strings quoted only where
-// needed. Without quoting, a string holding the delimiter, a quote-free newline
-// or CR cannot be written and is a UserError(Data).
+// needed, NULL as options.null_marker or an empty field. In a nullable attribute a
+// value that would read back as NULL (the empty string, the marker's text) is quoted.
+// Without quoting, a value that cannot be told apart from the delimiter, a line
+// break or NULL cannot be written and is a UserError(Data) naming the row and
+// attribute; so is a NULL in the only attribute written as an empty line (no
+// marker, no trailing delimiter), which would read back as a blank line.
 void write_csv(const HostRelation& rel, std::ostream& out,
                const CsvOptions& options = CsvOptions::csv());
 void write_csv(const HostRelation& rel, const std::string& path,
