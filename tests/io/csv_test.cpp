@@ -449,5 +449,467 @@ TEST(Formats, FromPath) {
   EXPECT_EQ(format_from_path("x.txt"), std::nullopt);
 }
 
+// ---- NULLs (nullable attributes; csv.h describes the rules) ----
+
+Schema nullable_schema(std::vector<std::pair<std::string, Type>> attrs) {
+  Schema s = schema_of(std::move(attrs));
+  for (auto& a : s.attributes) a.nullable = true;
+  return s;
+}
+
+// Every NULL row holds the type's zero, strings the code of "" (host_relation.h).
+void expect_null_rows_hold_zero(const HostRelation& rel) {
+  for (size_t c = 0; c < rel.num_columns(); ++c) {
+    const Column& col = rel.column(c);
+    if (!col.nullable()) continue;
+    ASSERT_EQ(col.validity().size(), col.size()) << "column " << c;
+    const size_t width = static_cast<size_t>(type_size(col.type()));
+    const auto* bytes = static_cast<const uint8_t*>(col.raw());
+    for (size_t r = 0; r < col.size(); ++r) {
+      if (col.validity()[r]) continue;
+      for (size_t k = 0; k < width; ++k)
+        ASSERT_EQ(bytes[r * width + k], 0) << "column " << c << " row " << r;
+      if (col.type() == Type::String) {
+        ASSERT_EQ(col.dictionary()->at(col.data<int32_t>()[r]), "") << "row " << r;
+      }
+    }
+  }
+}
+
+// Same schema, rows, NULLs (validity bytes) and values; NULL rows hold zeros.
+void expect_same_with_nulls(const HostRelation& want, const HostRelation& got) {
+  ASSERT_EQ(want.schema(), got.schema());
+  ASSERT_EQ(want.num_rows(), got.num_rows());
+  for (size_t c = 0; c < want.num_columns(); ++c) {
+    ASSERT_EQ(want.column(c).nullable(), got.column(c).nullable()) << "column " << c;
+    ASSERT_EQ(want.column(c).validity(), got.column(c).validity()) << "column " << c;
+  }
+  for (size_t r = 0; r < want.num_rows(); ++r)
+    for (size_t c = 0; c < want.num_columns(); ++c) {
+      Value a = want.get(r, c), b = got.get(r, c);
+      ASSERT_EQ(a.is_null(), b.is_null()) << "row " << r << " column " << c;
+      ASSERT_EQ(a, b) << "row " << r << " column " << c;
+    }
+  expect_null_rows_hold_zero(got);
+}
+
+TEST(CsvNulls, UnquotedEmptyFieldsAreNullInNullableAttributes) {
+  Schema s = nullable_schema({{"b", Type::Bool},
+                              {"i", Type::I32},
+                              {"l", Type::I64},
+                              {"f", Type::F32},
+                              {"d", Type::F64},
+                              {"dt", Type::Date},
+                              {"s", Type::String}});
+  auto rel = parse_csv(
+      "b,i,l,f,d,dt,s\n"
+      ",,,,,,\n"                                 // every attribute NULL
+      "true,7,-8,1.5,2.5,1994-01-01,\"\"\n"      // a quoted "" is the empty string
+      " , \t,  ,,, ,  \n"                        // spaces: NULL but for the string "  "
+      "false,0,0,0,0,1970-01-01,x\n",
+      s);
+  ASSERT_EQ(rel.num_rows(), 4u);
+  for (size_t c = 0; c < 7; ++c) {
+    EXPECT_TRUE(rel.get(0, c).is_null()) << c;
+    EXPECT_EQ(rel.column(c).validity(), (std::vector<uint8_t>{0, 1, c == 6 ? uint8_t{1} : uint8_t{0}, 1}))
+        << c;
+  }
+  EXPECT_EQ(rel.get(1, 6), Value::string(""));
+  EXPECT_EQ(rel.get(2, 6), Value::string("  "));
+  EXPECT_EQ(rel.get(3, 1), Value::i32(0));  // a real zero, not NULL
+  EXPECT_FALSE(rel.get(3, 1).is_null());
+  // NULL rows hold zeros; the NULL string row holds the code of "", here code 0.
+  EXPECT_EQ(rel.column(6).dictionary()->strings(), (std::vector<std::string>{"", "  ", "x"}));
+  EXPECT_EQ(rel.column(6).data<int32_t>(), (std::vector<int32_t>{0, 0, 1, 2}));
+  EXPECT_EQ(rel.column(1).data<int32_t>(), (std::vector<int32_t>{0, 7, 0, 0}));
+  expect_null_rows_hold_zero(rel);
+}
+
+TEST(CsvNulls, NonNullableAttributesBesideNullableOnes) {
+  // k is not nullable: its empty string is the string ""; x is nullable.
+  Schema s = schema_of({{"k", Type::String}, {"x", Type::I64}, {"y", Type::I32}});
+  s.attributes[1].nullable = true;
+  auto rel = parse_csv("k,x,y\n,,1\na,5,2\n", s);
+  ASSERT_EQ(rel.num_rows(), 2u);
+  EXPECT_FALSE(rel.column(0).nullable());
+  EXPECT_TRUE(rel.column(0).validity().empty());
+  EXPECT_EQ(rel.get(0, 0), Value::string(""));
+  EXPECT_TRUE(rel.get(0, 1).is_null());
+  EXPECT_EQ(rel.get(1, 1), Value::i64(5));
+  EXPECT_FALSE(rel.column(2).nullable());
+  EXPECT_EQ(rel.get(1, 2), Value::i32(2));
+}
+
+TEST(TblNulls, EmptyFieldsAreNullWithAndWithoutTrailingDelimiter) {
+  Schema s = nullable_schema({{"k", Type::I32}, {"s", Type::String}, {"d", Type::Date}});
+  for (std::string text : {"1||1995-03-04|\n|x||\n||\n", "1||1995-03-04\n|x|\n||"}) {
+    auto rel = parse_csv(text, s, CsvOptions::tbl(), "t.tbl");
+    ASSERT_EQ(rel.num_rows(), 3u) << text;
+    EXPECT_EQ(rel.column(0).validity(), (std::vector<uint8_t>{1, 0, 0})) << text;
+    EXPECT_EQ(rel.column(1).validity(), (std::vector<uint8_t>{0, 1, 0})) << text;
+    EXPECT_EQ(rel.column(2).validity(), (std::vector<uint8_t>{1, 0, 0})) << text;
+    EXPECT_EQ(rel.get(0, 2), Value::date(*parse_date("1995-03-04")));
+    EXPECT_EQ(rel.get(1, 1), Value::string("x"));
+    // Quotes are data in .tbl: "" is a two-character string, not NULL.
+    auto q = parse_csv("1|\"\"|1995-03-04|\n", s, CsvOptions::tbl());
+    EXPECT_EQ(q.get(0, 1), Value::string("\"\""));
+    expect_null_rows_hold_zero(rel);
+  }
+}
+
+TEST(CsvNulls, NullMarker) {
+  Schema s = nullable_schema({{"i", Type::I32}, {"s", Type::String}, {"f", Type::F64}});
+  CsvOptions opt = CsvOptions::csv();
+  opt.null_marker = "NA";
+  auto rel = parse_csv(
+      "i,s,f\n"
+      "NA,NA,NA\n"          // NULL everywhere
+      " NA ,\"NA\",\n"      // trimmed for numbers; quoted is text; empty is still NULL
+      "1, NA,2\n"           // strings are compared exactly: " NA" is text
+      "2,na,3\n",           // case matters
+      s, opt);
+  ASSERT_EQ(rel.num_rows(), 4u);
+  EXPECT_EQ(rel.column(0).validity(), (std::vector<uint8_t>{0, 0, 1, 1}));
+  EXPECT_EQ(rel.column(1).validity(), (std::vector<uint8_t>{0, 1, 1, 1}));
+  EXPECT_EQ(rel.column(2).validity(), (std::vector<uint8_t>{0, 0, 1, 1}));
+  EXPECT_EQ(rel.get(1, 1), Value::string("NA"));
+  EXPECT_EQ(rel.get(2, 1), Value::string(" NA"));
+  EXPECT_EQ(rel.get(3, 1), Value::string("na"));
+  // The NULL string row holds the code of "" although no field is empty.
+  EXPECT_EQ(rel.column(1).dictionary()->strings(),
+            (std::vector<std::string>{"", " NA", "NA", "na"}));
+  expect_null_rows_hold_zero(rel);
+
+  // .tbl with a marker (\N as MySQL and Hive write it).
+  CsvOptions tbl = CsvOptions::tbl();
+  tbl.null_marker = "\\N";
+  auto t = parse_csv("\\N|\\N|1.5|\n3||\\N|\n", s, tbl);
+  EXPECT_EQ(t.column(0).validity(), (std::vector<uint8_t>{0, 1}));
+  EXPECT_EQ(t.column(1).validity(), (std::vector<uint8_t>{0, 0}));
+  EXPECT_EQ(t.column(2).validity(), (std::vector<uint8_t>{1, 0}));
+
+  // In an attribute that is not nullable the marker is a string's text.
+  auto plain = parse_csv("i,s,f\n1,NA,2\n", schema_of({{"i", Type::I32}, {"s", Type::String},
+                                                        {"f", Type::F64}}),
+                         opt);
+  EXPECT_EQ(plain.get(0, 1), Value::string("NA"));
+  // An empty marker is the default: only empty fields.
+  opt.null_marker = "";
+  auto e = parse_csv("i,s,f\n,,\n", s, opt);
+  EXPECT_TRUE(e.get(0, 1).is_null());
+}
+
+TEST(CsvNulls, MarkersThatCannotBeAFieldAreRefused) {
+  Schema s = nullable_schema({{"i", Type::I32}});
+  struct Case {
+    std::string marker;
+    bool tbl;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {"a,b", false, "the null marker 'a,b' holds the delimiter ','"},
+      {"a|b", true, "the null marker 'a|b' holds the delimiter '|'"},
+      {"x\ny", false, "the null marker 'x\ny' holds a line break"},
+      {"\"q", false, "the null marker '\"q' begins with a quote"},
+      {" NA", false, "the null marker ' NA' begins or ends with a space or tab"},
+      {"NA\t", true, "the null marker 'NA\t' begins or ends with a space or tab"},
+  };
+  for (const auto& c : cases) {
+    CsvOptions opt = c.tbl ? CsvOptions::tbl() : CsvOptions::csv();
+    opt.null_marker = c.marker;
+    for (bool write : {false, true}) {
+      try {
+        if (write)
+          to_csv_string(HostRelation::from_rows(s, {{Value::i32(1)}}), opt);
+        else
+          parse_csv(c.tbl ? "1|\n" : "i\n1\n", s, opt);
+        ADD_FAILURE() << "no error for marker " << c.marker;
+      } catch (const UserError& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+        EXPECT_EQ(e.first().message, c.message);
+      }
+    }
+  }
+  // A quote is fine in a .tbl marker: there is no quoting.
+  CsvOptions tbl = CsvOptions::tbl();
+  tbl.null_marker = "\"null\"";
+  EXPECT_TRUE(parse_csv("\"null\"|\n", s, tbl).get(0, 0).is_null());
+}
+
+TEST(CsvNullErrors, EmptyAndMarkerInNonNullableAttributesHintAtNull) {
+  auto s = schema_of({{"k", Type::I32}, {"x", Type::Date}});
+  auto d = parse_error("k,x\n1,2000-01-01\n2,\n", s);
+  EXPECT_EQ(d.loc, (SourceLoc{"t.csv", 3, 3}));
+  EXPECT_EQ(d.message, "empty field is not a valid date for attribute x");
+  EXPECT_EQ(d.hint, "to read an empty field as NULL, declare the attribute nullable: 'x date null'");
+  EXPECT_EQ(d.str(),
+            "t.csv:3:3: error: empty field is not a valid date for attribute x (hint: to read an "
+            "empty field as NULL, declare the attribute nullable: 'x date null')");
+  // .tbl, located the same way.
+  d = parse_error("1|2000-01-01|\n2||\n", s, CsvOptions::tbl(), "x.tbl");
+  EXPECT_EQ(d.loc, (SourceLoc{"x.tbl", 2, 3}));
+  EXPECT_EQ(d.hint, "to read an empty field as NULL, declare the attribute nullable: 'x date null'");
+  // The marker in an attribute that is not nullable.
+  CsvOptions opt = CsvOptions::csv();
+  opt.null_marker = "NA";
+  d = parse_error("k,x\nNA,2000-01-01\n", s, opt);
+  EXPECT_EQ(d.loc, (SourceLoc{"t.csv", 2, 1}));
+  EXPECT_EQ(d.message, "'NA' is not a valid i32 for attribute k");
+  EXPECT_EQ(d.hint, "to read 'NA' as NULL, declare the attribute nullable: 'k i32 null'");
+  // Other bad values get no hint.
+  d = parse_error("k,x\nzz,2000-01-01\n", s, opt);
+  EXPECT_EQ(d.message, "'zz' is not a valid i32 for attribute k");
+  EXPECT_EQ(d.hint, "");
+  // With a marker an empty field is still what NULL looks like.
+  d = parse_error("k,x\n,2000-01-01\n", s, opt);
+  EXPECT_EQ(d.hint, "to read an empty field as NULL, declare the attribute nullable: 'k i32 null'");
+}
+
+TEST(CsvNullErrors, QuotedFieldsAreNeverNull) {
+  Schema s = nullable_schema({{"k", Type::I32}, {"x", Type::F64}});
+  auto d = parse_error("k,x\n1,\"\"\n", s);
+  EXPECT_EQ(d.loc, (SourceLoc{"t.csv", 2, 3}));
+  EXPECT_EQ(d.message, "empty field is not a valid f64 for attribute x");
+  EXPECT_EQ(d.hint, "a quoted field is never NULL: write an empty field without quotes for NULL");
+  CsvOptions opt = CsvOptions::csv();
+  opt.null_marker = "NA";
+  d = parse_error("k,x\n\"NA\",1\n", s, opt);
+  EXPECT_EQ(d.loc, (SourceLoc{"t.csv", 2, 1}));
+  EXPECT_EQ(d.message, "'NA' is not a valid i32 for attribute k");
+  EXPECT_EQ(d.hint, "a quoted field is never NULL: write 'NA' without quotes for NULL");
+  // A bad value of a nullable attribute is still located and typed.
+  d = parse_error("k,x\n1,2\n,x1\n", s);
+  EXPECT_EQ(d.loc, (SourceLoc{"t.csv", 3, 2}));
+  EXPECT_EQ(d.message, "'x1' is not a valid f64 for attribute x");
+  EXPECT_EQ(d.hint, "");
+}
+
+TEST(WriterNulls, NullsAndValuesThatWouldReadAsNull) {
+  Schema s = nullable_schema({{"i", Type::I32}, {"s", Type::String}, {"b", Type::Bool}});
+  s.attributes.push_back({"t", Type::String});  // not nullable
+  auto rel = HostRelation::from_rows(
+      s, {{Value::null(Type::I32), Value::string(""), Value::null(Type::Bool), Value::string("")},
+          {Value::i32(0), Value::null(Type::String), Value::boolean(true), Value::string("NA")},
+          {Value::i32(3), Value::string("NA"), Value::boolean(false), Value::string("x")}});
+  // CSV: NULL is empty; the nullable "" is quoted, the other "" is not.
+  EXPECT_EQ(to_csv_string(rel), "i,s,b,t\n,\"\",,\n0,,true,NA\n3,NA,false,x\n");
+  // With a marker: NULL is the marker; a nullable value spelled like it is quoted.
+  CsvOptions opt = CsvOptions::csv();
+  opt.null_marker = "NA";
+  EXPECT_EQ(to_csv_string(rel, opt), "i,s,b,t\nNA,\"\",NA,\n0,NA,true,NA\n3,\"NA\",false,x\n");
+  expect_same_with_nulls(rel, parse_csv(to_csv_string(rel), s));
+  expect_same_with_nulls(rel, parse_csv(to_csv_string(rel, opt), s, opt));
+  // A number spelled like the marker is quoted (a quoted number is a number).
+  opt.null_marker = "0";
+  EXPECT_EQ(to_csv_string(rel, opt), "i,s,b,t\n0,\"\",0,\n\"0\",0,true,NA\n3,NA,false,x\n");
+  expect_same_with_nulls(rel, parse_csv(to_csv_string(rel, opt), s, opt));
+}
+
+TEST(WriterNulls, TblCannotWriteWhatWouldReadBackAsNull) {
+  Schema s = nullable_schema({{"k", Type::I32}, {"s", Type::String}});
+  auto ok = HostRelation::from_rows(s, {{Value::null(Type::I32), Value::string("a")},
+                                        {Value::i32(2), Value::null(Type::String)}});
+  EXPECT_EQ(to_csv_string(ok, CsvOptions::tbl()), "|a|\n2||\n");
+  expect_same_with_nulls(ok, parse_csv(to_csv_string(ok, CsvOptions::tbl()), s, CsvOptions::tbl()));
+  // The empty string of a nullable attribute would read back as NULL.
+  auto empty = HostRelation::from_rows(s, {{Value::i32(1), Value::string("x")},
+                                           {Value::i32(2), Value::string("")}});
+  try {
+    to_csv_string(empty, CsvOptions::tbl());
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Data);
+    EXPECT_EQ(e.first().message,
+              "row 2 of attribute s ('') cannot be written without quoting: the attribute is "
+              "nullable and the value would read back as NULL");
+  }
+  // With a marker the empty string is fine, and a value spelled like the marker is not.
+  CsvOptions tbl = CsvOptions::tbl();
+  tbl.null_marker = "\\N";
+  // ...but an empty field is NULL too, so the empty string still cannot be written.
+  EXPECT_THROW(to_csv_string(empty, tbl), UserError);
+  EXPECT_EQ(to_csv_string(ok, tbl), "\\N|a|\n2|\\N|\n");
+  auto marker = HostRelation::from_rows(s, {{Value::i32(1), Value::string("\\N")}});
+  try {
+    to_csv_string(marker, tbl);
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.first().message,
+              "row 1 of attribute s ('\\N') cannot be written without quoting: the attribute is "
+              "nullable and the value would read back as NULL");
+  }
+  tbl.null_marker = "7";
+  auto seven = HostRelation::from_rows(s, {{Value::i32(7), Value::string("a")}});
+  try {
+    to_csv_string(seven, tbl);
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.first().message,
+              "row 1 of attribute k ('7') cannot be written without quoting: it is the null "
+              "marker's text and would read back as NULL");
+  }
+}
+
+TEST(WriterNulls, ALoneNullableAttribute) {
+  Schema s = nullable_schema({{"x", Type::I64}});
+  auto rel = HostRelation::from_rows(s, {{Value::i64(1)}, {Value::null(Type::I64)}, {Value::i64(3)}});
+  // CSV without a trailing delimiter: a NULL would be a blank line.
+  try {
+    to_csv_string(rel);
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.first().message,
+              "row 2 of attribute x is NULL, which would be written as an empty line and read "
+              "back as a blank line");
+    EXPECT_NE(e.first().hint.find("null_marker"), std::string::npos);
+  }
+  CsvOptions opt = CsvOptions::csv();
+  opt.null_marker = "NULL";
+  EXPECT_EQ(to_csv_string(rel, opt), "x\n1\nNULL\n3\n");
+  expect_same_with_nulls(rel, parse_csv(to_csv_string(rel, opt), s, opt));
+  // .tbl has a trailing delimiter: "|" is an empty field.
+  EXPECT_EQ(to_csv_string(rel, CsvOptions::tbl()), "1|\n|\n3|\n");
+  expect_same_with_nulls(rel, parse_csv(to_csv_string(rel, CsvOptions::tbl()), s,
+                                        CsvOptions::tbl()));
+  // A lone nullable string: "" is quoted, NULL with a marker.
+  Schema ss = nullable_schema({{"s", Type::String}});
+  auto str = HostRelation::from_rows(ss, {{Value::string("")}, {Value::null(Type::String)}});
+  EXPECT_EQ(to_csv_string(str, opt), "s\n\"\"\nNULL\n");
+  expect_same_with_nulls(str, parse_csv(to_csv_string(str, opt), ss, opt));
+}
+
+// A relation with NULLs in every nullable type: about one value in five is NULL,
+// every nullable attribute is NULL in the first and the last row, `none` is NULL in
+// every row and `k` is not nullable. `empty_strings` adds "" (not NULL) to the
+// strings, `nasty` strings that need quoting.
+HostRelation random_nullable_relation(size_t rows, uint32_t seed, bool empty_strings, bool nasty) {
+  Schema s = nullable_schema({{"b", Type::Bool},
+                              {"i", Type::I32},
+                              {"l", Type::I64},
+                              {"f", Type::F32},
+                              {"d", Type::F64},
+                              {"dt", Type::Date},
+                              {"s", Type::String},
+                              {"none", Type::String}});
+  s.attributes.insert(s.attributes.begin(), Attribute{"k", Type::I64, false});
+  HostRelation rel(s);
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> words = {"alpha", "beta", "gamma", "NULL-ish", "x"};
+  if (empty_strings) words.push_back("");
+  if (nasty) {
+    words.push_back("comma, inside");
+    words.push_back("quote \" inside");
+    words.push_back("line\nbreak");
+    words.push_back("\"leading quote");
+    words.push_back("NULL");
+  }
+  std::uniform_real_distribution<double> ud(-1e6, 1e6);
+  for (size_t r = 0; r < rows; ++r) {
+    const bool edge = r == 0 || r + 1 == rows;
+    auto null = [&] { return edge || rng() % 5 == 0; };
+    std::string str = words[rng() % words.size()];
+    if (rng() % 3 == 0) str += std::to_string(rng() % 100000);
+    rel.append_row({Value::i64(static_cast<int64_t>(r)),
+                    null() ? Value::null(Type::Bool) : Value::boolean(rng() & 1),
+                    null() ? Value::null(Type::I32) : Value::i32(static_cast<int32_t>(rng())),
+                    null() ? Value::null(Type::I64) : Value::i64(static_cast<int64_t>(rng())),
+                    null() ? Value::null(Type::F32) : Value::f32(static_cast<float>(ud(rng))),
+                    null() ? Value::null(Type::F64) : Value::f64(ud(rng) / 3.0),
+                    null() ? Value::null(Type::Date)
+                           : Value::date(static_cast<int32_t>(rng() % 20000)),
+                    null() ? Value::null(Type::String) : Value::string(str),
+                    Value::null(Type::String)});
+  }
+  return rel;
+}
+
+// Several MiB, so the reader splits the text into chunks; 1 and 4 threads.
+TEST(RoundTripNulls, CsvWithQuotingManyChunks) {
+  auto rel = random_nullable_relation(60000, 21, true, true);
+  std::string text = to_csv_string(rel);
+  ASSERT_GT(text.size(), 2u << 20);
+  for (unsigned threads : {1u, 4u}) {
+    CsvOptions opt;
+    opt.num_threads = threads;
+    HostRelation got = parse_csv(text, rel.schema(), opt);
+    expect_same_with_nulls(rel, got);
+    EXPECT_TRUE(got.get(0, 7).is_null());
+    EXPECT_TRUE(got.get(59999, 7).is_null());
+  }
+}
+
+TEST(RoundTripNulls, TblFileManyChunks) {
+  auto rel = random_nullable_relation(70000, 22, false, false);
+  std::string path = tmp_path("nulls.tbl");
+  write_tbl(rel, path);
+  ASSERT_GT(std::filesystem::file_size(path), 2u << 20);
+  for (unsigned threads : {1u, 4u}) {
+    CsvOptions opt = CsvOptions::tbl();
+    opt.num_threads = threads;
+    expect_same_with_nulls(rel, read_csv(path, rel.schema(), opt));
+  }
+  std::filesystem::remove(path);
+}
+
+// With a marker NULL is written as the marker: CSV keeps "" (quoted) and the string
+// NULL (quoted) apart from it; .tbl writes \N (its strings hold no "", which an empty
+// field would read back as NULL).
+TEST(RoundTripNulls, WithNullMarkerManyChunks) {
+  auto csv_rel = random_nullable_relation(60000, 23, true, true);
+  CsvOptions csv = CsvOptions::csv();
+  csv.null_marker = "NULL";
+  std::string text = to_csv_string(csv_rel, csv);
+  auto tbl_rel = random_nullable_relation(60000, 24, false, false);
+  CsvOptions tbl = CsvOptions::tbl();
+  tbl.null_marker = "\\N";
+  std::string tbl_text = to_csv_string(tbl_rel, tbl);
+  ASSERT_EQ(tbl_text.substr(0, 2), "0|");
+  ASSERT_NE(tbl_text.find("|\\N|"), std::string::npos);
+  for (unsigned threads : {1u, 4u}) {
+    csv.num_threads = tbl.num_threads = threads;
+    expect_same_with_nulls(csv_rel, parse_csv(text, csv_rel.schema(), csv));
+    expect_same_with_nulls(tbl_rel, parse_csv(tbl_text, tbl_rel.schema(), tbl));
+  }
+}
+
+// A nullable attribute kept among skipped ones keeps its validity, across chunks.
+TEST(RoundTripNulls, KeptNullableAttributes) {
+  auto rel = random_nullable_relation(60000, 25, true, true);
+  std::string text = to_csv_string(rel);
+  CsvOptions opt;
+  opt.num_threads = 4;
+  opt.columns = {"s", "dt", "k"};
+  HostRelation got = parse_csv(text, rel.schema(), opt);
+  ASSERT_EQ(got.num_columns(), 3u);
+  ASSERT_EQ(got.num_rows(), rel.num_rows());
+  const size_t from[] = {0, 6, 7};  // k, dt, s in schema order
+  for (size_t c = 0; c < 3; ++c) {
+    EXPECT_EQ(got.schema()[c], rel.schema()[from[c]]);
+    EXPECT_EQ(got.column(c).validity(), rel.column(from[c]).validity());
+    for (size_t r = 0; r < rel.num_rows(); ++r)
+      ASSERT_EQ(got.get(r, c), rel.get(r, from[c])) << c << " " << r;
+  }
+  expect_null_rows_hold_zero(got);
+}
+
+// An error in a late chunk of a file with nullable attributes keeps its location.
+TEST(RoundTripNulls, ErrorsInLaterChunksOfNullableFiles) {
+  auto rel = random_nullable_relation(40000, 26, false, false);
+  std::string text = to_csv_string(rel, CsvOptions::tbl());
+  // Make line 30000's k (not nullable, the first field) empty.
+  size_t pos = 0;
+  for (int i = 0; i < 29999; ++i) pos = text.find('\n', pos) + 1;
+  text.erase(pos, text.find('|', pos) - pos);
+  for (unsigned threads : {1u, 4u}) {
+    CsvOptions opt = CsvOptions::tbl();
+    opt.num_threads = threads;
+    auto d = parse_error(text, rel.schema(), opt, "big.tbl");
+    EXPECT_EQ(d.loc, (SourceLoc{"big.tbl", 30000, 1}));
+    EXPECT_EQ(d.message, "empty field is not a valid i64 for attribute k");
+    EXPECT_EQ(d.hint,
+              "to read an empty field as NULL, declare the attribute nullable: 'k i64 null'");
+  }
+}
+
 }  // namespace
 }  // namespace ranc
