@@ -1,8 +1,10 @@
 // The ranc columnar file (docs/columnar-format.md). The reader maps the file,
 // validates the header and table (every offset, length and count against the file's
 // size, overflow-safe, before anything is used), then verifies and copies the
-// requested columns on worker threads. The writer computes every checksum from the
-// relation in memory, writes a temporary file and renames it into place.
+// requested columns (with their validity) on worker threads. It reads versions 1
+// and 2; version 2 added nullable columns and grew the table entry to 96 bytes. The
+// writer computes every checksum from the relation in memory, writes a temporary
+// file and renames it into place.
 #include "ranc/io/columnar.h"
 
 #include <fcntl.h>
@@ -42,7 +44,9 @@ constexpr char kMagic[8] = {'R', 'A', 'N', 'C', 'C', 'O', 'L', '\0'};
 constexpr uint64_t kHeaderBytes = 64;
 constexpr uint64_t kAlign = 64;
 constexpr uint64_t kTablePrefixBytes = 16;
-constexpr uint64_t kEntryBytes = 64;
+constexpr uint64_t kEntryBytes = 96;    // version 2
+constexpr uint64_t kEntryBytesV1 = 64;  // version 1: no validity fields
+constexpr uint8_t kFlagNullable = 1;    // entry byte 13
 constexpr uint64_t kDictPrefixBytes = 8;
 
 using io_detail::file_error;
@@ -95,12 +99,29 @@ std::optional<Type> type_from_code(uint8_t c) {
 }
 
 
+// "1 and 2": the major versions this ranc reads.
+std::string readable_versions() {
+  std::string s;
+  for (uint32_t v = kColumnarOldestMajorVersion; v <= kColumnarMajorVersion; ++v)
+    s += fmt::format("{}{}", v == kColumnarOldestMajorVersion ? ""
+                             : v == kColumnarMajorVersion     ? " and "
+                                                              : ", ",
+                     v);
+  return s;
+}
+
 // One attribute's table entry, validated.
 struct Entry {
   std::string name;
   Type type = Type::I32;
+  bool nullable = false;
   uint64_t data_offset = 0, data_bytes = 0, data_checksum = 0;
   uint64_t dict_offset = 0, dict_bytes = 0, dict_checksum = 0;
+  uint64_t valid_offset = 0, valid_bytes = 0, valid_checksum = 0;
+  // The bytes of all its sections (data, dictionary, validity: contiguous).
+  uint64_t section_bytes() const {
+    return padded(data_bytes) + padded(dict_bytes) + padded(valid_bytes);
+  }
 };
 
 struct Layout {
@@ -114,7 +135,8 @@ struct Layout {
 
 // Validates the header, the table and the placement of every section; reads no
 // column. Sections must tile the file after the table in entry order (data, then a
-// string column's dictionary), so every byte of the file is under some checksum.
+// string column's dictionary, then a nullable column's validity), so every byte of
+// the file is under some checksum.
 Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
   if (size < sizeof kMagic || std::memcmp(p, kMagic, sizeof kMagic) != 0)
     file_error(path, "not a ranc columnar file: it does not start with the magic bytes \"RANCCOL\\0\"");
@@ -125,15 +147,16 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
   l.major = load<uint32_t>(p + 8);
   l.minor = load<uint32_t>(p + 12);
   const bool header_ok = checksum(p, 56) == load<uint64_t>(p + 56);
-  if (l.major != kColumnarMajorVersion)
+  if (l.major < kColumnarOldestMajorVersion || l.major > kColumnarMajorVersion)
     file_error(path,
-         fmt::format("written by format version {}.{}, this ranc reads version {}{}", l.major,
-                     l.minor, kColumnarMajorVersion,
+         fmt::format("written by format version {}.{}, this ranc reads versions {}{}", l.major,
+                     l.minor, readable_versions(),
                      header_ok ? "" : " (or the header is corrupt: its checksum does not match)"));
   if (!header_ok) file_error(path, "checksum mismatch in the header (bytes 0..64)");
   if (load<uint32_t>(p + 16) != kHeaderBytes)
     file_error(path, fmt::format("the header records a header size of {} bytes; version {} has {}",
-                           load<uint32_t>(p + 16), kColumnarMajorVersion, kHeaderBytes));
+                           load<uint32_t>(p + 16), l.major, kHeaderBytes));
+  const uint64_t entry_bytes = l.major == 1 ? kEntryBytesV1 : kEntryBytes;
   l.rows = load<uint64_t>(p + 24);
   l.file_bytes = load<uint64_t>(p + 32);
   const uint64_t table_bytes = load<uint64_t>(p + 40);
@@ -155,7 +178,7 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
 
   const uint64_t n = load<uint32_t>(t);
   const uint64_t key = load<uint32_t>(t + 4);
-  const uint64_t names_start = kTablePrefixBytes + n * kEntryBytes;
+  const uint64_t names_start = kTablePrefixBytes + n * entry_bytes;
   if (names_start > table_bytes)
     file_error(path,
          fmt::format("corrupt schema table: {} attributes do not fit in {} bytes", n, table_bytes));
@@ -183,7 +206,7 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
     next = end;
   };
   for (uint64_t i = 0; i < n; ++i) {
-    const uint8_t* e = t + kTablePrefixBytes + i * kEntryBytes;
+    const uint8_t* e = t + kTablePrefixBytes + i * entry_bytes;
     Entry en;
     const uint64_t name_off = load<uint64_t>(e);
     const uint64_t name_len = load<uint32_t>(e + 8);
@@ -223,7 +246,24 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
       file_error(path, fmt::format("corrupt schema table: column {} of type {} has a dictionary", en.name,
                              type_name(en.type)));
     }
-    l.schema.attributes.push_back({en.name, en.type});
+    if (l.major >= 2) {
+      en.nullable = (e[13] & kFlagNullable) != 0;  // the other flag bits are reserved
+      en.valid_offset = load<uint64_t>(e + 64);
+      en.valid_bytes = load<uint64_t>(e + 72);
+      en.valid_checksum = load<uint64_t>(e + 80);
+    }
+    if (en.nullable) {
+      if (en.valid_bytes != l.rows)
+        file_error(path, fmt::format("corrupt schema table: the validity of column {} has {} bytes, "
+                                     "but {} rows need {}",
+                                     en.name, en.valid_bytes, l.rows, l.rows));
+      place("the validity of column " + en.name, en.valid_offset, en.valid_bytes);
+    } else if (en.valid_offset != 0 || en.valid_bytes != 0 || en.valid_checksum != 0) {
+      file_error(path, fmt::format("corrupt schema table: column {} is not nullable but has a "
+                                   "validity section",
+                                   en.name));
+    }
+    l.schema.attributes.push_back({en.name, en.type, en.nullable});
     l.entries.push_back(std::move(en));
   }
   if (next != l.file_bytes)
@@ -282,6 +322,54 @@ std::shared_ptr<const Dictionary> read_dictionary(const std::string& path, const
   return Dictionary::from_strings(std::move(strings));
 }
 
+// The validity of column e for the declared attribute a (called when either is
+// nullable): the file's bytes, checked (each 0 or 1, NULL rows holding the type's
+// zero and, for strings, the code of ""); all ones when the file's column is not
+// nullable; empty when a is not nullable, which a NULL makes an error.
+std::vector<uint8_t> read_validity(const std::string& path, const uint8_t* base, const Entry& e,
+                                   uint64_t rows, const Dictionary* dict, const Attribute& a) {
+  if (!e.nullable) return std::vector<uint8_t>(static_cast<size_t>(rows), 1);
+  const std::string what = "the validity of column " + e.name;
+  verify(path, base, e.valid_offset, e.valid_bytes, e.valid_checksum, what);
+  const uint8_t* v = base + e.valid_offset;
+  uint8_t high = 0, all_valid = 1;
+  for (uint64_t r = 0; r < rows; ++r) {
+    high |= v[r] & 0xFE;
+    all_valid &= v[r];
+  }
+  if (high)
+    for (uint64_t r = 0; r < rows; ++r)
+      if (v[r] > 1)
+        file_error(path, fmt::format("corrupt {}: row {} holds {}, not 0 or 1", what, r, v[r]));
+  if (!all_valid) {
+    const uint64_t width = static_cast<uint64_t>(type_size(e.type));
+    const uint8_t* data = base + e.data_offset;
+    uint64_t first_null = rows;
+    for (uint64_t r = 0; r < rows; ++r) {
+      if (v[r]) continue;
+      if (first_null == rows) first_null = r;
+      for (uint64_t k = 0; k < width; ++k)
+        if (data[r * width + k] != 0)
+          file_error(path, fmt::format("corrupt column {}: row {} is NULL but its value is not the "
+                                       "type's zero",
+                                       e.name, r));
+    }
+    if (e.type == Type::String && (dict->size() == 0 || !dict->at(0).empty()))
+      file_error(path, fmt::format("corrupt the dictionary of column {}: the column has NULL rows, "
+                                   "which hold the code of the empty string, but the dictionary "
+                                   "has no empty string",
+                                   e.name));
+    if (!a.nullable)
+      file_error(path,
+                 fmt::format("attribute {} holds NULL in row {} (counting from 0), but the "
+                             "program declares it not nullable",
+                             a.name, first_null),
+                 fmt::format("declare it nullable: '{} {} null'", a.name, type_name(a.type)));
+  }
+  if (!a.nullable) return {};
+  return std::vector<uint8_t>(v, v + rows);
+}
+
 HostRelation read_impl(const std::string& path, const Schema* declared, const CsvOptions& opt) {
   io_detail::FileBytes file(path);
   const uint8_t* base = file.data();
@@ -323,12 +411,13 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
 
   uint64_t total = 0;
   for (const Entry* e : entries) {
-    total += padded(e->data_bytes) + padded(e->dict_bytes);
-    file.will_need(e->data_offset, padded(e->data_bytes) + padded(e->dict_bytes));
+    total += e->section_bytes();
+    file.will_need(e->data_offset, e->section_bytes());
   }
   const uint64_t rows = l.rows;
   std::vector<Column::Storage> storage(entries.size());
   std::vector<std::shared_ptr<const Dictionary>> dicts(entries.size());
+  std::vector<std::vector<uint8_t>> validity(entries.size());
   std::atomic<uint64_t> done{0};
   auto read_column = [&](size_t c) {
     const Entry& e = *entries[c];
@@ -376,7 +465,9 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
         break;
       }
     }
-    done += padded(e.data_bytes) + padded(e.dict_bytes);
+    if (e.nullable || kept[c].nullable)
+      validity[c] = read_validity(path, base, e, rows, dicts[c].get(), kept[c]);
+    done += e.section_bytes();
   };
   std::function<void()> report;
   if (opt.progress) report = [&] { opt.progress(done.load(), total); };
@@ -392,9 +483,49 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
       rel.column(c).set_codes(std::move(std::get<std::vector<int32_t>>(storage[c])), dicts[c]);
     else
       rel.column(c).storage() = std::move(storage[c]);
+    if (kept[c].nullable) rel.column(c).validity() = std::move(validity[c]);
   }
   if (opt.progress) opt.progress(total, total);
   return rel;
+}
+
+// A dictionary section with its zero padding; `bytes` is its length without it.
+std::vector<uint8_t> dictionary_section(const Dictionary& dict, uint64_t& bytes) {
+  const auto& strings = dict.strings();
+  uint64_t text = 0;
+  for (const auto& s : strings) text += s.size();
+  const uint64_t count = strings.size();
+  bytes = kDictPrefixBytes + (count + 1) * 8 + text;
+  std::vector<uint8_t> d(static_cast<size_t>(padded(bytes)), 0);
+  store<uint64_t>(d.data(), count);
+  const uint64_t at = kDictPrefixBytes + (count + 1) * 8;
+  uint64_t end = 0;
+  for (uint64_t k = 0; k < count; ++k) {
+    const std::string& s = strings[static_cast<size_t>(k)];
+    std::memcpy(d.data() + at + end, s.data(), s.size());
+    end += s.size();
+    store<uint64_t>(d.data() + kDictPrefixBytes + (k + 1) * 8, end);
+  }
+  return d;
+}
+
+// The writer's side of the reader's check: a NULL row holds the type's zero (for
+// strings the code of "", which is code 0), as host_relation.h requires.
+void check_null_rows(const Column& col, const std::string& name) {
+  const auto& valid = col.validity();
+  const uint64_t width = static_cast<uint64_t>(type_size(col.type()));
+  const auto* data = static_cast<const uint8_t*>(col.raw());
+  for (uint64_t r = 0; r < valid.size(); ++r) {
+    if (valid[r]) continue;
+    bool zero = true;
+    for (uint64_t k = 0; k < width; ++k) zero = zero && data[r * width + k] == 0;
+    if (col.type() == Type::String)
+      zero = zero && col.dictionary()->size() > 0 && col.dictionary()->at(0).empty();
+    if (!zero)
+      throw InternalError(fmt::format("column {}: row {} is NULL but its storage is not the "
+                                      "type's zero (host_relation.h)",
+                                      name, r));
+  }
 }
 
 }  // namespace
@@ -413,6 +544,8 @@ void write_columnar(const std::string& path, const HostRelation& rel) {
       file_error(path,
            fmt::format("cannot write '{}': attribute {} appears twice", path, schema[i].name));
     internal_check(rel.column(i).size() == rows, "columns of different lengths");
+    internal_check(!rel.column(i).nullable() || rel.column(i).validity().size() == rows,
+                   "a validity of another length than its column");
   }
 
   // The table: prefix, entries, names, padding.
@@ -423,7 +556,7 @@ void write_columnar(const std::string& path, const HostRelation& rel) {
   store<uint32_t>(table.data(), static_cast<uint32_t>(n));
   store<uint32_t>(table.data() + 4, static_cast<uint32_t>(schema.key_size));
 
-  // Sections: a column's bytes in place, or a serialized dictionary.
+  // Sections: a column's bytes or validity in place, or a serialized dictionary.
   struct Section {
     const void* data;
     uint64_t bytes;
@@ -456,26 +589,24 @@ void write_columnar(const std::string& path, const HostRelation& rel) {
     store<uint64_t>(e + 32, section_checksum(data, bytes));
     sections.push_back({data, bytes, {}});
     offset += padded(bytes);
-    if (col.type() != Type::String) continue;
-    const auto& strings = col.dictionary()->strings();
-    uint64_t text = 0;
-    for (const auto& s : strings) text += s.size();
-    const uint64_t count = strings.size();
-    const uint64_t dict_bytes = kDictPrefixBytes + (count + 1) * 8 + text;
-    std::vector<uint8_t> d(static_cast<size_t>(padded(dict_bytes)), 0);
-    store<uint64_t>(d.data(), count);
-    uint64_t at = kDictPrefixBytes + (count + 1) * 8, end = 0;
-    for (uint64_t k = 0; k < count; ++k) {
-      const std::string& s = strings[static_cast<size_t>(k)];
-      std::memcpy(d.data() + at + end, s.data(), s.size());
-      end += s.size();
-      store<uint64_t>(d.data() + kDictPrefixBytes + (k + 1) * 8, end);
+    if (col.type() == Type::String) {
+      uint64_t dict_bytes = 0;
+      std::vector<uint8_t> d = dictionary_section(*col.dictionary(), dict_bytes);
+      store<uint64_t>(e + 40, offset);
+      store<uint64_t>(e + 48, dict_bytes);
+      store<uint64_t>(e + 56, checksum(d.data(), d.size()));
+      offset += d.size();
+      sections.push_back({nullptr, dict_bytes, std::move(d)});
     }
-    store<uint64_t>(e + 40, offset);
-    store<uint64_t>(e + 48, dict_bytes);
-    store<uint64_t>(e + 56, checksum(d.data(), d.size()));
-    offset += d.size();
-    sections.push_back({nullptr, dict_bytes, std::move(d)});
+    if (col.nullable()) {
+      check_null_rows(col, name);
+      e[13] = kFlagNullable;
+      store<uint64_t>(e + 64, offset);
+      store<uint64_t>(e + 72, rows);
+      store<uint64_t>(e + 80, section_checksum(col.validity().data(), rows));
+      sections.push_back({col.validity().data(), rows, {}});
+      offset += padded(rows);
+    }
   }
 
   uint8_t header[kHeaderBytes] = {};
@@ -532,6 +663,7 @@ ColumnarInfo read_columnar_info(const std::string& path) {
     ColumnarInfo::Section s;
     s.data_bytes = e.data_bytes;
     s.dictionary_bytes = e.dict_bytes;
+    s.validity_bytes = e.valid_bytes;
     if (e.type == Type::String) {
       verify(path, file.data(), e.dict_offset, e.dict_bytes, e.dict_checksum,
              "the dictionary of column " + e.name);

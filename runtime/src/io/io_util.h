@@ -27,8 +27,10 @@
 namespace ranc::io_detail {
 
 // UserError(Data) located at the file `path`.
-[[noreturn]] inline void file_error(const std::string& path, std::string msg) {
-  throw UserError(Diagnostic{ErrorKind::Data, std::move(msg), SourceLoc{path, 0, 0}, {}});
+[[noreturn]] inline void file_error(const std::string& path, std::string msg,
+                                    std::string hint = {}) {
+  throw UserError(
+      Diagnostic{ErrorKind::Data, std::move(msg), SourceLoc{path, 0, 0}, std::move(hint)});
 }
 
 // A file's bytes: mapped read-only where possible, else (pipes, empty files, mmap
