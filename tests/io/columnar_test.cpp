@@ -111,7 +111,8 @@ HostRelation nullable_sample(size_t rows, uint32_t seed, size_t key = 0) {
   for (size_t r = 0; r < rows; ++r) {
     std::vector<Value> row = plain.row(r);
     for (size_t c = 0; c < row.size(); ++c)
-      if (c != 1 && (r == 0 || r + 1 == rows || rng() % 4 == 0)) row[c] = Value::null(row[c].type());
+      if (c != 1 && (r == 0 || r + 1 == rows || rng() % 4 == 0))
+        row[c] = Value::null(row[c].type());
     row.push_back(Value::null(Type::F64));
     rel.append_row(row);
   }
@@ -616,11 +617,10 @@ HostRelation hand_made() {
   auto row = [](Value x, Value s, int64_t y, const char* t, int32_t k) {
     return std::vector<Value>{x, s, Value::i64(y), Value::string(t), Value::i32(k)};
   };
-  return HostRelation::from_rows(
-      s, {row(Value::i32(1), Value::string("a"), 5, "a", 10),
-          row(Value::i32(2), Value::null(Type::String), 6, "b", 11),
-          row(Value::null(Type::I32), Value::string("b"), 7, "a", 12),
-          row(Value::i32(4), Value::string("a"), 8, "b", 13)});
+  return HostRelation::from_rows(s, {row(Value::i32(1), Value::string("a"), 5, "a", 10),
+                                     row(Value::i32(2), Value::null(Type::String), 6, "b", 11),
+                                     row(Value::null(Type::I32), Value::string("b"), 7, "a", 12),
+                                     row(Value::i32(4), Value::string("a"), 8, "b", 13)});
 }
 
 TEST_F(ColumnarTest, NullabilityOfTheDeclaredSchema) {
@@ -692,8 +692,8 @@ TEST_F(ColumnarTest, DamagedValiditySections) {
   std::string f;
   f = good;
   f[vx + 1] ^= 1;
-  expect("flip", f, false, fmt::format("checksum mismatch in the validity of column x (bytes {}..{})",
-                                       vx, vx + 64));
+  expect("flip", f, false,
+         fmt::format("checksum mismatch in the validity of column x (bytes {}..{})", vx, vx + 64));
   f = good;
   f[vx + 10] = 1;  // the padding is under the checksum too
   expect("padding", f, false, "checksum mismatch in the validity of column x");
@@ -720,9 +720,10 @@ TEST_F(ColumnarTest, DamagedValiditySections) {
          "corrupt schema table: the validity of column x has 3 bytes, but 4 rows need 4");
   f = good;
   set64(f, entry_at(0) + 64, vx + 64);
-  expect("offset", f, true,
-         fmt::format("corrupt schema table: the validity of column x starts at byte {}, expected {}",
-                     vx + 64, vx));
+  expect(
+      "offset", f, true,
+      fmt::format("corrupt schema table: the validity of column x starts at byte {}, expected {}",
+                  vx + 64, vx));
   f = good;
   f[entry_at(0) + 13] = 0;
   expect("flag cleared", f, true,
@@ -856,8 +857,8 @@ TEST_F(ColumnarTest, NullableTextAndColumnarAgree) {
   expect_identical(rel, full);
   std::string p = path("t.rcol");
   write_columnar(p, full);
-  for (const std::vector<std::string>& keep : std::vector<std::vector<std::string>>{
-           {}, {"s"}, {"none", "i"}, {"dt", "s", "b", "none"}}) {
+  for (const std::vector<std::string>& keep :
+       std::vector<std::vector<std::string>>{{}, {"s"}, {"none", "i"}, {"dt", "s", "b", "none"}}) {
     for (unsigned threads : {1u, 4u}) {
       CsvOptions opt = text_opt;
       opt.columns = keep;

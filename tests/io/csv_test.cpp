@@ -503,15 +503,16 @@ TEST(CsvNulls, UnquotedEmptyFieldsAreNullInNullableAttributes) {
                               {"s", Type::String}});
   auto rel = parse_csv(
       "b,i,l,f,d,dt,s\n"
-      ",,,,,,\n"                                 // every attribute NULL
-      "true,7,-8,1.5,2.5,1994-01-01,\"\"\n"      // a quoted "" is the empty string
-      " , \t,  ,,, ,  \n"                        // spaces: NULL but for the string "  "
+      ",,,,,,\n"                             // every attribute NULL
+      "true,7,-8,1.5,2.5,1994-01-01,\"\"\n"  // a quoted "" is the empty string
+      " , \t,  ,,, ,  \n"                    // spaces: NULL but for the string "  "
       "false,0,0,0,0,1970-01-01,x\n",
       s);
   ASSERT_EQ(rel.num_rows(), 4u);
   for (size_t c = 0; c < 7; ++c) {
     EXPECT_TRUE(rel.get(0, c).is_null()) << c;
-    EXPECT_EQ(rel.column(c).validity(), (std::vector<uint8_t>{0, 1, c == 6 ? uint8_t{1} : uint8_t{0}, 1}))
+    EXPECT_EQ(rel.column(c).validity(),
+              (std::vector<uint8_t>{0, 1, c == 6 ? uint8_t{1} : uint8_t{0}, 1}))
         << c;
   }
   EXPECT_EQ(rel.get(1, 6), Value::string(""));
@@ -563,10 +564,10 @@ TEST(CsvNulls, NullMarker) {
   opt.null_marker = "NA";
   auto rel = parse_csv(
       "i,s,f\n"
-      "NA,NA,NA\n"          // NULL everywhere
-      " NA ,\"NA\",\n"      // trimmed for numbers; quoted is text; empty is still NULL
-      "1, NA,2\n"           // strings are compared exactly: " NA" is text
-      "2,na,3\n",           // case matters
+      "NA,NA,NA\n"      // NULL everywhere
+      " NA ,\"NA\",\n"  // trimmed for numbers; quoted is text; empty is still NULL
+      "1, NA,2\n"       // strings are compared exactly: " NA" is text
+      "2,na,3\n",       // case matters
       s, opt);
   ASSERT_EQ(rel.num_rows(), 4u);
   EXPECT_EQ(rel.column(0).validity(), (std::vector<uint8_t>{0, 0, 1, 1}));
@@ -589,9 +590,8 @@ TEST(CsvNulls, NullMarker) {
   EXPECT_EQ(t.column(2).validity(), (std::vector<uint8_t>{1, 0}));
 
   // In an attribute that is not nullable the marker is a string's text.
-  auto plain = parse_csv("i,s,f\n1,NA,2\n", schema_of({{"i", Type::I32}, {"s", Type::String},
-                                                        {"f", Type::F64}}),
-                         opt);
+  auto plain = parse_csv("i,s,f\n1,NA,2\n",
+                         schema_of({{"i", Type::I32}, {"s", Type::String}, {"f", Type::F64}}), opt);
   EXPECT_EQ(plain.get(0, 1), Value::string("NA"));
   // An empty marker is the default: only empty fields.
   opt.null_marker = "";
@@ -641,14 +641,16 @@ TEST(CsvNullErrors, EmptyAndMarkerInNonNullableAttributesHintAtNull) {
   auto d = parse_error("k,x\n1,2000-01-01\n2,\n", s);
   EXPECT_EQ(d.loc, (SourceLoc{"t.csv", 3, 3}));
   EXPECT_EQ(d.message, "empty field is not a valid date for attribute x");
-  EXPECT_EQ(d.hint, "to read an empty field as NULL, declare the attribute nullable: 'x date null'");
+  EXPECT_EQ(d.hint,
+            "to read an empty field as NULL, declare the attribute nullable: 'x date null'");
   EXPECT_EQ(d.str(),
             "t.csv:3:3: error: empty field is not a valid date for attribute x (hint: to read an "
             "empty field as NULL, declare the attribute nullable: 'x date null')");
   // .tbl, located the same way.
   d = parse_error("1|2000-01-01|\n2||\n", s, CsvOptions::tbl(), "x.tbl");
   EXPECT_EQ(d.loc, (SourceLoc{"x.tbl", 2, 3}));
-  EXPECT_EQ(d.hint, "to read an empty field as NULL, declare the attribute nullable: 'x date null'");
+  EXPECT_EQ(d.hint,
+            "to read an empty field as NULL, declare the attribute nullable: 'x date null'");
   // The marker in an attribute that is not nullable.
   CsvOptions opt = CsvOptions::csv();
   opt.null_marker = "NA";
@@ -712,8 +714,8 @@ TEST(WriterNulls, TblCannotWriteWhatWouldReadBackAsNull) {
   EXPECT_EQ(to_csv_string(ok, CsvOptions::tbl()), "|a|\n2||\n");
   expect_same_with_nulls(ok, parse_csv(to_csv_string(ok, CsvOptions::tbl()), s, CsvOptions::tbl()));
   // The empty string of a nullable attribute would read back as NULL.
-  auto empty = HostRelation::from_rows(s, {{Value::i32(1), Value::string("x")},
-                                           {Value::i32(2), Value::string("")}});
+  auto empty = HostRelation::from_rows(
+      s, {{Value::i32(1), Value::string("x")}, {Value::i32(2), Value::string("")}});
   try {
     to_csv_string(empty, CsvOptions::tbl());
     ADD_FAILURE() << "no error";
@@ -752,7 +754,8 @@ TEST(WriterNulls, TblCannotWriteWhatWouldReadBackAsNull) {
 
 TEST(WriterNulls, ALoneNullableAttribute) {
   Schema s = nullable_schema({{"x", Type::I64}});
-  auto rel = HostRelation::from_rows(s, {{Value::i64(1)}, {Value::null(Type::I64)}, {Value::i64(3)}});
+  auto rel =
+      HostRelation::from_rows(s, {{Value::i64(1)}, {Value::null(Type::I64)}, {Value::i64(3)}});
   // CSV without a trailing delimiter: a NULL would be a blank line.
   try {
     to_csv_string(rel);
@@ -769,8 +772,13 @@ TEST(WriterNulls, ALoneNullableAttribute) {
   expect_same_with_nulls(rel, parse_csv(to_csv_string(rel, opt), s, opt));
   // .tbl has a trailing delimiter: "|" is an empty field.
   EXPECT_EQ(to_csv_string(rel, CsvOptions::tbl()), "1|\n|\n3|\n");
-  expect_same_with_nulls(rel, parse_csv(to_csv_string(rel, CsvOptions::tbl()), s,
-                                        CsvOptions::tbl()));
+  expect_same_with_nulls(rel,
+                         parse_csv(to_csv_string(rel, CsvOptions::tbl()), s, CsvOptions::tbl()));
+  // A blank line is not read as a NULL: blank lines are allowed only at the end.
+  auto d = parse_error("x\n1\n\n3\n", s);
+  EXPECT_EQ(d.loc, (SourceLoc{"t.csv", 3, 1}));
+  EXPECT_EQ(d.message, "empty line; expected 1 fields");
+  EXPECT_NE(d.hint.find("null marker"), std::string::npos) << d.hint;
   // A lone nullable string: "" is quoted, NULL with a marker.
   Schema ss = nullable_schema({{"s", Type::String}});
   auto str = HostRelation::from_rows(ss, {{Value::string("")}, {Value::null(Type::String)}});
@@ -809,16 +817,15 @@ HostRelation random_nullable_relation(size_t rows, uint32_t seed, bool empty_str
     auto null = [&] { return edge || rng() % 5 == 0; };
     std::string str = words[rng() % words.size()];
     if (rng() % 3 == 0) str += std::to_string(rng() % 100000);
-    rel.append_row({Value::i64(static_cast<int64_t>(r)),
-                    null() ? Value::null(Type::Bool) : Value::boolean(rng() & 1),
-                    null() ? Value::null(Type::I32) : Value::i32(static_cast<int32_t>(rng())),
-                    null() ? Value::null(Type::I64) : Value::i64(static_cast<int64_t>(rng())),
-                    null() ? Value::null(Type::F32) : Value::f32(static_cast<float>(ud(rng))),
-                    null() ? Value::null(Type::F64) : Value::f64(ud(rng) / 3.0),
-                    null() ? Value::null(Type::Date)
-                           : Value::date(static_cast<int32_t>(rng() % 20000)),
-                    null() ? Value::null(Type::String) : Value::string(str),
-                    Value::null(Type::String)});
+    rel.append_row(
+        {Value::i64(static_cast<int64_t>(r)),
+         null() ? Value::null(Type::Bool) : Value::boolean(rng() & 1),
+         null() ? Value::null(Type::I32) : Value::i32(static_cast<int32_t>(rng())),
+         null() ? Value::null(Type::I64) : Value::i64(static_cast<int64_t>(rng())),
+         null() ? Value::null(Type::F32) : Value::f32(static_cast<float>(ud(rng))),
+         null() ? Value::null(Type::F64) : Value::f64(ud(rng) / 3.0),
+         null() ? Value::null(Type::Date) : Value::date(static_cast<int32_t>(rng() % 20000)),
+         null() ? Value::null(Type::String) : Value::string(str), Value::null(Type::String)});
   }
   return rel;
 }

@@ -98,14 +98,14 @@ std::optional<Type> type_from_code(uint8_t c) {
   return kByCode[c];
 }
 
-
 // "1 and 2": the major versions this ranc reads.
 std::string readable_versions() {
   std::string s;
   for (uint32_t v = kColumnarOldestMajorVersion; v <= kColumnarMajorVersion; ++v)
-    s += fmt::format("{}{}", v == kColumnarOldestMajorVersion ? ""
-                             : v == kColumnarMajorVersion     ? " and "
-                                                              : ", ",
+    s += fmt::format("{}{}",
+                     v == kColumnarOldestMajorVersion ? ""
+                     : v == kColumnarMajorVersion     ? " and "
+                                                      : ", ",
                      v);
   return s;
 }
@@ -139,23 +139,25 @@ struct Layout {
 // the file is under some checksum.
 Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
   if (size < sizeof kMagic || std::memcmp(p, kMagic, sizeof kMagic) != 0)
-    file_error(path, "not a ranc columnar file: it does not start with the magic bytes \"RANCCOL\\0\"");
+    file_error(path,
+               "not a ranc columnar file: it does not start with the magic bytes \"RANCCOL\\0\"");
   if (size < kHeaderBytes)
-    file_error(path, fmt::format("truncated: the file has {} bytes, less than the {}-byte header", size,
-                           kHeaderBytes));
+    file_error(path, fmt::format("truncated: the file has {} bytes, less than the {}-byte header",
+                                 size, kHeaderBytes));
   Layout l;
   l.major = load<uint32_t>(p + 8);
   l.minor = load<uint32_t>(p + 12);
   const bool header_ok = checksum(p, 56) == load<uint64_t>(p + 56);
   if (l.major < kColumnarOldestMajorVersion || l.major > kColumnarMajorVersion)
-    file_error(path,
-         fmt::format("written by format version {}.{}, this ranc reads versions {}{}", l.major,
-                     l.minor, readable_versions(),
-                     header_ok ? "" : " (or the header is corrupt: its checksum does not match)"));
+    file_error(
+        path,
+        fmt::format("written by format version {}.{}, this ranc reads versions {}{}", l.major,
+                    l.minor, readable_versions(),
+                    header_ok ? "" : " (or the header is corrupt: its checksum does not match)"));
   if (!header_ok) file_error(path, "checksum mismatch in the header (bytes 0..64)");
   if (load<uint32_t>(p + 16) != kHeaderBytes)
     file_error(path, fmt::format("the header records a header size of {} bytes; version {} has {}",
-                           load<uint32_t>(p + 16), l.major, kHeaderBytes));
+                                 load<uint32_t>(p + 16), l.major, kHeaderBytes));
   const uint64_t entry_bytes = l.major == 1 ? kEntryBytesV1 : kEntryBytes;
   l.rows = load<uint64_t>(p + 24);
   l.file_bytes = load<uint64_t>(p + 32);
@@ -166,22 +168,22 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
       table_bytes > l.file_bytes - kHeaderBytes || table_bytes < kTablePrefixBytes ||
       table_bytes % kAlign != 0)
     file_error(path, fmt::format("corrupt header: a schema table of {} bytes in a file of {} bytes",
-                           table_bytes, l.file_bytes));
+                                 table_bytes, l.file_bytes));
   const uint64_t table_end = kHeaderBytes + table_bytes;
   if (size < table_end)
     file_error(path, fmt::format("truncated: the schema table needs bytes {}..{}, the file has {}",
-                           kHeaderBytes, table_end, size));
+                                 kHeaderBytes, table_end, size));
   const uint8_t* t = p + kHeaderBytes;
   if (checksum(t, table_bytes) != table_checksum)
-    file_error(path, fmt::format("checksum mismatch in the schema table (bytes {}..{})", kHeaderBytes,
-                           table_end));
+    file_error(path, fmt::format("checksum mismatch in the schema table (bytes {}..{})",
+                                 kHeaderBytes, table_end));
 
   const uint64_t n = load<uint32_t>(t);
   const uint64_t key = load<uint32_t>(t + 4);
   const uint64_t names_start = kTablePrefixBytes + n * entry_bytes;
   if (names_start > table_bytes)
-    file_error(path,
-         fmt::format("corrupt schema table: {} attributes do not fit in {} bytes", n, table_bytes));
+    file_error(path, fmt::format("corrupt schema table: {} attributes do not fit in {} bytes", n,
+                                 table_bytes));
   if (key > n)
     file_error(path, fmt::format("corrupt schema table: a key of {} attributes out of {}", key, n));
   l.schema.key_size = static_cast<size_t>(key);
@@ -189,20 +191,21 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
   // A section at [off, off + bytes), padded to the alignment, for what `what` names.
   auto place = [&](const std::string& what, uint64_t off, uint64_t bytes) {
     if (off != next)
-      file_error(path,
-           fmt::format("corrupt schema table: {} starts at byte {}, expected {}", what, off, next));
+      file_error(path, fmt::format("corrupt schema table: {} starts at byte {}, expected {}", what,
+                                   off, next));
     if (bytes > l.file_bytes - off)
-      file_error(path, fmt::format("corrupt schema table: {} of {} bytes at byte {} runs past the end "
+      file_error(path,
+                 fmt::format("corrupt schema table: {} of {} bytes at byte {} runs past the end "
                              "of the file ({} bytes)",
                              what, bytes, off, l.file_bytes));
     const uint64_t end = off + padded(bytes);
     if (end > size)
-      file_error(path,
-           fmt::format("truncated: {} needs bytes {}..{}, the file has {}", what, off, end, size));
+      file_error(path, fmt::format("truncated: {} needs bytes {}..{}, the file has {}", what, off,
+                                   end, size));
     if (end > l.file_bytes)
       file_error(path, fmt::format("corrupt schema table: {} ends at byte {}, after the end of the "
-                             "file ({} bytes)",
-                             what, end, l.file_bytes));
+                                   "file ({} bytes)",
+                                   what, end, l.file_bytes));
     next = end;
   };
   for (uint64_t i = 0; i < n; ++i) {
@@ -212,13 +215,15 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
     const uint64_t name_len = load<uint32_t>(e + 8);
     if (name_off < names_start || name_off > table_bytes || name_len > table_bytes - name_off ||
         name_len == 0)
-      file_error(path, fmt::format("corrupt schema table: attribute {}'s name is at bytes {}..{} of a "
+      file_error(path,
+                 fmt::format("corrupt schema table: attribute {}'s name is at bytes {}..{} of a "
                              "{}-byte table",
                              i + 1, name_off, name_off + name_len, table_bytes));
     en.name.assign(reinterpret_cast<const char*>(t + name_off), static_cast<size_t>(name_len));
     auto type = type_from_code(e[12]);
     if (!type)
-      file_error(path, fmt::format("corrupt schema table: attribute {} has the unknown type code {}",
+      file_error(path,
+                 fmt::format("corrupt schema table: attribute {} has the unknown type code {}",
                              en.name, e[12]));
     en.type = *type;
     if (!l.index.emplace(en.name, l.entries.size()).second)
@@ -231,7 +236,8 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
     en.dict_checksum = load<uint64_t>(e + 56);
     const uint64_t width = static_cast<uint64_t>(type_size(en.type));
     if (en.data_bytes % width != 0 || en.data_bytes / width != l.rows)
-      file_error(path, fmt::format("corrupt schema table: column {} has {} bytes, but {} rows of {} "
+      file_error(path,
+                 fmt::format("corrupt schema table: column {} has {} bytes, but {} rows of {} "
                              "need {}",
                              en.name, en.data_bytes, l.rows, type_name(en.type),
                              l.rows <= UINT64_MAX / width ? fmt::format("{}", l.rows * width)
@@ -239,12 +245,13 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
     place("column " + en.name, en.data_offset, en.data_bytes);
     if (en.type == Type::String) {
       if (en.dict_bytes < kDictPrefixBytes + 8)
-        file_error(path, fmt::format("corrupt schema table: the dictionary of column {} has {} bytes",
+        file_error(path,
+                   fmt::format("corrupt schema table: the dictionary of column {} has {} bytes",
                                en.name, en.dict_bytes));
       place("the dictionary of column " + en.name, en.dict_offset, en.dict_bytes);
     } else if (en.dict_offset != 0 || en.dict_bytes != 0 || en.dict_checksum != 0) {
-      file_error(path, fmt::format("corrupt schema table: column {} of type {} has a dictionary", en.name,
-                             type_name(en.type)));
+      file_error(path, fmt::format("corrupt schema table: column {} of type {} has a dictionary",
+                                   en.name, type_name(en.type)));
     }
     if (l.major >= 2) {
       en.nullable = (e[13] & kFlagNullable) != 0;  // the other flag bits are reserved
@@ -254,9 +261,10 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
     }
     if (en.nullable) {
       if (en.valid_bytes != l.rows)
-        file_error(path, fmt::format("corrupt schema table: the validity of column {} has {} bytes, "
-                                     "but {} rows need {}",
-                                     en.name, en.valid_bytes, l.rows, l.rows));
+        file_error(path,
+                   fmt::format("corrupt schema table: the validity of column {} has {} bytes, "
+                               "but {} rows need {}",
+                               en.name, en.valid_bytes, l.rows, l.rows));
       place("the validity of column " + en.name, en.valid_offset, en.valid_bytes);
     } else if (en.valid_offset != 0 || en.valid_bytes != 0 || en.valid_checksum != 0) {
       file_error(path, fmt::format("corrupt schema table: column {} is not nullable but has a "
@@ -267,20 +275,21 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
     l.entries.push_back(std::move(en));
   }
   if (next != l.file_bytes)
-    file_error(path, fmt::format("corrupt schema table: the sections end at byte {}, the header records "
+    file_error(path,
+               fmt::format("corrupt schema table: the sections end at byte {}, the header records "
                            "{} bytes",
                            next, l.file_bytes));
   if (size != l.file_bytes)
     file_error(path, fmt::format("the file has {} bytes, {} more than its header records", size,
-                           size - l.file_bytes));
+                                 size - l.file_bytes));
   return l;
 }
 
 void verify(const std::string& path, const uint8_t* base, uint64_t off, uint64_t bytes,
             uint64_t expected, const std::string& what) {
   if (checksum(base + off, static_cast<size_t>(padded(bytes))) != expected)
-    file_error(path,
-         fmt::format("checksum mismatch in {} (bytes {}..{})", what, off, off + padded(bytes)));
+    file_error(path, fmt::format("checksum mismatch in {} (bytes {}..{})", what, off,
+                                 off + padded(bytes)));
 }
 
 template <typename T>
@@ -295,27 +304,30 @@ std::shared_ptr<const Dictionary> read_dictionary(const std::string& path, const
   const std::string what = "the dictionary of column " + column;
   const uint64_t count = load<uint64_t>(d);
   if (count > (bytes - kDictPrefixBytes) / 8 - 1 || count > uint64_t{INT32_MAX})
-    file_error(path, fmt::format("corrupt {}: {} strings do not fit in {} bytes", what, count, bytes));
+    file_error(path,
+               fmt::format("corrupt {}: {} strings do not fit in {} bytes", what, count, bytes));
   const uint8_t* offsets = d + kDictPrefixBytes;
   const uint64_t text_start = kDictPrefixBytes + (count + 1) * 8;
   const uint64_t text_bytes = bytes - text_start;
   const char* text = reinterpret_cast<const char*>(d + text_start);
   if (load<uint64_t>(offsets) != 0 || load<uint64_t>(offsets + count * 8) != text_bytes)
-    file_error(path,
-         fmt::format("corrupt {}: its offsets do not span its {} bytes of text", what, text_bytes));
+    file_error(path, fmt::format("corrupt {}: its offsets do not span its {} bytes of text", what,
+                                 text_bytes));
   std::vector<std::string> strings;
   strings.reserve(static_cast<size_t>(count));
   uint64_t prev = 0;
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t end = load<uint64_t>(offsets + (i + 1) * 8);
     if (end < prev || end > text_bytes)
-      file_error(path, fmt::format("corrupt {}: string {} ends at byte {} (previous end {}, text of {} "
+      file_error(path,
+                 fmt::format("corrupt {}: string {} ends at byte {} (previous end {}, text of {} "
                              "bytes)",
                              what, i, end, prev, text_bytes));
     std::string_view s(text + prev, static_cast<size_t>(end - prev));
     // Codes compare as their strings do: the strings must be sorted and unique.
     if (i > 0 && !(std::string_view(strings.back()) < s))
-      file_error(path, fmt::format("corrupt {}: string {} is not greater than the one before", what, i));
+      file_error(path,
+                 fmt::format("corrupt {}: string {} is not greater than the one before", what, i));
     strings.emplace_back(s);
     prev = end;
   }
@@ -382,7 +394,8 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
   for (const auto& c : opt.columns) {
     auto i = schema.find(c);
     if (!i)
-      file_error(path, fmt::format("cannot keep attribute '{}': the schema of '{}' has no such attribute",
+      file_error(path,
+                 fmt::format("cannot keep attribute '{}': the schema of '{}' has no such attribute",
                              c, path));
     keep[*i] = true;
   }
@@ -398,12 +411,12 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
         has += (has.empty() ? "" : ", ") + l.schema[k].name;
       if (l.schema.size() > 32) has += fmt::format(", ... ({} in all)", l.schema.size());
       file_error(path, fmt::format("attribute {} is not in the file (it has {})", a.name,
-                             has.empty() ? "no attributes" : has));
+                                   has.empty() ? "no attributes" : has));
     }
     const Entry& e = l.entries[it->second];
     if (e.type != a.type)
       file_error(path, fmt::format("attribute {} has type {} in the file, the program declares {}",
-                             a.name, type_name(e.type), type_name(a.type)));
+                                   a.name, type_name(e.type), type_name(a.type)));
     kept.attributes.push_back(a);
     entries.push_back(&e);
   }
@@ -458,7 +471,8 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
         if (bad)
           for (uint64_t r = 0; r < rows; ++r)
             if (static_cast<uint32_t>(v[r]) >= n)
-              file_error(path, fmt::format("corrupt {}: row {} has the string code {}, the dictionary "
+              file_error(path,
+                         fmt::format("corrupt {}: row {} has the string code {}, the dictionary "
                                      "has {} strings",
                                      what, r, v[r], n));
         storage[c] = std::move(v);
@@ -522,9 +536,10 @@ void check_null_rows(const Column& col, const std::string& name) {
     if (col.type() == Type::String)
       zero = zero && col.dictionary()->size() > 0 && col.dictionary()->at(0).empty();
     if (!zero)
-      throw InternalError(fmt::format("column {}: row {} is NULL but its storage is not the "
-                                      "type's zero (host_relation.h)",
-                                      name, r));
+      throw InternalError(
+          fmt::format("column {}: row {} is NULL but its storage is not the "
+                      "type's zero (host_relation.h)",
+                      name, r));
   }
 }
 
@@ -538,11 +553,12 @@ void write_columnar(const std::string& path, const HostRelation& rel) {
   std::unordered_set<std::string_view> names;
   for (size_t i = 0; i < n; ++i) {
     if (schema[i].name.empty() || schema[i].name.size() > UINT32_MAX)
-      file_error(path, fmt::format("cannot write '{}': attribute {} has no name or a name of {} bytes",
+      file_error(path,
+                 fmt::format("cannot write '{}': attribute {} has no name or a name of {} bytes",
                              path, i + 1, schema[i].name.size()));
     if (!names.insert(schema[i].name).second)
-      file_error(path,
-           fmt::format("cannot write '{}': attribute {} appears twice", path, schema[i].name));
+      file_error(
+          path, fmt::format("cannot write '{}': attribute {} appears twice", path, schema[i].name));
     internal_check(rel.column(i).size() == rows, "columns of different lengths");
     internal_check(!rel.column(i).nullable() || rel.column(i).validity().size() == rows,
                    "a validity of another length than its column");

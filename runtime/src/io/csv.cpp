@@ -48,7 +48,6 @@ using io_detail::parallel_for;
   throw UserError(Diagnostic{ErrorKind::Data, std::move(msg), std::move(loc), std::move(hint)});
 }
 
-
 uint64_t hash_bytes(const char* p, size_t n) {
   uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xff51afd7ed558ccdull);
   while (n >= 8) {
@@ -115,9 +114,9 @@ class StringInterner {
 // validity bytes of nullable ones.
 struct ChunkResult {
   std::vector<Column::Storage> columns;
-  std::vector<StringInterner> interners;     // per attribute; used by string columns
+  std::vector<StringInterner> interners;       // per attribute; used by string columns
   std::vector<std::vector<uint8_t>> validity;  // per attribute; used by nullable columns
-  std::deque<std::string> owned;             // unescaped quoted strings (stable addresses)
+  std::deque<std::string> owned;               // unescaped quoted strings (stable addresses)
   size_t rows = 0;
   const char* end = nullptr;  // where parsing stopped (== chunk end when all is well)
   bool failed = false;
@@ -514,7 +513,11 @@ void Parser::parse_rows(const char* b, const char* e, ChunkResult& out,
         p = e;
         break;
       }
-      return fail(p, fmt::format("empty line; expected {} fields", ncols));
+      return fail(p, fmt::format("empty line; expected {} fields", ncols),
+                  ncols == 1 && schema_[0].nullable
+                      ? "a NULL in the only attribute is not an empty line: write it as the "
+                        "null marker (CsvOptions::null_marker)"
+                      : "");
     }
     for (size_t c = 0; c < ncols; ++c) {
       Field f{};
@@ -558,7 +561,6 @@ std::string Parser::missing_field_message(size_t c) const {
   return fmt::format("line has {} field{} but {} are expected (attribute {} is missing)", c + 1,
                      c == 0 ? "" : "s", schema_.size(), schema_[c + 1].name);
 }
-
 
 SourceLoc locate(std::string_view text, const char* pos, std::string_view name) {
   size_t off = static_cast<size_t>(pos - text.data());
@@ -839,8 +841,10 @@ HostRelation parse_text(std::string_view text, const Schema& schema, const CsvOp
   const bool single = chunks.size() == 1;
   // Sizing the columns zero-fills them: one column per thread.
   parallel_for(ncols, threads, [&](size_t c) {
-    if (single && kept[c].nullable) valid[c] = std::move(chunks[0].validity[c]);
-    else if (kept[c].nullable) valid[c].resize(rows);
+    if (single && kept[c].nullable)
+      valid[c] = std::move(chunks[0].validity[c]);
+    else if (kept[c].nullable)
+      valid[c].resize(rows);
     if (single && kept[c].type != Type::String) {
       out[c] = std::move(chunks[0].columns[c]);
       return;
@@ -984,9 +988,10 @@ class Writer {
   // quotes, so that it does not read back as NULL.
   void quote_value(size_t start, size_t c, size_t row) {
     if (!opt_.quoting)
-      data_error(fmt::format("{} ('{}') cannot be written without quoting: it is the null "
-                             "marker's text and would read back as NULL",
-                             where(c, row), shown(marker_)));
+      data_error(
+          fmt::format("{} ('{}') cannot be written without quoting: it is the null "
+                      "marker's text and would read back as NULL",
+                      where(c, row), shown(marker_)));
     buf_.insert(start, 1, '"');
     buf_ += '"';
   }
@@ -1017,9 +1022,10 @@ class Writer {
     }
     for (char ch : s)
       if (ch == d || ch == '\n' || ch == '\r')
-        data_error(fmt::format("{} ('{}') cannot be written without quoting: it holds the "
-                               "delimiter or a line break",
-                               where(c, row), shown(s)));
+        data_error(
+            fmt::format("{} ('{}') cannot be written without quoting: it holds the "
+                        "delimiter or a line break",
+                        where(c, row), shown(s)));
     if (reads_as_null)
       data_error(fmt::format("{} ('{}') cannot be written without quoting: the attribute is "
                              "nullable and the value would read back as NULL",

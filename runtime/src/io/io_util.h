@@ -89,7 +89,8 @@ class FileBytes {
   FileBytes& operator=(const FileBytes&) = delete;
 
   const uint8_t* data() const {
-    return map_ ? static_cast<const uint8_t*>(map_) : reinterpret_cast<const uint8_t*>(owned_.data());
+    return map_ ? static_cast<const uint8_t*>(map_)
+                : reinterpret_cast<const uint8_t*>(owned_.data());
   }
   uint64_t size() const { return size_; }
   std::string_view view() const { return {reinterpret_cast<const char*>(data()), size_}; }
