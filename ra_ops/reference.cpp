@@ -369,17 +369,8 @@ HostRelation eval_node(const Program& program, const Node& n,
     case OpKind::Difference:
     case OpKind::UnionAll:
       return ref::eval_set_op(n, inputs);
-    case OpKind::Scalar: {
-      HostRelation out(n.schema);
-      const HostRelation& in = *inputs[0];
-      if (in.num_rows() > 1)
-        (void)ref::scalar_value(in, n);  // the error
-      std::vector<Value> row;
-      for (size_t c = 0; c < in.num_columns(); ++c)
-        row.push_back(in.num_rows() ? in.get(0, c) : Value::null(n.schema[c].type));
-      out.append_row(row);
-      return out;
-    }
+    case OpKind::Scalar:
+      return ref::eval_scalar(n, inputs);
     case OpKind::Join:
       return ref::eval_join(n, inputs);
     case OpKind::Reduce:

@@ -36,6 +36,7 @@ HostRelation eval_limit(const Node& n, const Inputs& in);
 HostRelation eval_distinct(const Node& n, const Inputs& in);
 HostRelation eval_output(const Node& n, const Inputs& in);
 HostRelation eval_fixpoint(const Node& n, const Inputs& in);
+HostRelation eval_scalar(const Node& n, const Inputs& in);
 // Every relation of a fixpoint group, in FixpointDef::names order (inputs: its outer
 // relations).
 std::vector<HostRelation> eval_fixpoint_group(const FixpointDef& def, const Inputs& outer);

@@ -44,7 +44,8 @@ static void bench_rcol(const std::string& path, const std::vector<unsigned>& thr
   for (size_t c = 0; c < info.schema.size(); ++c)
     if (columns.empty() ||
         std::find(columns.begin(), columns.end(), info.schema[c].name) != columns.end())
-      bytes += padded(info.sections[c].data_bytes) + padded(info.sections[c].dictionary_bytes);
+      bytes += padded(info.sections[c].data_bytes) + padded(info.sections[c].dictionary_bytes) +
+               padded(info.sections[c].validity_bytes);
   const double mb = static_cast<double>(bytes) / 1e6;
   std::printf("rcol %s: %.1f MB, %llu rows, %zu attributes; %.1f MB of sections read\n",
               path.c_str(), static_cast<double>(info.file_bytes) / 1e6,

@@ -16,33 +16,69 @@
 // (rows the chain drops are not folded), each block writes a partial state, and one
 // block merges them and writes the single output row when some row was kept (a reduce
 // with no group keys over no rows yields no tuple).
-// Semantics as the reference: integer sums wrap (uint64), float sums and avg in f64,
-// min/max by the total order, count counts tuples.
+// Semantics as the reference: integer sums exact in 128 bits (ranc::tpl::add128) with an
+// overflow flag, float sums and avg in f64, min/max by the total order, count counts
+// tuples; an aggregate with a filter (Aggregate::filter, from lower_nulls) folds only the
+// rows it keeps.
 #include "ranc/codegen/lowering.h"
 
 namespace ranc::codegen {
 namespace {
 
 // The aggregate state struct, its hooks and the statements writing output row g
-// (aggregates only; `first` is the group's first row, for the key columns).
+// (aggregates only; `first` is the group's first row, for the key columns). `wp` holds the
+// parameters of the kernels that write (the same as `p` but for the hash reduce's merge).
 struct AggCode {
   std::string fields = "  long long rows;\n", init = "    s.rows = 0;\n",
               acc = "    ++s.rows;\n", merge = "    a.rows += b.rows;\n", write;
   int64_t state_words = 1;  // upper bound on sizeof(State) / 8
+  // Set when an integer sum may leave the i64 range: the flag the write sets, and the
+  // CheckFlag step's message.
+  rt::BufferId overflow = -1;
+  std::string overflow_message;
 };
+
+// `stmts` run only for rows the aggregate's filter keeps (Aggregate::filter), given its
+// C++ text (empty: every row).
+std::string filtered(const std::string& filter, const std::string& stmts) {
+  if (filter.empty()) return stmts;
+  return fmt::format("    if ({}) {{\n{}    }}\n", filter, stmts);
+}
+
+// The flag an integer sum's write sets when the exact sum is not an i64.
+std::string overflow_flag(LoweringContext& ctx, const Node& n, rt::BufferId& flag,
+                          std::string& message, KernelParams& wp, const Aggregate& ag) {
+  if (flag < 0) {
+    flag = ctx.allocate(fmt::format("n{}.overflow", n.id), 4, rt::SizeExpr::fixed(1), n.id, true);
+    message = fmt::format("integer overflow: a sum leaves the i64 range in {} (sum '{}'); cast "
+                          "the argument to f64 to sum it approximately",
+                          describe_node(ctx.program(), n), ag.name);
+  }
+  return wp.buffer(flag, "int", false);
+}
 
 AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation& in,
                        const DeviceRelation& out, KernelParams& p) {
   AggCode a;
   const size_t nk = n.group_key_index.size();
   auto attr = [&](int32_t c) { return LoweringContext::load(p, in, static_cast<size_t>(c), "r"); };
-  a.state_words = 1 + static_cast<int64_t>(n.aggregates.size()) * 2;
   for (size_t k = 0; k < n.aggregates.size(); ++k) {
     const Aggregate& ag = n.aggregates[k];
     const Type ot = n.schema[nk + k].type;
     std::string dst = p.buffer(out.columns[nk + k], storage_ctype(ot), false);
+    const std::string filter = ag.filter.valid() ? ctx.expr(ag.filter.ptr(), p, attr) : "";
+    // The rows this aggregate folded (when a filter makes it differ from s.rows).
+    std::string rows = "s.rows";
+    if (!filter.empty() && (ag.func == AggFunc::Count || ag.func == AggFunc::Avg)) {
+      rows = fmt::format("s.n{}", k);
+      a.fields += fmt::format("  long long n{};\n", k);
+      a.init += fmt::format("    s.n{} = 0;\n", k);
+      a.acc += filtered(filter, fmt::format("      ++s.n{};\n", k));
+      a.merge += fmt::format("    a.n{0} += b.n{0};\n", k);
+      ++a.state_words;
+    }
     if (ag.func == AggFunc::Count) {
-      a.write += fmt::format("    {}[g] = s.rows;\n", dst);
+      a.write += fmt::format("    {}[g] = {};\n", dst, rows);
       continue;
     }
     const Type at = *ag.arg->type;
@@ -53,34 +89,49 @@ AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation
       case AggFunc::Avg:
         if (is_floating(at) || ag.func == AggFunc::Avg) {
           a.fields += fmt::format("  double {};\n", f);
-          a.acc += fmt::format("    s.{} += (double)({});\n", f, v);
+          a.init += fmt::format("    s.{} = 0;\n", f);
+          a.acc += filtered(filter, fmt::format("      s.{} += (double)({});\n", f, v));
+          a.merge += fmt::format("    a.{0} += b.{0};\n", f);
+          ++a.state_words;
+          if (ag.func == AggFunc::Avg)
+            a.write += fmt::format("    {}[g] = {} > 0 ? s.{} / (double){} : 0.0;\n", dst, rows, f,
+                                   rows);
+          else
+            a.write += fmt::format("    {}[g] = ({})s.{};\n", dst, value_ctype(ot), f);
         } else {
-          a.fields += fmt::format("  unsigned long long {};\n", f);
-          a.acc += fmt::format("    s.{} += (unsigned long long)(long long)({});\n", f, v);
+          // Exact: 128 bits, and an error when the result is not an i64.
+          a.fields += fmt::format("  unsigned long long {0};\n  unsigned long long {0}h;\n", f);
+          a.init += fmt::format("    s.{0} = 0;\n    s.{0}h = 0;\n", f);
+          a.acc += filtered(filter,
+                            fmt::format("      ranc::tpl::add128(s.{0}, s.{0}h, (long long)({1}));\n",
+                                        f, v));
+          a.merge += fmt::format("    ranc::tpl::merge128(a.{0}, a.{0}h, b.{0}, b.{0}h);\n", f);
+          a.state_words += 2;
+          std::string flag = overflow_flag(ctx, n, a.overflow, a.overflow_message, p, ag);
+          a.write += fmt::format(
+              "    if (!ranc::tpl::fits_i64(s.{0}, s.{0}h)) {1}[0] = 1;\n    {2}[g] = (long long)s.{0};\n",
+              f, flag, dst);
         }
-        a.init += fmt::format("    s.{} = 0;\n", f);
-        a.merge += fmt::format("    a.{0} += b.{0};\n", f);
-        if (ag.func == AggFunc::Avg)
-          a.write += fmt::format("    {}[g] = s.{} / (double)s.rows;\n", dst, f);
-        else
-          a.write += fmt::format("    {}[g] = ({})s.{};\n", dst, value_ctype(ot), f);
         break;
       case AggFunc::Min:
       case AggFunc::Max: {
-        // Every group has a row, so the state of a finished group always has a value;
-        // `has` marks states of empty stretches (identity).
+        // Every group has a row, so the state of a finished group has a value unless the
+        // filter kept none (then it writes the zero s.f starts with); `has` marks states of
+        // empty stretches (identity).
         const char* better = ag.func == AggFunc::Min ? "<" : ">";
         auto ct = value_ctype(at);
         a.fields += fmt::format("  {} {};\n  bool {};\n", ct, f, h);
         a.init += fmt::format("    s.{} = ({})0;\n    s.{} = false;\n", f, ct, h);
-        a.acc += fmt::format(
-            "    {{ const {0} v = {1}; if (!s.{3} || ranc::tpl::cmp3(v, s.{2}) {4} 0) {{ s.{2} = "
-            "v; s.{3} = true; }} }}\n",
-            ct, v, f, h, better);
+        a.acc += filtered(
+            filter,
+            fmt::format("      {{ const {0} v = {1}; if (!s.{3} || ranc::tpl::cmp3(v, s.{2}) {4} 0) {{ "
+                        "s.{2} = v; s.{3} = true; }} }}\n",
+                        ct, v, f, h, better));
         a.merge += fmt::format(
             "    if (b.{1} && (!a.{1} || ranc::tpl::cmp3(b.{0}, a.{0}) {2} 0)) {{ a.{0} = b.{0}; "
             "a.{1} = true; }}\n",
             f, h, better);
+        a.state_words += 2;
         a.write += fmt::format("    {}[g] = ({})s.{};\n", dst, storage_ctype(ot), f);
         break;
       }
@@ -231,6 +282,7 @@ void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelati
                                      HookArg::lambda("void", {{fmt::format("const {}&", st), "s"}},
                                                      " f.write(s); ")}),
              LaunchShape{rt::SizeExpr::fixed(1), 1, 256, false}, finish);
+  if (a.overflow >= 0) ctx.step(rt::CheckFlag{a.overflow, a.overflow_message, n.id});
   out.size = ctx.new_slot();
   ctx.step(rt::ReadSize{out.size, count, 0});
   ctx.set_relation(n.id, out);
@@ -247,6 +299,8 @@ struct HashAggCode {
               acc = "    ++s.rows;\n", acc_atomic = "    atomicAdd(&s.rows, 1ull);\n",
               merge = "    a.rows += b.rows;\n", write;
   int64_t state_words = 1;
+  rt::BufferId overflow = -1;  // as AggCode's
+  std::string overflow_message;
 };
 
 // The order-preserving unsigned word of a value of type t (C++ text v).
@@ -269,13 +323,23 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
   HashAggCode a;
   const size_t nk = n.group_key_index.size();
   auto attr = [&](int32_t c) { return LoweringContext::load(p, in, static_cast<size_t>(c), "r"); };
-  a.state_words = 1 + static_cast<int64_t>(n.aggregates.size());
   for (size_t k = 0; k < n.aggregates.size(); ++k) {
     const Aggregate& ag = n.aggregates[k];
     const Type ot = n.schema[nk + k].type;
     std::string dst = wp.buffer(out.columns[nk + k], storage_ctype(ot), false);
+    const std::string filter = ag.filter.valid() ? ctx.expr(ag.filter.ptr(), p, attr) : "";
+    std::string rows = "s.rows";
+    if (!filter.empty() && (ag.func == AggFunc::Count || ag.func == AggFunc::Avg)) {
+      rows = fmt::format("s.n{}", k);
+      a.fields += fmt::format("  unsigned long long n{};\n", k);
+      a.init += fmt::format("    s.n{} = 0;\n", k);
+      a.acc += filtered(filter, fmt::format("      ++s.n{};\n", k));
+      a.acc_atomic += filtered(filter, fmt::format("      atomicAdd(&s.n{}, 1ull);\n", k));
+      a.merge += fmt::format("    a.n{0} += b.n{0};\n", k);
+      ++a.state_words;
+    }
     if (ag.func == AggFunc::Count) {
-      a.write += fmt::format("    {}[g] = (long long)s.rows;\n", dst);
+      a.write += fmt::format("    {}[g] = (long long){};\n", dst, rows);
       continue;
     }
     const Type at = *ag.arg->type;
@@ -286,20 +350,33 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
       case AggFunc::Avg:
         if (is_floating(at) || ag.func == AggFunc::Avg) {
           a.fields += fmt::format("  double {};\n", f);
-          a.acc += fmt::format("    s.{} += (double)({});\n", f, v);
-          a.acc_atomic += fmt::format("    atomicAdd(&s.{}, (double)({}));\n", f, v);
+          a.acc += filtered(filter, fmt::format("      s.{} += (double)({});\n", f, v));
+          a.acc_atomic += filtered(filter, fmt::format("      atomicAdd(&s.{}, (double)({}));\n", f, v));
+          a.init += fmt::format("    s.{} = 0;\n", f);
+          a.merge += fmt::format("    a.{0} += b.{0};\n", f);
+          ++a.state_words;
+          if (ag.func == AggFunc::Avg)
+            a.write += fmt::format("    {}[g] = {} > 0 ? s.{} / (double){} : 0.0;\n", dst, rows, f,
+                                   rows);
+          else
+            a.write += fmt::format("    {}[g] = ({})s.{};\n", dst, value_ctype(ot), f);
         } else {
-          a.fields += fmt::format("  unsigned long long {};\n", f);
-          a.acc += fmt::format("    s.{} += (unsigned long long)(long long)({});\n", f, v);
-          a.acc_atomic +=
-              fmt::format("    atomicAdd(&s.{}, (unsigned long long)(long long)({}));\n", f, v);
+          a.fields += fmt::format("  unsigned long long {0};\n  unsigned long long {0}h;\n", f);
+          a.init += fmt::format("    s.{0} = 0;\n    s.{0}h = 0;\n", f);
+          a.acc += filtered(filter,
+                            fmt::format("      ranc::tpl::add128(s.{0}, s.{0}h, (long long)({1}));\n",
+                                        f, v));
+          a.acc_atomic += filtered(
+              filter,
+              fmt::format("      ranc::tpl::atomic_add128(&s.{0}, &s.{0}h, (long long)({1}));\n", f,
+                          v));
+          a.merge += fmt::format("    ranc::tpl::merge128(a.{0}, a.{0}h, b.{0}, b.{0}h);\n", f);
+          a.state_words += 2;
+          std::string flag = overflow_flag(ctx, n, a.overflow, a.overflow_message, wp, ag);
+          a.write += fmt::format(
+              "    if (!ranc::tpl::fits_i64(s.{0}, s.{0}h)) {1}[0] = 1;\n    {2}[g] = (long long)s.{0};\n",
+              f, flag, dst);
         }
-        a.init += fmt::format("    s.{} = 0;\n", f);
-        a.merge += fmt::format("    a.{0} += b.{0};\n", f);
-        if (ag.func == AggFunc::Avg)
-          a.write += fmt::format("    {}[g] = s.{} / (double)s.rows;\n", dst, f);
-        else
-          a.write += fmt::format("    {}[g] = ({})s.{};\n", dst, value_ctype(ot), f);
         break;
       case AggFunc::Min:
       case AggFunc::Max: {
@@ -307,10 +384,13 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
         a.fields += fmt::format("  unsigned long long {};\n", f);
         a.init += fmt::format("    s.{} = {};\n", f, min ? "~0ull" : "0ull");
         std::string w = order_word(at, v);
-        a.acc += fmt::format("    {{ const unsigned long long w = {}; if (w {} s.{}) s.{} = w; }}\n",
-                             w, min ? "<" : ">", f, f);
-        a.acc_atomic += fmt::format("    {}(&s.{}, {});\n", min ? "atomicMin" : "atomicMax", f, w);
+        a.acc += filtered(
+            filter, fmt::format("      {{ const unsigned long long w = {}; if (w {} s.{}) s.{} = w; }}\n",
+                                w, min ? "<" : ">", f, f));
+        a.acc_atomic +=
+            filtered(filter, fmt::format("      {}(&s.{}, {});\n", min ? "atomicMin" : "atomicMax", f, w));
         a.merge += fmt::format("    if (b.{0} {1} a.{0}) a.{0} = b.{0};\n", f, min ? "<" : ">");
+        ++a.state_words;
         a.write += fmt::format("    {}[g] = ({}){};\n", dst, storage_ctype(ot),
                                from_order_word(at, "s." + f));
         break;
@@ -465,6 +545,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   std::string mmake = ctx.functor(mname + "_fn", q, mmembers);
   segmented_reduce_kernels(ctx, n.id, mname, "hash_reduce_fixup", q, mmake, st,
                            {nr, ts, pc, pt, mt, cnt, nt}, tiles, {});
+  if (a.overflow >= 0) ctx.step(rt::CheckFlag{a.overflow, a.overflow_message, n.id});
   out.size = ctx.new_slot();
   ctx.step(rt::ReadSize{out.size, groups, 0});
   ctx.set_relation(n.id, out);
@@ -570,6 +651,7 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
   segmented_reduce_kernels(ctx, n.id, name, "reduce_fixup", p, make, st,
                            {ns, ts, pc, pt, mt, cnt, nt}, tiles, nodes);
   if (in.unverified) ctx.step(rt::CheckFlag{in.unverified->flag, in.unverified->message, n.id});
+  if (a.overflow >= 0) ctx.step(rt::CheckFlag{a.overflow, a.overflow_message, n.id});
   out.size = ctx.new_slot();
   ctx.step(rt::ReadSize{out.size, count, 0});
   ctx.set_relation(n.id, out);

@@ -119,7 +119,10 @@ HostRelation eval_reduce(const Node& n, const Inputs& in) {
         continue;
       }
       if (rows.empty()) {
-        col.append(Value::null(out_type));
+        // NULL when no argument is left; the zero when only the filter left nothing
+        // (Aggregate::filter).
+        col.append(n.schema[nk + a].nullable ? Value::null(out_type)
+                                             : Value::zero(out_type));
         continue;
       }
       switch (agg.func) {

@@ -122,9 +122,9 @@ bool type_reduce(Node& n, const Inputs& in, Diagnostics& diags) {
       continue;
     }
     a.arg = Expr(arg);
-    // A group may have no non-NULL argument (or no tuple its filter keeps): then the
-    // aggregate is NULL. count is never NULL.
-    bool nullable = a.func != AggFunc::Count && (arg->nullable || a.filter.ptr());
+    // A group may have no non-NULL argument: then the aggregate is NULL. count is never
+    // NULL, and neither is an aggregate whose filter keeps nothing (Aggregate::filter).
+    bool nullable = a.func != AggFunc::Count && arg->nullable;
     out.attributes.push_back({a.name, *t, nullable});
   }
   if (!ok) return false;

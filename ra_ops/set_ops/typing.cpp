@@ -37,14 +37,4 @@ bool type_set_op(Node& n, const Inputs& in, Diagnostics& diags) {
   return true;
 }
 
-// Typing rule of the scalar node (made by lower_scalar_subqueries): the input's attributes,
-// every one nullable (an empty input gives a tuple of NULLs), no key.
-bool type_scalar(Node& n, const Inputs& in, Diagnostics& diags) {
-  (void)diags;
-  n.schema.attributes = in[0]->schema.attributes;
-  for (auto& a : n.schema.attributes) a.nullable = true;
-  n.schema.key_size = 0;
-  return true;
-}
-
 }  // namespace ranc::ops::typing

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ranc/codegen/codegen.h"
+#include "ranc/frontend/ra_parser.h"
 #include "ranc/dsl.h"
 #include "ranc/passes/insert_frees.h"
 #include "ranc/passes/plan_sort_orders.h"
@@ -630,11 +631,45 @@ TEST(NvrtcCompile, DeclaredInputOrders) {
   Program p = b.check();
   rt::Plan plan = codegen::generate_plan(p);
   // g is verified inside its reduce; r and q (a set operation) and h (two consumers)
-  // by check kernels.
+  // by check kernels. The reduce's integer sum has its overflow check too.
   EXPECT_EQ(count_of(plan.source, "_check_order("), 3) << plan.source;
-  EXPECT_EQ(steps_of<rt::CheckFlag>(plan), 4);
+  EXPECT_EQ(steps_of<rt::CheckFlag>(plan), 5);
   EXPECT_EQ(steps_of<rt::SortPairs>(plan), 0);
   expect_compiles(p);
+}
+
+// NULLs and the operators lowered to the others (lower_nulls and the passes before it):
+// validity attributes, aggregate filters and exact integer sums on the sort, hash and
+// global reduce paths, union all, the scalar kernel, substring maps and string values.
+TEST(NvrtcCompile, NullsOuterJoinsDistinctAggregatesScalarSubqueriesSubstring) {
+  const std::string program = R"(
+input l(k i32 null, g i64 null, x string null, u f64, n i64);
+input r(j i32 null, y i64 null, s string);
+hashed = l |> reduce by k s = sum(n), c = count(x), lo = min(x), m = avg(u), d = count(distinct x);
+sorted = l |> reduce by g s = sum(n), hi = max(u), c = count(x);
+global = r |> reduce s = sum(y), c = count(y), n = count();
+outer = l |> full join r on k = j where y > 3 |> project k, coalesce(x, s, 'none') as x,
+  substring(s, 2, 3) as t, case when y is null then 'missing' else null end as w;
+sub = l |> select u > scalar(l |> reduce a = avg(u)) |> union all (l |> select x is null);
+output hashed; output sorted; output global; output outer; output sub;
+)";
+  Program p = check(parse_ra(program, "nulls.ra").program);
+  rt::Plan plan = codegen::generate_plan(p);
+  EXPECT_NE(plan.source.find("_union_all("), std::string::npos);
+  EXPECT_NE(plan.source.find("_scalar("), std::string::npos);
+  EXPECT_NE(plan.source.find("ranc::tpl::atomic_add128"), std::string::npos);  // hashed
+  EXPECT_NE(plan.source.find("ranc::tpl::add128"), std::string::npos);
+  bool substring_map = false, value_code = false;
+  for (const auto& d : plan.dict_params) {
+    substring_map = substring_map || d.kind == rt::DictParam::Kind::SubstringMap;
+    value_code = value_code || (d.kind == rt::DictParam::Kind::ValueCode && d.text == "none");
+  }
+  EXPECT_TRUE(substring_map && value_code);
+  for (const auto& o : plan.outputs)
+    for (size_t i = 0; i < o.schema.size(); ++i)
+      EXPECT_EQ(o.schema[i].nullable, o.validity_of(i) >= 0) << o.name << "." << o.schema[i].name;
+  expect_compiles(p);
+  expect_compiles(p, {.fusion = false});
 }
 
 // Hostile names cannot break out of comments.

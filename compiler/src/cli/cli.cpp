@@ -584,6 +584,7 @@ std::pair<std::string, CsvOptions> input_source(const Args& a, const Loaded& l, 
   CsvOptions o = a.inputs.count(n.name)
                      ? options_for(format_from_path(path).value_or(TextFormat::Csv))
                      : input_csv_options(*spec, path);
+  o.null_marker = spec->null_marker;  // a property of the declaration, whatever the file
   o.num_threads = a.threads;
   return {std::move(path), std::move(o)};
 }

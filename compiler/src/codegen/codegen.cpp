@@ -141,10 +141,35 @@ class Context final : public LoweringContext {
     rels_.at(static_cast<size_t>(id)) = std::move(rel);
   }
   void add_input(const Node& n, const DeviceRelation& rel) override {
-    plan_.inputs.push_back(rt::PlanRelation{n.name, n.schema, rel.columns, rel.size});
+    plan_.inputs.push_back(boundary(n.name, n.schema, rel));
   }
   void add_output(const Node& n, const DeviceRelation& rel) override {
-    plan_.outputs.push_back(rt::PlanRelation{n.name, n.schema, rel.columns, rel.size});
+    plan_.outputs.push_back(boundary(n.name, n.schema, rel));
+  }
+  // A plan input or output in the user's schema: lower_nulls' (a.valid, a) attribute pairs
+  // become one nullable attribute with a validity buffer (passes/lower_nulls.h).
+  static rt::PlanRelation boundary(const std::string& name, const Schema& s,
+                                   const DeviceRelation& rel) {
+    rt::PlanRelation r{name, {}, {}, rel.size};
+    r.schema.key_size = s.key_size;  // keys are never nullable: the same leading attributes
+    bool nullable = false;
+    for (size_t i = 0; i < s.size(); ++i) {
+      std::string attr;
+      if (s[i].type == Type::Bool && is_validity_name(s[i].name, &attr) && i + 1 < s.size() &&
+          s[i + 1].name == attr) {
+        r.schema.attributes.push_back(Attribute{attr, s[i + 1].type, true});
+        r.columns.push_back(rel.columns[i + 1]);
+        r.validity.push_back(rel.columns[i]);
+        nullable = true;
+        ++i;
+        continue;
+      }
+      r.schema.attributes.push_back(s[i]);
+      r.columns.push_back(rel.columns[i]);
+      r.validity.push_back(-1);
+    }
+    if (!nullable) r.validity.clear();
+    return r;
   }
 
   rt::SlotId new_slot() override { return plan_.num_slots++; }
@@ -211,6 +236,9 @@ class Context final : public LoweringContext {
       return dict_slot(k, text);
     };
     hooks.like_mask = [this](const std::string& text) { return like_mask(text); };
+    hooks.substring_map = [this](int64_t from, int64_t length) {
+      return substring_map(from, length);
+    };
     hooks.error_flag = [this]() { return error_flag(); };
     return emit_expression(e, params, attr, hooks);
   }
@@ -286,6 +314,8 @@ class Context final : public LoweringContext {
     for (const rt::DictParam& p : sub.dict_params) {
       if (p.kind == rt::DictParam::Kind::LikeMask)
         buf[static_cast<size_t>(p.mask)] = like_mask(p.text);
+      else if (p.kind == rt::DictParam::Kind::SubstringMap)
+        buf[static_cast<size_t>(p.mask)] = substring_map(p.from, p.length);
       else
         slot[static_cast<size_t>(p.slot)] = dict_slot(p.kind, p.text);
     }
@@ -500,6 +530,19 @@ class Context final : public LoweringContext {
     plan_.dict_params.push_back(p);
     return p.mask;
   }
+  rt::BufferId substring_map(int64_t from, int64_t length) {
+    for (const auto& p : plan_.dict_params)
+      if (p.kind == rt::DictParam::Kind::SubstringMap && p.from == from && p.length == length)
+        return p.mask;
+    rt::DictParam p;
+    p.kind = rt::DictParam::Kind::SubstringMap;
+    p.from = from;
+    p.length = length;
+    p.mask = declare(fmt::format("substring({}, {}) map", from, length), 4, rt::SizeExpr::fixed(1),
+                     -1);
+    plan_.dict_params.push_back(p);
+    return p.mask;
+  }
   rt::BufferId error_flag() {
     if (error_flag_ < 0) {
       error_flag_ = declare("error flag", 4, rt::SizeExpr::fixed(1), -1);
@@ -566,6 +609,12 @@ rt::Plan lower_plan(const passes::PhysicalPlan& physical, const CodegenOptions& 
         break;
       case OpKind::Fixpoint:
         lower_fixpoint(ctx, n);
+        break;
+      case OpKind::UnionAll:
+        lower_union_all(ctx, n);
+        break;
+      case OpKind::Scalar:
+        lower_scalar(ctx, n);
         break;
     }
     // A view that fuse_pipelines did not fuse into its consumer is materialised here.

@@ -96,20 +96,32 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
 
 }  // namespace
 
+// "[b1, b2]" and, for nullable attributes, " validity [b3 for a]".
+static std::string columns_text(const rt::PlanRelation& r) {
+  std::string cols, valid;
+  for (auto b : r.columns) cols += fmt::format("{}b{}", cols.empty() ? "" : ", ", b);
+  for (size_t i = 0; i < r.schema.size(); ++i)
+    if (r.validity_of(i) >= 0)
+      valid += fmt::format("{}b{} for {}", valid.empty() ? "" : ", ", r.validity_of(i),
+                           r.schema[i].name);
+  return valid.empty() ? fmt::format("[{}]", cols) : fmt::format("[{}] validity [{}]", cols, valid);
+}
+
 std::string describe_plan(const rt::Plan& p) {
   std::string out;
-  for (const auto& r : p.inputs) {
-    std::string cols;
-    for (auto b : r.columns) cols += fmt::format("{}b{}", cols.empty() ? "" : ", ", b);
-    out += fmt::format("input {} size s{} columns [{}]\n", r.name, r.size, cols);
-  }
+  for (const auto& r : p.inputs)
+    out += fmt::format("input {} size s{} columns {}\n", r.name, r.size, columns_text(r));
   for (const auto& d : p.dict_params) {
-    static constexpr const char* kinds[] = {"eq_code", "lower_bound", "upper_bound", "prefix_end",
-                                            "like_mask"};
+    static constexpr const char* kinds[] = {"eq_code",   "lower_bound", "upper_bound",
+                                            "prefix_end", "like_mask",  "value_code",
+                                            "substring_map"};
+    const char* kind = kinds[static_cast<int>(d.kind)];
     if (d.kind == rt::DictParam::Kind::LikeMask)
-      out += fmt::format("dict b{} = {}('{}')\n", d.mask, kinds[static_cast<int>(d.kind)], d.text);
+      out += fmt::format("dict b{} = {}('{}')\n", d.mask, kind, d.text);
+    else if (d.kind == rt::DictParam::Kind::SubstringMap)
+      out += fmt::format("dict b{} = {}({}, {})\n", d.mask, kind, d.from, d.length);
     else
-      out += fmt::format("dict s{} = {}('{}')\n", d.slot, kinds[static_cast<int>(d.kind)], d.text);
+      out += fmt::format("dict s{} = {}('{}')\n", d.slot, kind, d.text);
   }
   int depth = 0;  // loop bodies are indented
   for (const auto& s : p.steps) {
@@ -117,11 +129,8 @@ std::string describe_plan(const rt::Plan& p) {
     out += std::string(static_cast<size_t>(depth) * 2, ' ') + step_text(p, s) + "\n";
     if (std::holds_alternative<rt::LoopBegin>(s)) depth = 1;
   }
-  for (const auto& r : p.outputs) {
-    std::string cols;
-    for (auto b : r.columns) cols += fmt::format("{}b{}", cols.empty() ? "" : ", ", b);
-    out += fmt::format("output {} size s{} columns [{}]\n", r.name, r.size, cols);
-  }
+  for (const auto& r : p.outputs)
+    out += fmt::format("output {} size s{} columns {}\n", r.name, r.size, columns_text(r));
   return out;
 }
 

@@ -60,8 +60,10 @@ class Emitter {
       case ExprKind::Attr:
         return attr_(e.attr_index);
       case ExprKind::Literal:
+        internal_check(!e.literal.is_null(), "codegen: a NULL literal (lower_nulls lowers it)");
+        // A string value: its code, which the run's dictionary is made to hold.
         if (t == Type::String)
-          return fmt::format("((int){})", dict(Kind::EqCode, e.literal.as_string()));
+          return fmt::format("((int){})", dict(Kind::ValueCode, e.literal.as_string()));
         return cpp_literal(e.literal);
       case ExprKind::Unary: {
         std::string x = emit(*e.args[0]);
@@ -106,6 +108,21 @@ class Emitter {
         std::string lo = dict(Kind::LowerBound, e.text), hi = dict(Kind::PrefixEnd, e.text);
         return fmt::format("ranc_in_range({}, {}, {})", emit(*e.args[0]), lo, hi);
       }
+      case ExprKind::Substring: {
+        // Through the dictionary: the map holds each code's substring's code.
+        std::string m = params_.buffer(
+            hooks_.substring_map(e.args[1]->literal.as_i64(), e.args[2]->literal.as_i64()), "int");
+        return fmt::format("{}[{}]", m, emit(*e.args[0]));
+      }
+      case ExprKind::IsNull:
+        internal_check(!e.args[0]->nullable, "codegen: a nullable expression");
+        return "false";
+      case ExprKind::Coalesce:
+        internal_check(!e.args[0]->nullable, "codegen: a nullable expression");
+        return emit(*e.args[0]);
+      case ExprKind::Null:
+      case ExprKind::Scalar:
+        break;
     }
     throw InternalError("codegen: unknown expression kind");
   }

@@ -25,6 +25,17 @@ int op_arity(OpKind k) {
   return 0;
 }
 
+std::string validity_name(std::string_view attr) {
+  return std::string(attr) + ".valid";
+}
+
+bool is_validity_name(std::string_view name, std::string* attr) {
+  constexpr std::string_view suffix = ".valid";
+  if (name.size() <= suffix.size() || !name.ends_with(suffix)) return false;
+  if (attr) *attr = std::string(name.substr(0, name.size() - suffix.size()));
+  return true;
+}
+
 bool op_takes_subqueries(OpKind k) {
   return k == OpKind::Select || k == OpKind::Project || k == OpKind::Join || k == OpKind::Reduce;
 }

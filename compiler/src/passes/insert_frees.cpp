@@ -18,8 +18,11 @@ std::vector<rt::BufferId> step_buffers(const rt::Step& s) {
 
 void insert_frees(rt::Plan& plan) {
   std::set<rt::BufferId> keep;
-  for (const auto& r : plan.inputs) keep.insert(r.columns.begin(), r.columns.end());
-  for (const auto& r : plan.outputs) keep.insert(r.columns.begin(), r.columns.end());
+  for (const auto* rels : {&plan.inputs, &plan.outputs})
+    for (const auto& r : *rels) {
+      keep.insert(r.columns.begin(), r.columns.end());
+      keep.insert(r.validity.begin(), r.validity.end());
+    }
   // Loops (fixpoints): a buffer carried out of a body (a LoopEnd's src) is handed over to
   // its dst and never freed; a buffer that exists before a loop and is used in its body
   // lives until the loop ends (the next iteration reads it again).

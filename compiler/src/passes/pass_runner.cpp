@@ -10,6 +10,10 @@
 
 #include "ranc/passes/fuse_pipelines.h"
 #include "ranc/passes/insert_frees.h"
+#include "ranc/passes/lower_distinct_aggregates.h"
+#include "ranc/passes/lower_nulls.h"
+#include "ranc/passes/lower_outer_joins.h"
+#include "ranc/passes/lower_scalar_subqueries.h"
 #include "ranc/passes/plan_paged_edges.h"
 
 namespace ranc::codegen {
@@ -73,6 +77,10 @@ void verify_physical(const PhysicalPlan& pp) {
 
 const std::vector<PassInfo>& pipeline_passes() {
   static const std::vector<PassInfo> passes = {{"prune_attributes", true},
+                                               {"lower_scalar_subqueries", false},
+                                               {"lower_distinct_aggregates", false},
+                                               {"lower_outer_joins", false},
+                                               {"lower_nulls", false},
                                                {"plan_sort_orders", false},
                                                {"fuse_pipelines", true},
                                                {"plan_paged_edges", true},
@@ -144,7 +152,16 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
         pruned_ran = true;
       },
       [&] { return print_pruning(r.inputs) + print_program(pruned_ran ? pruned : checked); });
-  const Program& program = pruned_ran ? pruned : checked;
+  // The SQL features the physical passes do not know, lowered to those they do, in order.
+  Program lowered = pruned_ran ? std::move(pruned) : checked;
+  auto lowering = [&](std::string_view name, Program (*pass)(const Program&)) {
+    run(name, [&] { lowered = pass(lowered); }, [&] { return print_program(lowered); });
+  };
+  lowering("lower_scalar_subqueries", lower_scalar_subqueries);
+  lowering("lower_distinct_aggregates", lower_distinct_aggregates);
+  lowering("lower_outer_joins", lower_outer_joins);
+  lowering("lower_nulls", lower_nulls);
+  const Program& program = lowered;
   codegen::CodegenOptions plan_options = options;
   if (const char* v = std::getenv("RANC_GROUP_BY"); v && std::string_view(v) == "sort")
     plan_options.group_by = codegen::GroupBy::Sort;

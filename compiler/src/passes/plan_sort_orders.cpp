@@ -280,6 +280,11 @@ class Planner {
         p.unique = true;
         break;
       }
+      case OpKind::UnionAll:
+        break;  // a bag in no order
+      case OpKind::Scalar:
+        p.unique = true;  // one tuple
+        break;
       case OpKind::Fixpoint:
         // The loop's last union leaves each relation a set sorted by all its attributes
         // (ra_ops/fixpoint/lowering.cpp).

@@ -26,6 +26,9 @@ void mark_expr(const ExprPtr& e, Live& live) {
 void propagate(const Node& n, const Live& out, std::vector<Live>& live) {
   auto input = [&](size_t k) -> Live& { return live[static_cast<size_t>(n.inputs[k])]; };
   auto all = [&](size_t k) { std::fill(input(k).begin(), input(k).end(), true); };
+  // A scalar subquery's relation has one attribute, which its value needs.
+  if (op_takes_subqueries(n.kind))
+    for (size_t k = static_cast<size_t>(op_arity(n.kind)); k < n.inputs.size(); ++k) all(k);
   switch (n.kind) {
     case OpKind::Input:
       return;
@@ -36,7 +39,12 @@ void propagate(const Node& n, const Live& out, std::vector<Live>& live) {
     case OpKind::Union:
     case OpKind::Intersect:
     case OpKind::Difference:
+    case OpKind::Scalar:
       for (size_t k = 0; k < n.inputs.size(); ++k) all(k);
+      return;
+    case OpKind::UnionAll:  // a bag: attribute i of the output is attribute i of each side
+      for (size_t k = 0; k < 2; ++k)
+        for (size_t i = 0; i < out.size(); ++i) input(k)[i] = input(k)[i] || out[i];
       return;
     case OpKind::Select:
       for (size_t i = 0; i < out.size(); ++i) input(0)[i] = input(0)[i] || out[i];
@@ -85,7 +93,10 @@ void propagate(const Node& n, const Live& out, std::vector<Live>& live) {
     }
     case OpKind::Reduce:
       for (int32_t k : n.group_key_index) input(0)[static_cast<size_t>(k)] = true;
-      for (const auto& a : n.aggregates) mark_expr(a.arg.ptr(), input(0));
+      for (const auto& a : n.aggregates) {
+        mark_expr(a.arg.ptr(), input(0));
+        mark_expr(a.filter.ptr(), input(0));
+      }
       return;
   }
 }

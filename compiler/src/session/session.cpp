@@ -58,6 +58,7 @@ CsvOptions input_csv_options(const RaInputSpec& spec, const std::string& path) {
     o.delimiter = spec.delimiter;
     o.header = spec.header;
   }
+  o.null_marker = spec.null_marker;
   return o;
 }
 

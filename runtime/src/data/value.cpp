@@ -12,6 +12,12 @@
 namespace ranc {
 
 Value Value::null(Type t) {
+  Value v = zero(t);
+  v.null_ = true;
+  return v;
+}
+
+Value Value::zero(Type t) {
   Value v;
   switch (t) {
     case Type::Bool:
@@ -36,7 +42,6 @@ Value Value::null(Type t) {
       v = string("");
       break;
   }
-  v.null_ = true;
   return v;
 }
 

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ranc/runtime/check.h"
 #include "ranc/runtime/errors.h"
 
@@ -48,7 +50,7 @@ DeviceRelation upload(const HostRelation& rel, DevicePool& pool, std::string_vie
 
 HostRelation download(const Schema& schema, const std::vector<const void*>& columns,
                       int64_t num_rows, const std::shared_ptr<const Dictionary>& dictionary,
-                      cudaStream_t stream) {
+                      cudaStream_t stream, const std::vector<const void*>& validity) {
   internal_check(columns.size() == schema.size(), "download: column count differs from schema");
   internal_check(num_rows >= 0, "download: negative row count");
   HostRelation out(schema);
@@ -68,12 +70,46 @@ HostRelation download(const Schema& schema, const std::vector<const void*>& colu
     if (bytes > 0) {
       RANC_CUDA_CHECK(cudaMemcpyAsync(dst, columns[i], bytes, cudaMemcpyDeviceToHost, stream));
     }
+    if (schema[i].nullable) {
+      auto& valid = out.column(i).validity();
+      const void* src = i < validity.size() ? validity[i] : nullptr;
+      valid.assign(static_cast<size_t>(num_rows), 1);
+      if (src && num_rows > 0)
+        RANC_CUDA_CHECK(cudaMemcpyAsync(valid.data(), src, static_cast<size_t>(num_rows),
+                                        cudaMemcpyDeviceToHost, stream));
+    }
   }
   RANC_CUDA_CHECK(cudaStreamSynchronize(stream));
   for (size_t i = 0; i < schema.size(); ++i) {
-    if (schema[i].type != Type::String) continue;
+    Column& col = out.column(i);
+    const bool any_null =
+        schema[i].nullable && std::find(col.validity().begin(), col.validity().end(), 0) !=
+                                  col.validity().end();
+    if (schema[i].type != Type::String) {
+      // A NULL stores the type's zero (host_relation.h), whatever the device left there.
+      if (any_null)
+        std::visit(
+            [&](auto& v) {
+              for (size_t r = 0; r < v.size(); ++r)
+                if (!col.validity()[r]) v[r] = {};
+            },
+            col.storage());
+      continue;
+    }
     auto dict = dictionary ? dictionary : std::make_shared<const Dictionary>();
-    out.column(i).set_codes(std::move(codes[i]), dict);
+    if (any_null) {
+      // NULL strings hold the code of '' (added to the dictionary when it lacks it).
+      if (!dict->find("")) {
+        std::vector<std::string> all = dict->strings();
+        all.insert(all.begin(), std::string());
+        dict = Dictionary::from_strings(std::move(all));
+        for (int32_t& c : codes[i]) ++c;  // '' is code 0, before every other string
+      }
+      const int32_t empty = *dict->find("");
+      for (size_t r = 0; r < codes[i].size(); ++r)
+        if (!col.validity()[r]) codes[i][r] = empty;
+    }
+    col.set_codes(std::move(codes[i]), dict);
   }
   return out;
 }

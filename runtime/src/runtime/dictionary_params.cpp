@@ -25,6 +25,46 @@ std::shared_ptr<const Dictionary> merge_dictionaries(
   return Dictionary::from_strings(std::move(all));
 }
 
+std::shared_ptr<const Dictionary> extend_dictionary(std::shared_ptr<const Dictionary> dict,
+                                                    const std::vector<DictParam>& params) {
+  std::vector<std::string> extra;
+  size_t substring_maps = 0;
+  for (const DictParam& p : params) {
+    if (p.kind == DictParam::Kind::ValueCode && (!dict || !dict->find(p.text))) extra.push_back(p.text);
+    if (p.kind == DictParam::Kind::SubstringMap) ++substring_maps;
+  }
+  if (extra.empty() && substring_maps == 0) return dict;
+  auto current = [&] {
+    std::vector<std::string> all = dict ? dict->strings() : std::vector<std::string>{};
+    all.insert(all.end(), extra.begin(), extra.end());
+    return Dictionary::from_strings(std::move(all));
+  };
+  std::shared_ptr<const Dictionary> d = current();
+  for (size_t round = 0; round < substring_maps; ++round) {
+    std::vector<std::string> all = d->strings();
+    const size_t before = all.size();
+    for (const DictParam& p : params) {
+      if (p.kind != DictParam::Kind::SubstringMap) continue;
+      for (size_t i = 0; i < before; ++i) all.push_back(utf8_substring(all[i], p.from, p.length));
+    }
+    auto next = Dictionary::from_strings(std::move(all));
+    if (next->size() == d->size()) break;  // closed under the maps
+    d = std::move(next);
+  }
+  return d;
+}
+
+std::vector<int32_t> substring_map(const Dictionary& dict, int64_t from, int64_t length) {
+  std::vector<int32_t> map(std::max<size_t>(dict.size(), 1), 0);
+  for (size_t i = 0; i < dict.size(); ++i) {
+    auto c = dict.find(utf8_substring(dict.strings()[i], from, length));
+    // Substrings of strings added by the last round of extend_dictionary may be missing:
+    // only deeper nesting than the plan has would read them.
+    map[i] = c ? *c : 0;
+  }
+  return map;
+}
+
 std::vector<int32_t> recode_map(const Dictionary& from, const Dictionary& to) {
   std::vector<int32_t> map(from.size());
   // Both are sorted: one merge-like walk.
@@ -46,6 +86,11 @@ int64_t eval_dict_slot(const DictParam& p, const Dictionary& dict) {
       auto c = dict.find(p.text);
       return c ? *c : -1;
     }
+    case DictParam::Kind::ValueCode: {
+      auto c = dict.find(p.text);
+      internal_check(c.has_value(), "a ValueCode string is not in the run's dictionary");
+      return *c;
+    }
     case DictParam::Kind::LowerBound:
       return std::lower_bound(s.begin(), s.end(), p.text) - s.begin();
     case DictParam::Kind::UpperBound:
@@ -57,9 +102,10 @@ int64_t eval_dict_slot(const DictParam& p, const Dictionary& dict) {
       return end - s.begin();
     }
     case DictParam::Kind::LikeMask:
+    case DictParam::Kind::SubstringMap:
       break;
   }
-  throw InternalError("eval_dict_slot on a LikeMask parameter");
+  throw InternalError("eval_dict_slot on a buffer parameter");
 }
 
 std::vector<uint8_t> like_mask(const Dictionary& dict, std::string_view pattern) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -184,6 +185,23 @@ class Run {
       std::vector<size_t>& cols = column_of_[ri];
       for (const Attribute& a : r.schema.attributes) {
         std::optional<size_t> c = schema->find(a.name);
+        if (c && !a.nullable && (*schema)[*c].nullable) {
+          // A nullable column bound to an attribute the program declares not nullable:
+          // fine without NULLs (host columns are checked; device ones cannot be cheaply).
+          bool has_null = true;
+          if (auto* h = std::get_if<const HostRelation*>(&b)) {
+            const auto& v = (*h)->column(*c).validity();
+            has_null = std::find(v.begin(), v.end(), 0) != v.end();
+          }
+          if (has_null)
+            throw UserError(Diagnostic{
+                ErrorKind::SchemaMismatch,
+                fmt::format("input '{}' may hold NULLs in attribute '{}', which the program "
+                            "declares not nullable",
+                            r.name, a.name),
+                SourceLoc{},
+                fmt::format("declare it '{} {} null'", a.name, type_name(a.type))});
+        }
         if (!c || (*schema)[*c].type != a.type) {
           throw UserError(Diagnostic{
               ErrorKind::SchemaMismatch,
@@ -205,7 +223,8 @@ class Run {
       bound.push_back(&b);
     }
     auto t0 = Clock::now();
-    dict_ = merge_dictionaries(dicts);
+    dict_ = extend_dictionary(merge_dictionaries(dicts), plan_.dict_params);
+    if (!dict_) dict_ = std::make_shared<const Dictionary>();
     stats_.bind_seconds += seconds_since(t0);
 
     t0 = Clock::now();
@@ -229,6 +248,13 @@ class Run {
         RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[p.mask], mask.data(), mask.size(),
                                         cudaMemcpyHostToDevice, stream_));
         // The host vector dies here: wait for the copy.
+        RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      } else if (p.kind == DictParam::Kind::SubstringMap) {
+        std::vector<int32_t> map = substring_map(*dict_, p.from, p.length);
+        allocate(p.mask, static_cast<int64_t>(map.size()),
+                 fmt::format("substring({}, {}) map", p.from, p.length));
+        RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[p.mask], map.data(), map.size() * 4,
+                                        cudaMemcpyHostToDevice, stream_));
         RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
       } else {
         slots_[static_cast<size_t>(p.slot)] = eval_dict_slot(p, *dict_);
@@ -270,13 +296,20 @@ class Run {
     std::vector<std::pair<std::string, HostRelation>> out;
     for (const auto& r : plan_.outputs) {
       int64_t rows = slots_[static_cast<size_t>(r.size)];
-      std::vector<const void*> cols;
+      std::vector<const void*> cols, valid;
       for (BufferId b : r.columns) {
         internal_check(rows <= count_[b], "output size exceeds its buffer");
         cols.push_back(ptr_[b]);
         stats_.bytes_downloaded += rows * plan_.buffers[b].elem_size;
       }
-      out.emplace_back(r.name, download(r.schema, cols, rows, dict_, stream_));
+      for (size_t i = 0; i < r.columns.size(); ++i) {
+        BufferId b = r.validity_of(i);
+        valid.push_back(b >= 0 ? ptr_[b] : nullptr);
+        if (b < 0) continue;
+        internal_check(rows <= count_[b], "output size exceeds its validity buffer");
+        stats_.bytes_downloaded += rows;
+      }
+      out.emplace_back(r.name, download(r.schema, cols, rows, dict_, stream_, valid));
     }
     stats_.download_seconds += seconds_since(t0);
     return out;
@@ -355,12 +388,35 @@ class Run {
       // Staged copies, all columns in flight together (upload.h); string codes are
       // recoded into the run's dictionary on the way.
       uploader_.add_column(ptr_[b], c, dict_.get());
+      const BufferId vb = r.validity_of(i);
+      if (vb < 0) continue;
+      allocate(vb, rows, fmt::format("input '{}'.{} validity", r.name, r.schema[i].name));
+      if (c.nullable()) {
+        uploader_.add(ptr_[vb], c.validity().data(), static_cast<size_t>(rows));
+        stats_.bytes_uploaded += rows;
+      } else if (rows > 0) {
+        RANC_CUDA_CHECK(cudaMemsetAsync(ptr_[vb], 1, static_cast<size_t>(rows), stream_));
+      }
     }
   }
 
   void bind_device(const PlanRelation& r, const DeviceInput& in, const std::vector<size_t>& cols) {
     slots_[static_cast<size_t>(r.size)] = in.num_rows;
     for (size_t i = 0; i < r.columns.size(); ++i) {
+      if (const BufferId vb = r.validity_of(i); vb >= 0) {
+        const void* src = cols[i] < in.validity.size() ? in.validity[cols[i]] : nullptr;
+        if (src) {
+          ptr_[vb] = const_cast<void*>(src);
+          count_[vb] = in.num_rows;
+          owned_[vb] = false;
+        } else {
+          allocate(vb, in.num_rows,
+                   fmt::format("input '{}'.{} validity", r.name, r.schema[i].name));
+          if (in.num_rows > 0)
+            RANC_CUDA_CHECK(
+                cudaMemsetAsync(ptr_[vb], 1, static_cast<size_t>(in.num_rows), stream_));
+        }
+      }
       BufferId b = r.columns[i];
       bool recode = r.schema[i].type == Type::String && in.dictionary &&
                     in.dictionary->size() != dict_->size();

@@ -178,6 +178,7 @@ void fields(A& a, Schema& s) {
   a.list(s.attributes, [&](Attribute& at) {
     a(at.name);
     enum_field(a, at.type, Type::String, "type");
+    a(at.nullable);
   }, 9);
   int64_t key = static_cast<int64_t>(s.key_size);
   a(key);
@@ -191,6 +192,7 @@ void fields(A& a, PlanRelation& r) {
   fields(a, r.schema);
   a.list(r.columns, [&](BufferId& b) { a(b); }, 4);
   a(r.size);
+  a.list(r.validity, [&](BufferId& b) { a(b); }, 4);
 }
 template <class A>
 void fields(A& a, BufferDecl& b) {
@@ -201,10 +203,12 @@ void fields(A& a, BufferDecl& b) {
 }
 template <class A>
 void fields(A& a, DictParam& d) {
-  enum_field(a, d.kind, DictParam::Kind::LikeMask, "dictionary parameter");
+  enum_field(a, d.kind, DictParam::Kind::SubstringMap, "dictionary parameter");
   a(d.text);
   a(d.slot);
   a(d.mask);
+  a(d.from);
+  a(d.length);
 }
 template <class A> void fields(A& a, ArgBuffer& x) { a(x.buffer); }
 template <class A> void fields(A& a, ArgSlot& x) { a(x.slot); }

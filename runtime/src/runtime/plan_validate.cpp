@@ -41,16 +41,18 @@ class Validator {
       where_ = fmt::format("input '{}'", r.name);
       check_relation(r);
       for (BufferId b : r.columns) bufs_[static_cast<size_t>(b)] = BufState::Live;
+      for (BufferId b : r.validity)
+        if (b >= 0) bufs_[static_cast<size_t>(b)] = BufState::Live;
       slots_[static_cast<size_t>(r.size)] = true;
     }
     for (size_t i = 0; i < plan_.dict_params.size(); ++i) {
       const auto& p = plan_.dict_params[i];
       where_ = fmt::format("dict_params[{}] ('{}')", i, p.text);
-      if (p.kind == DictParam::Kind::LikeMask) {
+      if (p.kind == DictParam::Kind::LikeMask || p.kind == DictParam::Kind::SubstringMap) {
         check_buffer_id(p.mask);
-        expect_elem(p.mask, 1);
+        expect_elem(p.mask, p.kind == DictParam::Kind::LikeMask ? 1 : 4);
         if (bufs_[static_cast<size_t>(p.mask)] == BufState::Live)
-          fail("LikeMask buffer is also an input buffer");
+          fail("a dictionary parameter's buffer is also an input buffer");
         bufs_[static_cast<size_t>(p.mask)] = BufState::Live;  // allocated by the runtime
       } else {
         check_slot_id(p.slot);
@@ -69,6 +71,8 @@ class Validator {
       where_ = fmt::format("output '{}'", r.name);
       check_relation(r);
       for (BufferId b : r.columns) live(b);
+      for (BufferId b : r.validity)
+        if (b >= 0) live(b);
       set(r.size);
     }
   }
@@ -120,6 +124,17 @@ class Validator {
     for (size_t i = 0; i < r.columns.size(); ++i) {
       check_buffer_id(r.columns[i]);
       expect_elem(r.columns[i], type_size(r.schema[i].type));
+    }
+    if (!r.validity.empty() && r.validity.size() != r.schema.size())
+      fail(fmt::format("{} validity entries for {} attributes", r.validity.size(), r.schema.size()));
+    for (size_t i = 0; i < r.schema.size(); ++i) {
+      const BufferId v = r.validity_of(i);
+      if (r.schema[i].nullable != (v >= 0))
+        fail(fmt::format("attribute '{}' is {}nullable but has {} validity buffer", r.schema[i].name,
+                         r.schema[i].nullable ? "" : "not ", v >= 0 ? "a" : "no"));
+      if (v < 0) continue;
+      check_buffer_id(v);
+      expect_elem(v, 1);
     }
   }
 

@@ -2,7 +2,9 @@
 // ranc/ir/program.h (and the open decisions taken by the reference in
 // ra_ops/expr/eval.cpp): wrapping integer arithmetic, division by zero through the
 // error flag, saturating float->int casts, IEEE comparisons, short-circuit and/or/case,
-// string predicates through dictionary parameters.
+// string predicates through dictionary parameters, string values (literals, substring)
+// as codes of the run's dictionary. After lower_nulls nothing can be NULL: is null is
+// false and coalesce its first argument.
 #pragma once
 
 #include <functional>
@@ -17,6 +19,8 @@ struct ExprHooks {
   std::function<rt::SlotId(rt::DictParam::Kind, const std::string&)> dict_slot;
   // The uint8 mask buffer of a LIKE pattern.
   std::function<rt::BufferId(const std::string&)> like_mask;
+  // The int32 code map of substring(s, from, length) (DictParam::SubstringMap).
+  std::function<rt::BufferId(int64_t from, int64_t length)> substring_map;
   // The int32 error flag buffer.
   std::function<rt::BufferId()> error_flag;
 };

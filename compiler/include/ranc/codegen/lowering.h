@@ -542,5 +542,7 @@ void lower_sort(LoweringContext& ctx, const Node& n);
 void lower_limit(LoweringContext& ctx, const Node& n);
 void lower_distinct(LoweringContext& ctx, const Node& n);
 void lower_fixpoint(LoweringContext& ctx, const Node& n);
+void lower_union_all(LoweringContext& ctx, const Node& n);
+void lower_scalar(LoweringContext& ctx, const Node& n);
 
 }  // namespace ranc::codegen

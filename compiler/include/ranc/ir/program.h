@@ -167,8 +167,11 @@ struct Aggregate {
   Expr arg;  // null for count()
   SourceLoc loc;
   bool distinct = false;  // count(distinct x): over the group's distinct non-NULL values
-  // Only the tuples where this bool expression is true are aggregated (SQL's FILTER;
-  // made by the compiler's lower_nulls pass, not by the front ends); null: all.
+  // Only the tuples where this bool expression is true are aggregated (like SQL's FILTER;
+  // made by the compiler's lower_nulls pass, not by the front ends); null: all. Unlike
+  // SQL, a group where the filter keeps nothing gets the type's zero (count 0, sum 0,
+  // min/max/avg 0), not NULL, when the argument is not nullable: lower_nulls counts the
+  // kept rows itself and replaces such values.
   Expr filter = {};
 };
 
@@ -216,6 +219,9 @@ struct Node {
   // Join: keys also match when both are NULL (IS NOT DISTINCT FROM). Set only by the
   // compiler (a count(distinct ...) joins its parts on the group keys).
   bool null_safe_keys = false;
+  // Scalar: input and output are in lower_nulls' layout (passes/lower_nulls.h): the input
+  // is (v) or (v.valid, v), the output (v.valid, v) with nothing nullable. Set only there.
+  bool explicit_validity = false;
   int64_t limit = 0, offset = 0;  // Limit
   // Fixpoint: the group of recursive relations (shared by the group's nodes) and which
   // of them this node is. Its inputs are the group's outer relations (FixpointDef::outer).
@@ -294,6 +300,11 @@ struct FixpointDef {
   // the recursive relation it defines.
   std::vector<int32_t> rule_target;
 };
+
+// The name of attribute `attr`'s validity attribute in the layout of passes/lower_nulls.h
+// ("a.valid"; no user name has a '.'), and whether `name` is one (of *attr).
+std::string validity_name(std::string_view attr);
+bool is_validity_name(std::string_view name, std::string* attr = nullptr);
 
 // Checks a program and returns the checked program: nodes that outputs depend on,
 // renumbered in a topological order, with schemas, resolved expressions, key

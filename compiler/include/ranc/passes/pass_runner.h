@@ -2,6 +2,10 @@
 // (STYLE.md habit 10). In order (DESIGN.md section 4):
 //
 //   prune_attributes  Program -> Program        inputs narrowed to the attributes used
+//   lower_scalar_subqueries   Program -> Program    scalar(...) as a product with one tuple
+//   lower_distinct_aggregates Program -> Program    count(distinct x) over distinct tuples
+//   lower_outer_joins         Program -> Program    inner join + anti joins + union all
+//   lower_nulls               Program -> Program    NULLs as (a.valid, a) attribute pairs
 //   plan_sort_orders  Program -> PhysicalPlan   sort orders, inserted sorts, join algorithms
 //   fuse_pipelines    PhysicalPlan              kernel groups (off: no_fusion)
 //   plan_paged_edges  PhysicalPlan              dense or paged output per edge

@@ -9,13 +9,16 @@
 //   output, sort, distinct, union, intersect, difference: all input attributes (an
 //     output keeps every attribute; sort breaks ties by every attribute, which
 //     decides what a later limit keeps; set semantics compare whole tuples);
+//   union all: live(out) on both sides;
+//   a scalar subquery's relation: its one attribute;
 //   select: live(out) and the predicate's attributes;
 //   project: the attributes its expressions read;
 //   limit: live(out);
 //   product: live(out) split between the two sides;
 //   join: the keys of both sides, the residual's attributes, and live(out) mapped to
 //     the side each output attribute comes from (semi/anti: the left's);
-//   reduce: the group keys and the aggregates' arguments (count() reads none).
+//   reduce: the group keys and the aggregates' arguments and filters (count() reads
+//     none).
 // An input keeps at least one attribute (`count()` over a relation reads none, but the
 // relation still has rows): its narrowest, preferring one that is not a string. Its
 // key is the longest prefix of the declared key that is kept; its declared physical

@@ -18,6 +18,8 @@ class Value {
  public:
   Value() : type_(Type::I32), v_(int32_t{0}) {}
   static Value null(Type t);
+  // The type's zero (false, 0, 0.0, 1970-01-01, ''): what a NULL stores.
+  static Value zero(Type t);
   static Value boolean(bool b) { return Value(Type::Bool, b); }
   static Value i32(int32_t x) { return Value(Type::I32, x); }
   static Value i64(int64_t x) { return Value(Type::I64, x); }

@@ -43,10 +43,12 @@ DeviceRelation upload(const HostRelation& rel, DevicePool& pool, std::string_vie
 
 // Copies `num_rows` values of each device column into a new HostRelation of
 // `schema`; string columns get `dictionary` (required when the schema has strings).
+// A nullable attribute takes its validity bytes from `validity[i]` (all valid when it
+// is null or absent); NULL rows get the type's zero whatever the device held.
 // Synchronizes `stream`.
 HostRelation download(const Schema& schema, const std::vector<const void*>& columns,
                       int64_t num_rows, const std::shared_ptr<const Dictionary>& dictionary,
-                      cudaStream_t stream);
+                      cudaStream_t stream, const std::vector<const void*>& validity = {});
 HostRelation download(const DeviceRelation& rel, cudaStream_t stream);
 
 }  // namespace ranc::rt

@@ -19,11 +19,21 @@ std::shared_ptr<const Dictionary> merge_dictionaries(
     const std::vector<std::shared_ptr<const Dictionary>>& dicts);
 // map[old code] = code of the same string in `to` (every string of `from` must be in `to`).
 std::vector<int32_t> recode_map(const Dictionary& from, const Dictionary& to);
+// `dict` (may be null) with the strings the plan's parameters produce added: every
+// ValueCode text, and for each SubstringMap the substrings of every string (applied as
+// often as there are SubstringMaps, so nested substrings are in it too). `dict` itself
+// when nothing is missing.
+std::shared_ptr<const Dictionary> extend_dictionary(std::shared_ptr<const Dictionary> dict,
+                                                    const std::vector<DictParam>& params);
+// A SubstringMap: for every code, the code of its string's substring (each must be in
+// `dict`, as extend_dictionary makes it); at least one element.
+std::vector<int32_t> substring_map(const Dictionary& dict, int64_t from, int64_t length);
 
 // LIKE matching itself is ranc::like_match (ranc/data/like.h).
 
-// The slot value of an EqCode, LowerBound, UpperBound or PrefixEnd parameter:
+// The slot value of an EqCode, ValueCode, LowerBound, UpperBound or PrefixEnd parameter:
 //   EqCode      code of text, or -1 when absent
+//   ValueCode   code of text (InternalError when absent: extend_dictionary adds it)
 //   LowerBound  first code whose string >= text
 //   UpperBound  first code whose string > text
 //   PrefixEnd   first code at or after LowerBound(text) whose string does not start

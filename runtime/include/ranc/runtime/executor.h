@@ -73,6 +73,9 @@ struct DeviceInput {
   std::vector<const void*> columns;
   int64_t num_rows = 0;
   std::shared_ptr<const Dictionary> dictionary;  // for string columns
+  // Per column, its validity bytes (1 = a value; plan.h PlanRelation), or null when the
+  // column has no NULL; empty when none has.
+  std::vector<const void*> validity = {};
 };
 using InputBinding = std::variant<const HostRelation*, DeviceInput>;
 

@@ -264,30 +264,42 @@ void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
 }
 
 // String handling: at bind time the runtime merges the dictionaries of every string
-// column of every input into one order-preserving dictionary for the run and recodes
-// the inputs, so codes compare across relations. String literals and patterns in the
-// program are turned into codes here, after that merge, so the generated source does
-// not depend on the data (and stays cacheable). Outputs carry the run's dictionary.
+// column of every input into one order-preserving dictionary for the run, adds the
+// strings the program makes (ValueCode texts, the substrings of every string for each
+// SubstringMap) and recodes the inputs, so codes compare across relations. String
+// literals and patterns in the program are turned into codes here, after that merge, so
+// the generated source does not depend on the data (and stays cacheable). Outputs carry
+// the run's dictionary.
 struct DictParam {
   enum class Kind : uint8_t {
-    EqCode,      // slot = code of text, or -1 when absent
-    LowerBound,  // slot = first code whose string >= text
-    UpperBound,  // slot = first code whose string > text
-    PrefixEnd,   // slot = first code whose string does not start with text and is > it
-    LikeMask,    // buffer (uint8, one per code, at least 1 element) = matches LIKE pattern
+    EqCode,        // slot = code of text, or -1 when absent
+    LowerBound,    // slot = first code whose string >= text
+    UpperBound,    // slot = first code whose string > text
+    PrefixEnd,     // slot = first code whose string does not start with text and is > it
+    LikeMask,      // buffer (uint8, one per code, at least 1 element) = matches LIKE pattern
+    ValueCode,     // slot = code of text, which the run's dictionary is made to hold (a
+                   // string value the program produces, such as a NULL's '')
+    SubstringMap,  // buffer (int32, one per code, at least 1 element) = the code of
+                   // utf8_substring(string, from, length), which the dictionary holds
   };
   Kind kind;
   std::string text;
   SlotId slot = -1;
-  BufferId mask = -1;
+  BufferId mask = -1;        // LikeMask, SubstringMap: the buffer the runtime fills
+  int64_t from = 0, length = 0;  // SubstringMap
 };
 
-// A relation at the plan's boundary: one buffer per attribute and a size slot.
+// A relation at the plan's boundary: one buffer per attribute and a size slot. A nullable
+// attribute also has a validity buffer (one byte per row, 1 = a value; a NULL row's
+// value holds the type's zero): validity[i] >= 0 exactly for the schema's nullable ones
+// (validity is empty when none is).
 struct PlanRelation {
   std::string name;
   Schema schema;
   std::vector<BufferId> columns;
   SlotId size;
+  std::vector<BufferId> validity = {};
+  BufferId validity_of(size_t i) const { return i < validity.size() ? validity[i] : -1; }
 };
 
 struct Plan {

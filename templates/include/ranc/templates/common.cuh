@@ -332,4 +332,31 @@ __device__ __forceinline__ int cmp3_chain(int c, Rest... rest) {
   return c != 0 ? c : cmp3_chain(rest...);
 }
 
+/// Exact integer sums (program.h: an integer sum that leaves the i64 range is an error):
+/// a 128-bit two's-complement accumulator as a low and a high 64-bit word.
+__device__ __forceinline__ void add128(unsigned long long& lo, unsigned long long& hi, long long v) {
+  const unsigned long long old = lo;
+  lo += (unsigned long long)v;
+  hi += (v < 0 ? ~0ull : 0ull) + (lo < old ? 1ull : 0ull);
+}
+__device__ __forceinline__ void merge128(unsigned long long& lo, unsigned long long& hi,
+                                         unsigned long long blo, unsigned long long bhi) {
+  const unsigned long long old = lo;
+  lo += blo;
+  hi += bhi + (lo < old ? 1ull : 0ull);
+}
+/// add128 by atomics on a shared or global accumulator: the low word's atomicAdd returns
+/// its old value, which decides the carry; the high word moves only when it must.
+__device__ __forceinline__ void atomic_add128(unsigned long long* lo, unsigned long long* hi,
+                                              long long v) {
+  const unsigned long long uv = (unsigned long long)v;
+  const unsigned long long old = atomicAdd(lo, uv);
+  const unsigned long long inc = (v < 0 ? ~0ull : 0ull) + (old + uv < old ? 1ull : 0ull);
+  if (inc != 0) atomicAdd(hi, inc);
+}
+/// Whether the 128-bit value (lo, hi) is an i64.
+__device__ __forceinline__ bool fits_i64(unsigned long long lo, unsigned long long hi) {
+  return (long long)hi == ((long long)lo >> 63);
+}
+
 }  // namespace ranc::tpl
