@@ -167,6 +167,7 @@ rt::Executor& executor() {
 
 bool close(const Value& a, const Value& b, double tol) {
   if (a == b) return true;
+  if (a.is_null() || b.is_null()) return false;
   if (!is_floating(a.type()) || a.type() != b.type()) return false;
   double x = a.to_double(), y = b.to_double();
   if (std::isnan(x) || std::isnan(y)) return false;
@@ -236,6 +237,13 @@ std::string run_and_compare(const Program& checked, const Inputs& inputs,
   } catch (const UserError& e) {
     ref_error = e.what();
   }
+  return compare_with_reference(checked, inputs, ref, ref_error, options, stats);
+}
+
+std::string compare_with_reference(const Program& checked, const Inputs& inputs,
+                                   const std::vector<HostRelation>& ref,
+                                   const std::string& ref_error,
+                                   const codegen::CodegenOptions& options, rt::RunStats* stats) {
   rt::Plan plan = codegen::generate_plan(checked, options);
   std::map<std::string, const HostRelation*> bind;
   for (const auto& [n, r] : inputs) bind[n] = &r;
@@ -265,6 +273,9 @@ std::string run_and_compare(const Program& checked, const Inputs& inputs,
     for (const auto& [n, r] : res.outputs)
       if (n == on.name) gpu = &r;
     if (!gpu) return fmt::format("output '{}' missing from the GPU run", on.name);
+    if (gpu->schema().attributes != ref[k].schema().attributes)
+      return fmt::format("output '{}': schema {} on the GPU, {} in the reference", on.name,
+                         gpu->schema().str(), ref[k].schema().str());
     std::vector<size_t> order;
     for (const SortKey& key : on.order)
       for (size_t c = 0; c < ref[k].schema().attributes.size(); ++c)

@@ -45,6 +45,14 @@ std::string run_and_compare(const Program& checked, const Inputs& inputs,
                             const codegen::CodegenOptions& options = {},
                             rt::RunStats* stats = nullptr);
 
+// run_and_compare with the reference's outputs (or its error, `ref_error` non-empty)
+// computed once by the caller, for several option sets over the same inputs.
+std::string compare_with_reference(const Program& checked, const Inputs& inputs,
+                                   const std::vector<HostRelation>& ref,
+                                   const std::string& ref_error,
+                                   const codegen::CodegenOptions& options = {},
+                                   rt::RunStats* stats = nullptr);
+
 // Compares one output of the GPU with the reference's: exactly, floats within the
 // relative tolerance `tol`; as a multiset unless `ordered`. Ordered outputs follow
 // the reference row by row, except that rows tying on all the order attributes

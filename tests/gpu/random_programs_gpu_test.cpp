@@ -22,6 +22,12 @@
 
 #include "gpu_test_util.h"
 #include "ranc/dsl.h"
+#include "ranc/passes/lower_distinct_aggregates.h"
+#include "ranc/passes/lower_nulls.h"
+#include "ranc/passes/lower_outer_joins.h"
+#include "ranc/passes/lower_scalar_subqueries.h"
+#include "ranc/ra_ops/ra_ops.h"
+#include "sql_programs.h"
 #include "test_programs.h"
 #include "ranc/runtime/device.h"
 #include "ranc/runtime/executor.h"
@@ -37,7 +43,10 @@ struct Cur {
 
 class Generator {
  public:
-  explicit Generator(uint64_t seed) : rng_(seed) {}
+  // Odd seeds: nullable attributes with NULLs (a quarter of their values, or all of them in
+  // some relations), and the SQL steps (outer joins, union all, is null, coalesce, count(x),
+  // count(distinct x)).
+  explicit Generator(uint64_t seed) : rng_(seed), nulls_(seed % 2 == 1) {}
 
   // Inputs A(a_i i32, a_l i64, a_f f64, a_s string, a_b bool), B(b_i i32, b_l i64, b_f f64).
   Inputs make_inputs() {
@@ -45,14 +54,24 @@ class Generator {
     for (int which = 0; which < 2; ++which) {
       Schema s = which == 0 ? schema_a() : schema_b();
       int64_t n = pick(0, 4) == 0 ? pick(0, 2) : pick(0, 150);
+      const double null_rate = pick(0, 5) == 0 ? 1.0 : 0.25;
       std::vector<Column> cols;
       for (const auto& a : s.attributes) {
         std::vector<int64_t> keys;
         for (int64_t i = 0; i < n; ++i) keys.push_back(pick(0, a.type == Type::I64 ? 9 : 19));
-        cols.push_back(a.type == Type::String ? random_column(Type::String, n, rng_)
-                                              : column_from_keys(a.type, keys));
+        Column c = a.type == Type::String ? random_column(Type::String, n, rng_)
+                                          : column_from_keys(a.type, keys);
+        if (nulls_ && nullable(a.name)) {
+          Column x(a.type, true);
+          for (int64_t i = 0; i < n; ++i)
+            x.append(std::uniform_real_distribution<double>(0, 1)(rng_) < null_rate
+                         ? Value::null(a.type)
+                         : c.get(static_cast<size_t>(i)));
+          c = std::move(x);
+        }
+        cols.push_back(std::move(c));
       }
-      in.emplace_back(which == 0 ? "A" : "B", make_relation(s, std::move(cols)));
+      in.emplace_back(which == 0 ? "A" : "B", make_relation(schema_of(s), std::move(cols)));
     }
     return in;
   }
@@ -68,10 +87,19 @@ class Generator {
   static Schema schema_b() {
     return Schema{{{"b_i", Type::I32}, {"b_l", Type::I64}, {"b_f", Type::F64}}, 0};
   }
+  static bool nullable(const std::string& a) {
+    return a == "a_i" || a == "a_s" || a == "a_f" || a == "b_l" || a == "b_i";
+  }
+  // The schema with the nullable attributes of this batch marked.
+  Schema schema_of(Schema s) const {
+    for (auto& a : s.attributes) a.nullable = nulls_ && nullable(a.name);
+    return s;
+  }
 
   void build(ProgramBuilder& b, int chains) {
-    a_ = {b.input("A", schema_a().attributes), schema_a().attributes, false};
-    b_ = {b.input("B", schema_b().attributes), schema_b().attributes, false};
+    const Schema sa = schema_of(schema_a()), sb = schema_of(schema_b());
+    a_ = {b.input("A", sa.attributes), sa.attributes, false};
+    b_ = {b.input("B", sb.attributes), sb.attributes, false};
     for (int c = 0; c < chains; ++c) {
       Cur cur = pick(0, 1) ? a_ : b_;
       int ops = static_cast<int>(pick(3, 8));
@@ -99,6 +127,7 @@ class Generator {
 
   Expr predicate(const Cur& c) {
     const Attribute& a = any(c);
+    if (nulls_ && pick(0, 3) == 0) return pick(0, 1) ? is_null(col(a.name)) : is_not_null(col(a.name));
     switch (a.type) {
       case Type::I32:
       case Type::I64:
@@ -142,7 +171,9 @@ class Generator {
         for (const auto& a : attrs) ps.push_back(Projection(a.name));
         if (const Attribute* x = of_type(cur.attrs, {Type::I32, Type::I64}); x && pick(0, 1)) {
           std::string n = fresh("p");
-          ps.push_back(as(col(x->name) * 3 + 1, n));
+          Expr e = col(x->name) * 3 + 1;
+          if (nulls_ && pick(0, 1)) e = coalesce({e, Expr(0)});  // i32 0 promotes to i64
+          ps.push_back(as(e, n));
           attrs.push_back({n, x->type});
         }
         out.rel = cur.rel.project(ps);
@@ -185,6 +216,14 @@ class Generator {
         std::string n = fresh("n");
         aggs.push_back(ranc::count(n));
         attrs.push_back({n, Type::I64});
+        if (nulls_ && pick(0, 1)) {
+          const Attribute& x = any(cur);
+          n = fresh("c");
+          Aggregate c = ranc::count(col(x.name), n);
+          c.distinct = pick(0, 1) == 1;
+          aggs.push_back(c);
+          attrs.push_back({n, Type::I64});
+        }
         if (const Attribute* x = of_type(cur.attrs, {Type::I32, Type::I64})) {
           n = fresh("s");
           aggs.push_back(ranc::sum(col(x->name), n));
@@ -207,7 +246,7 @@ class Generator {
         if (!lk) return out;
         const Attribute* rk = of_type(other.attrs, {lk->type});
         if (!rk) return out;
-        JoinKind kind = static_cast<JoinKind>(pick(0, 2));
+        JoinKind kind = static_cast<JoinKind>(pick(0, nulls_ ? 5 : 2));
         Expr residual;
         std::vector<Attribute> joined = cur.attrs;
         for (const auto& a : other.attrs)
@@ -220,7 +259,7 @@ class Generator {
           if (x && y) residual = col(x->name) < col(y->name);
         }
         out.rel = cur.rel.join(other.rel, {lk->name}, {rk->name}, kind, residual);
-        if (kind == JoinKind::Inner) out.attrs = joined;
+        if (kind != JoinKind::Semi && kind != JoinKind::Anti) out.attrs = joined;
         out.sorted = false;
         return out;
       }
@@ -230,8 +269,11 @@ class Generator {
         const Attribute* y = of_type(other.attrs, {x.type});
         if (!y) return out;
         Rel l = cur.rel.project({x.name}), r = other.rel.project({y->name});
-        int op = static_cast<int>(pick(0, 2));
-        out.rel = op == 0 ? l.union_with(r) : op == 1 ? l.intersect(r) : l.difference(r);
+        int op = static_cast<int>(pick(0, nulls_ ? 3 : 2));
+        out.rel = op == 0   ? l.union_with(r)
+                  : op == 1 ? l.intersect(r)
+                  : op == 2 ? l.difference(r)
+                            : l.union_all(r);
         out.attrs = {x};
         out.sorted = false;
         return out;
@@ -248,6 +290,7 @@ class Generator {
   }
 
   std::mt19937_64 rng_;
+  bool nulls_;
   int counter_ = 0;
   Cur a_, b_;
 };
@@ -321,6 +364,49 @@ TEST(RandomPrograms, AreValidByConstruction) {
       }
     }
   }
+}
+
+// Without a GPU: the SQL lowering passes (compiler/src/passes/lower_*.cpp) keep every
+// random program's results on the CPU reference, NULLs included (odd seeds have them): the
+// lowered program runs on the inputs in lower_nulls' (a.valid, a) layout.
+TEST(RandomPrograms, LoweringKeepsTheReferenceResults) {
+  int with_nulls = 0;
+  for (int k = 0; k < std::min(batches(), 40); ++k) {
+    std::optional<Batch> batch = make_batch(k);
+    if (!batch) continue;
+    with_nulls += batch->seed % 2 == 1;
+    const Program& p = batch->program;
+    Program lowered = passes::lower_nulls(passes::lower_outer_joins(
+        passes::lower_distinct_aggregates(passes::lower_scalar_subqueries(p))));
+    sqltest::Bindings laid;
+    for (const auto& [n, r] : batch->inputs) laid.emplace_back(n, sqltest::to_layout(r));
+    std::vector<HostRelation> want, got;
+    std::string want_error, got_error;
+    try {
+      want = execute_reference(p, batch->inputs);
+    } catch (const UserError& e) {
+      want_error = e.what();
+    }
+    try {
+      got = execute_reference(lowered, laid);
+    } catch (const UserError& e) {
+      got_error = e.what();
+    }
+    ASSERT_EQ(want_error.empty(), got_error.empty())
+        << "RANC_SEED=" << batch->seed << ": " << want_error << " | " << got_error;
+    if (!want_error.empty()) continue;
+    ASSERT_EQ(want.size(), got.size());
+    const auto outs = p.outputs();
+    for (size_t i = 0; i < want.size(); ++i) {
+      const Node& o = p.node(outs[i]);
+      HostRelation back = sqltest::from_layout(got[i], o.schema);
+      std::vector<size_t> order;
+      for (const SortKey& key : o.order) order.push_back(static_cast<size_t>(*o.schema.find(key.attr)));
+      EXPECT_EQ(compare_outputs(o.name, back, want[i], order, !o.order.empty(), 1e-12), "")
+          << "RANC_SEED=" << batch->seed << "\n" << print_program(p);
+    }
+  }
+  EXPECT_GT(with_nulls, 0);
 }
 
 // The comparison the random programs rely on (no GPU needed): an output ordered by k

@@ -29,11 +29,15 @@ struct FixpointState;
 }
 
 // An aggregate for reduce: sum(col("x"), "total"), count("n"), avg(col("p"), "avg_p").
+// count(col("x"), "n") counts the tuples where x is not NULL; distinct(count(col("x"),
+// "n")) is count(distinct x), and so for the others.
 Aggregate sum(Expr arg, std::string name);
 Aggregate min(Expr arg, std::string name);
 Aggregate max(Expr arg, std::string name);
 Aggregate avg(Expr arg, std::string name);
 Aggregate count(std::string name);
+Aggregate count(Expr arg, std::string name);
+Aggregate distinct(Aggregate a);
 
 // A projected attribute: as(col("a") * 2, "twice_a"), or a plain name to keep "a".
 struct Projection {
@@ -75,6 +79,8 @@ class Rel {
   Rel product(const Rel& right, std::source_location loc = std::source_location::current()) const;
   Rel union_with(const Rel& right,
                  std::source_location loc = std::source_location::current()) const;
+  // Every tuple of both (a bag; the left's names).
+  Rel union_all(const Rel& right, std::source_location loc = std::source_location::current()) const;
   Rel intersect(const Rel& right, std::source_location loc = std::source_location::current()) const;
   Rel difference(const Rel& right,
                  std::source_location loc = std::source_location::current()) const;
@@ -100,6 +106,12 @@ class Rel {
   ProgramBuilder* b_ = nullptr;
   NodeId id_ = -1;
 };
+
+// A scalar subquery: the value of `r`'s only attribute (r has at most one tuple at run
+// time; NULL when it has none), usable in select, project, join residuals and aggregates
+// of relations of the same ProgramBuilder:
+//   li.select(col("price") > scalar(li.reduce({}, {avg(col("price"), "m")})))
+Expr scalar(const Rel& r);
 
 class ProgramBuilder {
  public:

@@ -67,6 +67,53 @@ Aggregate avg(Expr arg, std::string name) {
 Aggregate count(std::string name) {
   return agg(AggFunc::Count, Expr(), std::move(name));
 }
+Aggregate count(Expr arg, std::string name) {
+  return agg(AggFunc::Count, std::move(arg), std::move(name));
+}
+Aggregate distinct(Aggregate a) {
+  a.distinct = true;
+  return a;
+}
+
+Expr scalar(const Rel& r) {
+  ExprNode n;
+  n.kind = ExprKind::Scalar;
+  n.subquery_node = r.id();
+  return Expr(make_expr(std::move(n)));
+}
+
+namespace {
+// Scalar subqueries of the DSL name their relation's node: each becomes an input of `n`
+// (after its own inputs) and the expression refers to that input.
+ExprPtr attach(const ExprPtr& e, Node& n) {
+  if (!e) return e;
+  if (e->kind == ExprKind::Scalar && e->subquery_node >= 0) {
+    ExprNode x = *e;
+    x.subquery = static_cast<int32_t>(n.inputs.size());
+    n.inputs.push_back(e->subquery_node);
+    x.subquery_node = -1;
+    return make_expr(std::move(x));
+  }
+  bool changed = false;
+  std::vector<ExprPtr> args;
+  for (const auto& a : e->args) {
+    args.push_back(attach(a, n));
+    changed = changed || args.back() != a;
+  }
+  if (!changed) return e;
+  ExprNode x = *e;
+  x.args = std::move(args);
+  return make_expr(std::move(x));
+}
+void attach_subqueries(Node& n) {
+  auto fix = [&](Expr& e) {
+    if (e.valid()) e = Expr(attach(e.ptr(), n));
+  };
+  fix(n.predicate);
+  for (auto& ne : n.exprs) fix(ne.expr);
+  for (auto& a : n.aggregates) fix(a.arg);
+}
+}  // namespace
 
 Rel ProgramBuilder::add(Node n) {
   return Rel(this, program_.add(std::move(n)));
@@ -116,6 +163,7 @@ static Rel chain(const Rel& self, Node n, const Rel* right = nullptr) {
   ProgramBuilder* b = self.builder();
   n.inputs = {self.id()};
   if (right) n.inputs.push_back(b->input_id(*right, n.loc));
+  attach_subqueries(n);
   return b->add(std::move(n));
 }
 
@@ -136,6 +184,9 @@ static Rel binary(const Rel& self, OpKind k, const Rel& right, std::source_locat
 }
 Rel Rel::product(const Rel& r, std::source_location loc) const {
   return binary(*this, OpKind::Product, r, loc);
+}
+Rel Rel::union_all(const Rel& r, std::source_location loc) const {
+  return binary(*this, OpKind::UnionAll, r, loc);
 }
 Rel Rel::union_with(const Rel& r, std::source_location loc) const {
   return binary(*this, OpKind::Union, r, loc);

@@ -123,7 +123,8 @@ struct Session::Impl {
     if (auto it = rels.find(name); it != rels.end() && it->second.path == path &&
                                    it->second.schema.attributes == schema.attributes &&
                                    it->second.options.delimiter == options.delimiter &&
-                                   it->second.options.header == options.header)
+                                   it->second.options.header == options.header &&
+                                   it->second.options.null_marker == options.null_marker)
       return;
     if (gpu && catalog->contains(name)) catalog->drop(name);
     Relation r;

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "builtins.h"
 #include "ranc/runtime/check.h"
 #include "ranc/runtime/device.h"
@@ -59,6 +61,13 @@ void Catalog::add(const std::string& name, const HostRelation& rel) {
     r.columns.emplace_back(*pool_, static_cast<int64_t>(c.bytes()),
                            fmt::format("resident '{}'.{}", name, rel.schema()[i].name));
     r.bytes += static_cast<int64_t>(c.bytes());
+    if (c.nullable()) {
+      r.validity.emplace_back(*pool_, std::max<int64_t>(r.rows, 1),
+                              fmt::format("resident '{}'.{} validity", name, rel.schema()[i].name));
+      r.bytes += r.rows;
+    } else {
+      r.validity.emplace_back();
+    }
   }
   std::vector<int32_t> old_to_new;
   std::unique_ptr<DeviceBuffer> dmap;
@@ -68,8 +77,12 @@ void Catalog::add(const std::string& name, const HostRelation& rel) {
                                           "resident string recode map");
   }
 
-  for (size_t i = 0; i < rel.num_columns(); ++i)
+  for (size_t i = 0; i < rel.num_columns(); ++i) {
     uploader_.add_column(r.columns[i].get(), rel.column(i), merged.get());
+    if (rel.column(i).nullable() && r.rows > 0)
+      uploader_.add(r.validity[i].get(), rel.column(i).validity().data(),
+                    static_cast<size_t>(r.rows));
+  }
   uploader_.run(stream_);
 
   // Recode the string columns already resident into the grown dictionary, in place.
@@ -122,6 +135,8 @@ std::map<std::string, InputBinding> Catalog::bindings() const {
     d.num_rows = r.rows;
     d.dictionary = dict_;
     for (const auto& c : r.columns) d.columns.push_back(c.get());
+    for (size_t i = 0; i < r.columns.size(); ++i)
+      d.validity.push_back(r.schema[i].nullable ? r.validity[i].get() : nullptr);
     out.emplace(n, std::move(d));
   }
   return out;

@@ -78,6 +78,9 @@ class ExprNode {
   // whose only attribute's value this is (front ends append such inputs after the
   // operator's own).
   int32_t subquery = -1;
+  // Scalar, as the C++ DSL builds it: the node of the relation, before the DSL makes it an
+  // input of the node holding the expression (then subquery is set and this is -1).
+  int32_t subquery_node = -1;
   // Set by the checker:
   std::optional<Type> type;  // the result type
   bool nullable = false;     // whether the value can be NULL (program.h, NULLS)

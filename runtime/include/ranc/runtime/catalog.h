@@ -56,6 +56,8 @@ class Catalog {
     Schema schema;
     int64_t rows = 0;
     std::vector<DeviceBuffer> columns;
+    // Per column, its validity bytes (an empty buffer for a column that is not nullable).
+    std::vector<DeviceBuffer> validity;
     int64_t bytes = 0;
   };
   const Resident& find(const std::string& name) const;
