@@ -156,6 +156,11 @@ const std::vector<TpchQuery>& tpch_queries() {
          result({{"s_name", Str}, {"numwait", I64}}),
          ordered_by({1, 0}),
          {"supplier", "lineitem", "orders", "nation"}},
+        {22,
+         "",
+         result({{"cntrycode", Str}, {"numcust", I64}, {"totacctbal", F64}}),
+         ordered_by({0}),
+         {"customer", "orders"}},
     };
     for (auto& q : v)
       q.sql_path = tpch_examples_dir() + "/sql/q" + std::to_string(q.number) + ".sql";
