@@ -20,7 +20,7 @@ void lower_scalar(LoweringContext& ctx, const Node& n) {
   const std::string ns = p.slot(in.size), fl = p.buffer(flag, "int", false);
   // The input is (v) or (v.valid, v).
   const std::string valid =
-      in.types.size() == 2 ? fmt::format("{}[0] != 0", LoweringContext::raw(p, in, 0, "0")) : "true";
+      in.types.size() == 2 ? fmt::format("{} != 0", LoweringContext::raw(p, in, 0, "0")) : "true";
   const std::string value = LoweringContext::raw(p, in, in.types.size() - 1, "0");
   ExprNode z;  // the type's zero as a resolved literal ('' through the dictionary)
   z.kind = ExprKind::Literal;

@@ -650,7 +650,8 @@ sorted = l |> reduce by g s = sum(n), hi = max(u), c = count(x);
 global = r |> reduce s = sum(y), c = count(y), n = count();
 outer = l |> full join r on k = j where y > 3 |> project k, coalesce(x, s, 'none') as x,
   substring(s, 2, 3) as t, case when y is null then 'missing' else null end as w;
-sub = l |> select u > scalar(l |> reduce a = avg(u)) |> union all (l |> select x is null);
+sub = l |> select u > scalar(l |> reduce a = avg(u)) and k < scalar(r |> reduce m = max(j))
+  |> union all (l |> select x is null);
 output hashed; output sorted; output global; output outer; output sub;
 )";
   Program p = check(parse_ra(program, "nulls.ra").program);

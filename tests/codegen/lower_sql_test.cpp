@@ -52,6 +52,8 @@ void expect_same(const std::string& text, const Bindings& inputs) {
   const auto outs = checked.outputs();
   for (size_t i = 0; i < want.size(); ++i) {
     const Node& o = checked.node(outs[i]);
+    // The lowered output is exactly the original schema in the layout.
+    EXPECT_EQ(got[i].schema().attributes, to_layout(HostRelation(o.schema)).schema().attributes);
     HostRelation back = from_layout(got[i], o.schema);
     EXPECT_EQ(back.schema(), want[i].schema());
     const bool ordered = !checked.node(o.inputs[0]).order.empty();

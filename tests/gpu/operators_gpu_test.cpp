@@ -366,7 +366,8 @@ TEST(GpuPaged, EstimateShortGrowsOnceAndMatches) {
   RANC_REQUIRE_GPU();
   std::mt19937_64 rng(21);
   for (int64_t n : {int64_t{1000}, int64_t{300000}}) {
-    Schema rs{{{"k", Type::I32}, {"v", Type::I64}}, 0}, qs{{{"qk", Type::I32}, {"qv", Type::I32}}, 0};
+    // v is i32: the sum of ~n^2/7 random i64 values would leave the i64 range (an error).
+    Schema rs{{{"k", Type::I32}, {"v", Type::I32}}, 0}, qs{{{"qk", Type::I32}, {"qv", Type::I32}}, 0};
     std::vector<int64_t> many, unique;
     // 7 keys: about n^2 / 7 matches, far beyond the estimate (n rows plus a partial page per
     // warp of each partition).
@@ -375,7 +376,7 @@ TEST(GpuPaged, EstimateShortGrowsOnceAndMatches) {
     for (bool fk : {false, true}) {
       Inputs in;
       in.emplace_back("r", make_relation(rs, {column_from_keys(Type::I32, many),
-                                              random_column(Type::I64, n, rng)}));
+                                              random_column(Type::I32, n, rng)}));
       in.emplace_back("q", make_relation(qs, {column_from_keys(Type::I32, fk ? unique : many),
                                               random_column(Type::I32, n, rng)}));
       ProgramBuilder b;

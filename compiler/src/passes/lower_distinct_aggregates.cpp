@@ -98,9 +98,14 @@ Program lower_distinct_aggregates(const Program& checked) {
     // The original attributes in order; a group without non-NULL x counts 0.
     std::vector<NamedExpr> out;
     for (const auto& k : n.group_keys) out.push_back(NamedExpr{k, col(k), n.loc});
-    for (const Aggregate& a : n.aggregates) {
+    for (size_t i = 0; i < n.aggregates.size(); ++i) {
+      const Aggregate& a = n.aggregates[i];
+      const Attribute& want = n.schema[n.group_keys.size() + i];
       Expr e = col(a.name);
-      if (a.distinct && a.func == AggFunc::Count) e = coalesce({e, Expr(int64_t{0})}, n.loc);
+      // The left join's padding makes a distinct aggregate nullable; every group has a row
+      // in its part (NULL arguments included), so the padding never happens: what the
+      // reduce would not make NULL stays not nullable (count(distinct): 0).
+      if (a.distinct && !want.nullable) e = coalesce({e, lit(Value::zero(want.type))}, n.loc);
       out.push_back(NamedExpr{a.name, e, n.loc});
     }
     rw.set(n.id, rw.project(acc, std::move(out), n.loc));
