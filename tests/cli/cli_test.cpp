@@ -173,6 +173,33 @@ TEST_F(CliTest, RunLoadsOnlyTheAttributesUsed) {
   EXPECT_NE(err_.find("t.tbl:1:3"), std::string::npos) << err_;
 }
 
+// NULLs from a file to an output file: empty fields and the declared marker are NULL in
+// nullable attributes, NULL prints as NULL and is written as an empty field; an empty
+// field in an attribute that is not nullable is a located data error with a hint.
+TEST_F(CliTest, RunReadsAndWritesNulls) {
+  std::string prog = write("n.ra",
+                           "input t(k i32 null, s string null, v i64 null) from \"t.csv\" null 'NA';\n"
+                           "q = t |> left join (t |> project k as j, v as w) on k = j\n"
+                           "  |> reduce by k n = count(), c = count(s), sw = sum(w) |> sort k;\n"
+                           "output q;\n");
+  write("t.csv", "k,s,v\n1,a,10\n,b,20\n2,,\n1,NA,5\n");
+  ASSERT_EQ(run({"run", "--cpu", prog}), kOk) << err_;
+  EXPECT_NE(out_.find("NULL"), std::string::npos) << out_;
+  std::string out_csv = (dir_ / "q.csv").string();
+  ASSERT_EQ(run({"run", "--cpu", "--output", "q=" + out_csv, prog}), kOk) << err_;
+  std::ifstream f(out_csv);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  // k NULL: one tuple, no match (NULL keys match nothing); k 1: two tuples, each matching
+  // both k = 1 rows (w 10 and 5); k 2: w NULL.
+  EXPECT_EQ(ss.str(), "k,n,c,sw\n,1,1,\n1,4,2,30\n2,1,0,\n");
+  std::string strict = write("strict.ra", "input t(k i32, s string, v i64) from \"t.csv\";\n"
+                                          "output t;\n");
+  EXPECT_EQ(run({"run", "--cpu", strict}), kDataError);
+  EXPECT_NE(err_.find("t.csv:3:1"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("null"), std::string::npos) << err_;
+}
+
 TEST_F(CliTest, BadDataRowIsDataErrorWithLocation) {
   std::string prog = write("sales.ra", kSales);
   write("sales.csv", "region,amount,day\neast,12.5,2024-01-01\nwest,abc,2024-01-02\n");

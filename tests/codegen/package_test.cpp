@@ -45,7 +45,8 @@ rt::Package small_package() {
 }
 
 TEST(Package, PlansSurviveSerialization) {
-  for (const char* q : {"q1", "q3", "q4", "q5", "q6", "q10", "q12", "q14", "q19"}) {
+  for (const char* q : {"q1", "q3", "q4", "q5", "q6", "q10", "q12", "q13", "q14", "q16", "q19",
+                        "q22"}) {
     for (bool fusion : {true, false}) {
       rt::Plan p = plan_of(q, {.fusion = fusion});
       const std::string bytes = rt::serialize_plan(p);
@@ -65,6 +66,37 @@ TEST(Package, PlansSurviveSerialization) {
           << q;
     }
   }
+}
+
+// A plan with nullable inputs and outputs (validity buffers), a substring map and string
+// value codes keeps them through serialization.
+TEST(Package, NullsAndDictionaryMapsSurviveSerialization) {
+  Program p = check(parse_ra("input t(k i32 null, s string null);\n"
+                             "q = t |> project k, coalesce(substring(s, 1, 2), 'none') as c;\n"
+                             "output q;",
+                             "n.ra")
+                        .program);
+  rt::Plan plan = codegen::generate_plan(p);
+  ASSERT_EQ(plan.inputs.size(), 1u);
+  EXPECT_TRUE(plan.inputs[0].schema[0].nullable);
+  EXPECT_GE(plan.inputs[0].validity_of(0), 0);
+  const std::string bytes = rt::serialize_plan(plan);
+  rt::Plan back = rt::deserialize_plan(bytes);
+  EXPECT_EQ(rt::serialize_plan(back), bytes);
+  EXPECT_EQ(back.inputs[0].schema, plan.inputs[0].schema);
+  EXPECT_EQ(back.inputs[0].validity, plan.inputs[0].validity);
+  EXPECT_EQ(back.outputs[0].validity, plan.outputs[0].validity);
+  ASSERT_EQ(back.dict_params.size(), plan.dict_params.size());
+  bool substring = false;
+  for (size_t i = 0; i < back.dict_params.size(); ++i) {
+    EXPECT_EQ(back.dict_params[i].kind, plan.dict_params[i].kind);
+    if (back.dict_params[i].kind == rt::DictParam::Kind::SubstringMap) {
+      substring = true;
+      EXPECT_EQ(back.dict_params[i].from, 1);
+      EXPECT_EQ(back.dict_params[i].length, 2);
+    }
+  }
+  EXPECT_TRUE(substring);
 }
 
 TEST(Package, RoundTripAndArchitectures) {

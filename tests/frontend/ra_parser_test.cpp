@@ -145,6 +145,54 @@ output j; output s as semi; output n;
   expect_same(p.program, b.program());
 }
 
+// NULLs, outer joins, union all, count(x) and distinct aggregates, coalesce, substring and
+// scalar subqueries (a subquery's relation is an extra input of its node, in order).
+TEST(RaParser, SqlFormsMatchDsl) {
+  ParsedProgram p = parse_ok(R"(
+input n(k i32, v i64 null, w string null) from "n.csv" null 'NA';
+l = r |> left join u on a where x > 0.5;
+rr = r |> right outer join u on a;
+f = r |> full join u on a = a;
+all = (r |> project a) |> union all (u |> project a);
+agg = n |> reduce by k c = count(v), d = count(distinct w), s = sum(distinct v), m = count(*);
+e = n |> select v is null or w is not null and coalesce(v, 0L) > 1
+      |> project k, substring(w, 1, 2) as p, substring(w from 2 for 3) as q, null as z;
+sq = r |> select c > scalar(u |> reduce m = max(x)) and a < scalar(u |> reduce c = count())
+       |> project a, scalar(u |> reduce m = max(x)) - c as gap;
+output l; output rr; output f; output all; output agg; output e; output sq;
+)");
+  ProgramBuilder b;
+  Rel r, u;
+  decls(r, u, b);
+  Rel n = b.input("n", {{"k", Type::I32}, {"v", Type::I64, true}, {"w", Type::String, true}});
+  b.output(r.join(u, {"a"}, {"a"}, JoinKind::Left, col("x") > 0.5), "l");
+  b.output(r.join(u, {"a"}, {"a"}, JoinKind::Right), "rr");
+  b.output(r.join(u, {"a"}, {"a"}, JoinKind::Full), "f");
+  b.output(r.project({"a"}).union_all(u.project({"a"})), "all");
+  b.output(n.reduce({"k"}, {count(col("v"), "c"), distinct(count(col("w"), "d")),
+                            distinct(sum(col("v"), "s")), count("m")}),
+           "agg");
+  b.output(n.select(is_null(col("v")) ||
+                    (is_not_null(col("w")) && coalesce({col("v"), Expr(int64_t{0})}) > 1))
+               .project({"k", as(substring(col("w"), 1, 2), "p"), as(substring(col("w"), 2, 3), "q"),
+                         as(null_value(), "z")}),
+           "e");
+  Rel max_x = u.reduce({}, {max(col("x"), "m")});
+  b.output(r.select(col("c") > scalar(max_x) && col("a") < scalar(u.reduce({}, {count("c")})))
+               .project({"a", as(scalar(u.reduce({}, {max(col("x"), "m")})) - col("c"), "gap")}),
+           "sq");
+  EXPECT_EQ(canonical(p.program), canonical(b.program()));
+  // `null as z` has no type: the checker says so, for both.
+  EXPECT_THROW(check(p.program), UserError);
+  const auto& marker = p.input_files.back();
+  EXPECT_EQ(marker.relation, "n");
+  EXPECT_EQ(marker.null_marker, std::optional<std::string>("NA"));
+  EXPECT_EQ(pred("a is null"), "(a is null)");
+  EXPECT_EQ(pred("not (s is not null)"), "(not (not (s is null)))");
+  EXPECT_EQ(pred("coalesce(b, a, 1) > 0"), "(coalesce(b, a, 1) > 0)");
+  EXPECT_EQ(pred("a = null"), "(a = null)");
+}
+
 TEST(RaParser, MultiKeyJoinKeepsKeyOrder) {
   ParsedProgram p = parse_ra(R"(
 input l(k1 i32, k2 i64, v f64);

@@ -50,7 +50,7 @@ inline std::string node_params(const Node& n) {
   }
   for (const auto& k : n.group_keys) s += " by " + k;
   for (const auto& a : n.aggregates)
-    s += fmt::format(" {}={}({})", a.name, agg_func_name(a.func),
+    s += fmt::format(" {}={}({}{})", a.name, agg_func_name(a.func), a.distinct ? "distinct " : "",
                      a.arg.valid() ? to_string(a.arg) : "");
   for (const auto& k : n.sort_keys)
     s += fmt::format(" sort {}{}", k.attr, k.descending ? " desc" : "");
