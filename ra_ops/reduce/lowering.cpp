@@ -14,8 +14,9 @@
 // Without group keys: GlobalReduceAgent (reduce.cuh), at the end of any pipeline over
 // row numbers: a fused select/project chain is evaluated row by row inside the reduce
 // (rows the chain drops are not folded), each block writes a partial state, and one
-// block merges them and writes the single output row when some row was kept (a reduce
-// with no group keys over no rows yields no tuple).
+// block merges them and writes the single output row, also when no row was kept (SQL:
+// count 0 and NULL for the others, which lower_nulls makes from the counts); its size is
+// 1 without a read-back.
 // Semantics as the reference: integer sums exact in 128 bits (ranc::tpl::add128) with an
 // overflow flag, float sums and avg in f64, min/max by the total order, count counts
 // tuples; an aggregate with a filter (Aggregate::filter, from lower_nulls) folds only the
@@ -240,8 +241,6 @@ void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelati
   const std::string what = in.view ? in.view->op_names(ctx.program()) + "_reduce" : "reduce";
   const int64_t tile = static_cast<int64_t>(ctx.policy_threads("Map")) * ctx.policy_items("Map");
   rt::SlotId tiles = ctx.num_tiles(n.id, in.size, -1, tile);
-  rt::BufferId count =
-      ctx.allocate(fmt::format("n{}.count", n.id), 8, rt::SizeExpr::fixed(1), n.id);
   KernelParams p;
   AggCode a = aggregate_code(ctx, n, in, out, p);
   rt::BufferId partials = ctx.allocate(fmt::format("n{}.partials", n.id), 8,
@@ -251,15 +250,15 @@ void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelati
   const std::string name = ctx.kernel_name(n.id, what);
   const std::string st = name + "_state";
   ctx.emit(fmt::format("struct alignas(8) {} {{\n{}}};\n", st, a.fields));
-  std::string ns = p.slot(in.size), nt = p.slot(tiles), pp = p.buffer(partials, "void", false),
-              cnt = p.buffer(count, "long long", false);
+  std::string ns = p.slot(in.size), nt = p.slot(tiles), pp = p.buffer(partials, "void", false);
+  // One tuple, also over no rows (count 0; the other aggregates' zeros, which lower_nulls
+  // turns into NULLs from their counts).
   std::string members =
       state_members(st, a) +
       fmt::format("  __device__ __forceinline__ bool keep(long long i) const {{ return {}; }}\n"
                   "  __device__ __forceinline__ void write(const State& s) const {{\n"
-                  "    {}[0] = s.rows > 0 ? 1 : 0;\n    if (s.rows == 0) return;\n"
                   "    const long long g = 0;\n{}  }}\n",
-                  keep, cnt, a.write);
+                  keep, a.write);
   std::string make = ctx.functor(name + "_fn", p, members);
   ctx.emit(fmt::format("static_assert(sizeof({}) <= {} * 8, \"reduce state larger than its "
                        "partial slot\");\n",
@@ -284,7 +283,7 @@ void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelati
              LaunchShape{rt::SizeExpr::fixed(1), 1, 256, false}, finish);
   if (a.overflow >= 0) ctx.step(rt::CheckFlag{a.overflow, a.overflow_message, n.id});
   out.size = ctx.new_slot();
-  ctx.step(rt::ReadSize{out.size, count, 0});
+  ctx.step(rt::SetSize{out.size, rt::SizeExpr::fixed(1)});
   ctx.set_relation(n.id, out);
 }
 

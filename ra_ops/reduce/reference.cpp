@@ -5,7 +5,7 @@
 // accumulates exactly (128 bits) and is an ExecutionError when the result leaves i64;
 // sum of floats and avg accumulate each argument converted to f64 in f64, in input order;
 // count() counts tuples, count(x) non-NULL arguments; an aggregate with nothing to fold is
-// NULL (count: 0). min/max use the TOTAL order of program.h (not IEEE
+// NULL (count: 0). Without group keys: one tuple, also over an empty input. min/max use the TOTAL order of program.h (not IEEE
 // comparison) so that they are deterministic: for floats -NaN < -inf < ... < -0.0 <
 // +0.0 < ... < inf < NaN, so a group holding a NaN has max NaN (and -0.0 is the min
 // of {-0.0, 0.0}). No group keys: one tuple, or none for an empty input.
@@ -71,7 +71,9 @@ HostRelation eval_reduce(const Node& n, const Inputs& in) {
       starts.push_back(k);
     }
   starts.push_back(order.size());
-  const size_t groups = firsts.size();
+  // Without group keys there is one group, also over an empty input.
+  const size_t groups = nk == 0 ? 1 : firsts.size();
+  if (nk == 0 && firsts.empty()) starts.insert(starts.begin(), 0);
 
   HostRelation out(n.schema);
   for (size_t k = 0; k < nk; ++k)
@@ -119,10 +121,8 @@ HostRelation eval_reduce(const Node& n, const Inputs& in) {
         continue;
       }
       if (rows.empty()) {
-        // NULL when no argument is left; the zero when only the filter left nothing
-        // (Aggregate::filter).
-        col.append(n.schema[nk + a].nullable ? Value::null(out_type)
-                                             : Value::zero(out_type));
+        // NULL, or the type's zero in lower_nulls' layout (Node::explicit_validity).
+        col.append(n.schema[nk + a].nullable ? Value::null(out_type) : Value::zero(out_type));
         continue;
       }
       switch (agg.func) {

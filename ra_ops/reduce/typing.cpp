@@ -122,9 +122,11 @@ bool type_reduce(Node& n, const Inputs& in, Diagnostics& diags) {
       continue;
     }
     a.arg = Expr(arg);
-    // A group may have no non-NULL argument: then the aggregate is NULL. count is never
-    // NULL, and neither is an aggregate whose filter keeps nothing (Aggregate::filter).
-    bool nullable = a.func != AggFunc::Count && arg->nullable;
+    // A group may have no non-NULL argument, and the one tuple of a reduce without group
+    // keys may have no row at all: then the aggregate is NULL. count is never NULL, and
+    // neither is any aggregate of a reduce in lower_nulls' layout (Node::explicit_validity).
+    bool nullable = a.func != AggFunc::Count && !n.explicit_validity &&
+                    (arg->nullable || n.group_keys.empty());
     out.attributes.push_back({a.name, *t, nullable});
   }
   if (!ok) return false;

@@ -263,8 +263,11 @@ using BufferSet = std::set<rt::BufferId>;
 // never used after; inputs and outputs are never freed.
 void expect_frees_after_last_use(const rt::Plan& plan) {
   BufferSet boundary;
-  for (const auto& r : plan.inputs) boundary.insert(r.columns.begin(), r.columns.end());
-  for (const auto& r : plan.outputs) boundary.insert(r.columns.begin(), r.columns.end());
+  for (const auto* rels : {&plan.inputs, &plan.outputs})
+    for (const auto& r : *rels) {
+      boundary.insert(r.columns.begin(), r.columns.end());
+      boundary.insert(r.validity.begin(), r.validity.end());  // -1 entries are harmless
+    }
   std::map<rt::BufferId, size_t> freed_at;
   std::map<rt::BufferId, size_t> last_use;
   for (size_t i = 0; i < plan.steps.size(); ++i) {

@@ -114,13 +114,15 @@ TEST(FusePipelines, ReducesAtTheEndOfPipelines) {
             "n1 select(n0) order [k] fused into n3\n"
             "n2 project(n1) fused into n3\n"
             "n3 reduce(n2) unique\n"
-            "n4 project(n0) order [k] fused into n5\n"
-            "n5 reduce(n4) order [k] unique\n"
-            "n6 select(n0) order [k]\n"
-            "n7 reduce(n6) order [k] unique\n"
-            "n8 output(n3) unique\n"
-            "n9 output(n5) order [k] unique\n"
-            "n10 output(n7) order [k] unique\n");
+            // lower_nulls: the global sum is NULL over no rows, from the rows counted
+            "n4 project(n3)\n"
+            "n5 project(n0) order [k] fused into n6\n"
+            "n6 reduce(n5) order [k] unique\n"
+            "n7 select(n0) order [k]\n"
+            "n8 reduce(n7) order [k] unique\n"
+            "n9 output(n4)\n"
+            "n10 output(n6) order [k] unique\n"
+            "n11 output(n8) order [k] unique\n");
   EXPECT_EQ(testing::kernel_group_mismatch(res), "");
   EXPECT_NE(res.plan.source.find("GlobalReduceAgent"), std::string::npos);
 }
@@ -327,16 +329,17 @@ TEST(PlanPagedEdges, HashJoinIntoStreamingConsumersIsPaged) {
             "n3 join(n0, n1) hash fused into n4\n"
             "n4 select(n3) -> paged\n"
             "n5 reduce(n4) unique\n"
-            "n6 join(n0, n2) hash fused into n7\n"
-            "n7 project(n6) -> paged\n"
-            "n8 join(n7, n1) hash\n"
-            "n9 join(n1, n2) hash\n"
-            "n10 join(n1, n0) hash -> paged\n"
-            "n11 reduce(n10) hash order [qk] unique\n"
-            "n12 output(n5) unique\n"
-            "n13 output(n8)\n"
+            "n6 project(n5)\n"  // lower_nulls: the global sum's NULL over no rows
+            "n7 join(n0, n2) hash fused into n8\n"
+            "n8 project(n7) -> paged\n"
+            "n9 join(n8, n1) hash\n"
+            "n10 join(n1, n2) hash\n"
+            "n11 join(n1, n0) hash -> paged\n"
+            "n12 reduce(n11) hash order [qk] unique\n"
+            "n13 output(n6)\n"
             "n14 output(n9)\n"
-            "n15 output(n11) order [qk] unique\n");
+            "n15 output(n10)\n"
+            "n16 output(n12) order [qk] unique\n");
   EXPECT_EQ(testing::kernel_group_mismatch(res), "");
   // The three paged joins write pages in one pass (no count kernel) and grow when short
   // (as do the hash reduce's records); the dense ones count first.
@@ -363,8 +366,8 @@ TEST(PlanPagedEdges, HashJoinIntoStreamingConsumersIsPaged) {
   // Without fusion the join itself is the materialised node.
   auto unfused = passes::print_physical_plan(pipeline(p, {.join = JoinAlgorithm::Hash, .fusion = false}).physical);
   EXPECT_NE(unfused.find("n3 join(n0, n1) hash -> paged\n"), std::string::npos) << unfused;
-  EXPECT_NE(unfused.find("n6 join(n0, n2) hash -> paged\n"), std::string::npos) << unfused;
-  EXPECT_NE(unfused.find("n9 join(n1, n2) hash\n"), std::string::npos) << unfused;
+  EXPECT_NE(unfused.find("n7 join(n0, n2) hash -> paged\n"), std::string::npos) << unfused;
+  EXPECT_NE(unfused.find("n10 join(n1, n2) hash\n"), std::string::npos) << unfused;
 }
 
 // The page size is a power of two; the plan's page arithmetic follows it.

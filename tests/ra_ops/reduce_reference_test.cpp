@@ -62,8 +62,11 @@ TEST(ReduceReference, NoGroupKeys) {
 }
 
 TEST(ReduceReference, EmptyInput) {
-  // No group keys: no tuple (there is no NULL to report). With keys: no groups.
-  EXPECT_EQ(reduce_run({}, {count("n"), sum(col("i"), "s")}, {}).num_rows(), 0u);
+  // No group keys: one tuple, as in SQL: count 0, the other aggregates NULL (and so
+  // nullable). With keys: no groups.
+  HostRelation global = reduce_run({}, {count("n"), sum(col("i"), "s"), min(col("g"), "m")}, {});
+  EXPECT_EQ(global.schema().str(), "(n i64, s i64 null, m string null)");
+  EXPECT_ROWS_EQ(global, Rows{{L(0), Value::null(Type::I64), Value::null(Type::String)}});
   EXPECT_EQ(reduce_run({"g"}, {count("n"), max(col("d"), "x")}, {}).num_rows(), 0u);
 }
 

@@ -164,7 +164,11 @@ HostRelation SqliteDb::query(const std::string& sql, const Schema& result_schema
           return std::runtime_error(
               fmt::format("sqlite: result row {} column {} ({}): {}", row, c + 1, a.name, why));
         };
-        if (t == SQLITE_NULL) throw fail("NULL (ranc has no NULLs; an aggregate over no rows?)");
+        if (t == SQLITE_NULL) {
+          if (!a.nullable) throw fail("NULL in an attribute the result schema says is not nullable");
+          values.push_back(Value::null(a.type));
+          continue;
+        }
         switch (a.type) {
           case Type::Bool:
           case Type::I32:

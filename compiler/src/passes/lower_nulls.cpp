@@ -3,6 +3,7 @@
 #include "ranc/passes/lower_nulls.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "rewrite.h"
@@ -429,6 +430,7 @@ class LowerNulls {
     Node m = rw_.copy_of(n);
     m.group_keys.clear();
     m.aggregates.clear();
+    m.explicit_validity = true;  // its aggregates are zeros where SQL has NULLs
     const Schema& in = schema_of(n.inputs[0]);
     for (const std::string& k : n.group_keys) {
       if (in[*in.find(k)].nullable) m.group_keys.push_back(validity_name(k));
@@ -438,6 +440,7 @@ class LowerNulls {
     // raw value and a count of the rows folded.
     std::vector<NamedExpr> post;
     bool needs_post = false;
+    std::map<std::string, std::string> counts;  // filter text -> its count aggregate
     for (size_t k = 0; k < nk; ++k)
       for (NamedExpr& e : layout_columns(Schema{{n.schema[k]}, 0}, n.loc)) post.push_back(e);
     for (size_t i = 0; i < n.aggregates.size(); ++i) {
@@ -465,11 +468,19 @@ class LowerNulls {
         continue;
       }
       needs_post = true;
-      const std::string raw = rw_.fresh("a"), count = rw_.fresh("c");
+      const std::string raw = rw_.fresh("a");
       b.name = raw;
       Expr filter = b.filter;
       m.aggregates.push_back(std::move(b));
-      m.aggregates.push_back(Aggregate{count, AggFunc::Count, Expr(), a.loc, false, filter});
+      // One count per distinct filter (aggregates over non-nullable arguments of a reduce
+      // without group keys share the count of its rows).
+      const std::string filter_text = filter.valid() ? to_string(filter) : "";
+      auto known = counts.find(filter_text);
+      if (known == counts.end()) {
+        known = counts.emplace(filter_text, rw_.fresh("c")).first;
+        m.aggregates.push_back(Aggregate{known->second, AggFunc::Count, Expr(), a.loc, false, filter});
+      }
+      const std::string& count = known->second;
       Expr some = make_binary(BinaryOp::Gt, col(count), Expr(int64_t{0}));
       post.push_back(NamedExpr{validity_name(a.name), some, n.loc});
       post.push_back(NamedExpr{a.name, case_when({{some, col(raw)}}, zero(n.schema[nk + i].type)),

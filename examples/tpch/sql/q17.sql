@@ -1,13 +1,12 @@
--- TPC-H Q17 (small-quantity-order revenue), BRAND = 'Brand#23', CONTAINER = 'SM PACK'
--- (not the validation value 'MED BOX': no Brand#23 part comes in a MED BOX at SF 0.01,
--- where the sum would be over no rows and NULL). SQLite. The oracle for
--- examples/tpch/q17.ra.
+-- TPC-H Q17 (small-quantity-order revenue), BRAND = 'Brand#23', CONTAINER = 'MED BOX'
+-- (the validation values; at SF 0.01 no such part exists and the result is one NULL).
+-- SQLite. The oracle for examples/tpch/q17.ra.
 select
   sum(l_extendedprice) / 7.0 as avg_yearly
 from lineitem, part
 where p_partkey = l_partkey
   and p_brand = 'Brand#23'
-  and p_container = 'SM PACK'
+  and p_container = 'MED BOX'
   and l_quantity < (
     select 0.2 * avg(l_quantity)
     from lineitem

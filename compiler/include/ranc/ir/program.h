@@ -57,8 +57,8 @@
 // f64 values may differ from the left-to-right sum by about n * 2^-53 times the sum of
 // the magnitudes). `distinct` in an aggregate (count(distinct x), sum(distinct x), ...)
 // applies it to the distinct non-NULL values of its group. A reduce with group keys yields
-// one tuple per group; with no group keys it yields one tuple, except over an empty input,
-// where it yields no tuple.
+// one tuple per group; with no group keys it yields one tuple, also over an empty input
+// (count 0, every other aggregate NULL), so its sum/min/max/avg are nullable.
 //
 // NULLS. An attribute is nullable or not by its schema (`a i32 null` in .ra); only a
 // nullable attribute, or an expression over one (or the NULL keyword, a scalar subquery,
@@ -168,10 +168,8 @@ struct Aggregate {
   SourceLoc loc;
   bool distinct = false;  // count(distinct x): over the group's distinct non-NULL values
   // Only the tuples where this bool expression is true are aggregated (like SQL's FILTER;
-  // made by the compiler's lower_nulls pass, not by the front ends); null: all. Unlike
-  // SQL, a group where the filter keeps nothing gets the type's zero (count 0, sum 0,
-  // min/max/avg 0), not NULL, when the argument is not nullable: lower_nulls counts the
-  // kept rows itself and replaces such values.
+  // made by the compiler's lower_nulls pass, not by the front ends, in reduces marked
+  // explicit_validity); null: all.
   Expr filter = {};
 };
 
@@ -219,8 +217,11 @@ struct Node {
   // Join: keys also match when both are NULL (IS NOT DISTINCT FROM). Set only by the
   // compiler (a count(distinct ...) joins its parts on the group keys).
   bool null_safe_keys = false;
-  // Scalar: input and output are in lower_nulls' layout (passes/lower_nulls.h): the input
-  // is (v) or (v.valid, v), the output (v.valid, v) with nothing nullable. Set only there.
+  // Set only by lower_nulls (passes/lower_nulls.h), whose output has nothing nullable.
+  // Scalar: input and output are in its layout: the input is (v) or (v.valid, v), the
+  // output (v.valid, v). Reduce: no aggregate is NULL: one with nothing to fold (a filter
+  // that keeps nothing, or no row without group keys) is the type's zero, and lower_nulls
+  // makes the NULLs from counts of the rows folded.
   bool explicit_validity = false;
   int64_t limit = 0, offset = 0;  // Limit
   // Fixpoint: the group of recursive relations (shared by the group's nodes) and which
