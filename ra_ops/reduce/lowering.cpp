@@ -58,6 +58,23 @@ std::string overflow_flag(LoweringContext& ctx, const Node& n, rt::BufferId& fla
   return wp.buffer(flag, "int", false);
 }
 
+// The rows aggregate k folds, as C++ text: s.rows, or, when its filter can make them differ
+// and the aggregate needs them (count, avg), a count field n<k> of type `ctype` added to
+// the state code `a` (AggCode or HashAggCode, whose acc_atomic gets the atomic form).
+template <class Code>
+std::string folded_rows(Code& a, size_t k, const Aggregate& ag, const std::string& filter,
+                        std::string_view ctype) {
+  if (filter.empty() || (ag.func != AggFunc::Count && ag.func != AggFunc::Avg)) return "s.rows";
+  a.fields += fmt::format("  {} n{};\n", ctype, k);
+  a.init += fmt::format("    s.n{} = 0;\n", k);
+  a.acc += filtered(filter, fmt::format("      ++s.n{};\n", k));
+  if constexpr (requires { a.acc_atomic; })
+    a.acc_atomic += filtered(filter, fmt::format("      atomicAdd(&s.n{}, 1ull);\n", k));
+  a.merge += fmt::format("    a.n{0} += b.n{0};\n", k);
+  ++a.state_words;
+  return fmt::format("s.n{}", k);
+}
+
 AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation& in,
                        const DeviceRelation& out, KernelParams& p) {
   AggCode a;
@@ -68,16 +85,7 @@ AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation
     const Type ot = n.schema[nk + k].type;
     std::string dst = p.buffer(out.columns[nk + k], storage_ctype(ot), false);
     const std::string filter = ag.filter.valid() ? ctx.expr(ag.filter.ptr(), p, attr) : "";
-    // The rows this aggregate folded (when a filter makes it differ from s.rows).
-    std::string rows = "s.rows";
-    if (!filter.empty() && (ag.func == AggFunc::Count || ag.func == AggFunc::Avg)) {
-      rows = fmt::format("s.n{}", k);
-      a.fields += fmt::format("  long long n{};\n", k);
-      a.init += fmt::format("    s.n{} = 0;\n", k);
-      a.acc += filtered(filter, fmt::format("      ++s.n{};\n", k));
-      a.merge += fmt::format("    a.n{0} += b.n{0};\n", k);
-      ++a.state_words;
-    }
+    const std::string rows = folded_rows(a, k, ag, filter, "long long");
     if (ag.func == AggFunc::Count) {
       a.write += fmt::format("    {}[g] = {};\n", dst, rows);
       continue;
@@ -327,16 +335,7 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
     const Type ot = n.schema[nk + k].type;
     std::string dst = wp.buffer(out.columns[nk + k], storage_ctype(ot), false);
     const std::string filter = ag.filter.valid() ? ctx.expr(ag.filter.ptr(), p, attr) : "";
-    std::string rows = "s.rows";
-    if (!filter.empty() && (ag.func == AggFunc::Count || ag.func == AggFunc::Avg)) {
-      rows = fmt::format("s.n{}", k);
-      a.fields += fmt::format("  unsigned long long n{};\n", k);
-      a.init += fmt::format("    s.n{} = 0;\n", k);
-      a.acc += filtered(filter, fmt::format("      ++s.n{};\n", k));
-      a.acc_atomic += filtered(filter, fmt::format("      atomicAdd(&s.n{}, 1ull);\n", k));
-      a.merge += fmt::format("    a.n{0} += b.n{0};\n", k);
-      ++a.state_words;
-    }
+    const std::string rows = folded_rows(a, k, ag, filter, "unsigned long long");
     if (ag.func == AggFunc::Count) {
       a.write += fmt::format("    {}[g] = (long long){};\n", dst, rows);
       continue;

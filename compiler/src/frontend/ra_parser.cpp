@@ -1263,21 +1263,10 @@ class Parser {
       } else if (kw.text == "in") {
         const Token& open =
             expect(TokKind::LParen, "'(' and a list of values", "write 'x in (1, 2, 3)'");
-        std::vector<Expr> values;
         int h = l.h;
         if (cur().kind == TokKind::RParen) fail(cur(), "an 'in' list needs at least one value");
-        for (;;) {
-          PExpr v = parse_expr();
-          h = std::max(h, v.h);
-          values.push_back(std::move(v.e));
-          if (cur().kind == TokKind::Comma) {
-            advance();
-            continue;
-          }
-          expect(TokKind::RParen, "',' or ')'",
-                 fmt::format("to close the '(' at line {}, column {}", open.line, open.column));
-          break;
-        }
+        std::vector<Expr> values = parse_expr_list(
+            fmt::format("to close the '(' at line {}, column {}", open.line, open.column), h);
         result = make(in_list(l.e, std::move(values), at), {h});
       } else {  // like
         if (cur().kind != TokKind::String)
@@ -1292,6 +1281,23 @@ class Parser {
       fail(cur(), "comparisons cannot be chained", "write 'a < b and b < c'");
     }
     return result;
+  }
+
+  // Expressions separated by ',' up to and including the closing ')'; h becomes the
+  // largest of their heights and h.
+  std::vector<Expr> parse_expr_list(const std::string& close_hint, int& h) {
+    std::vector<Expr> values;
+    for (;;) {
+      PExpr v = parse_expr();
+      h = std::max(h, v.h);
+      values.push_back(std::move(v.e));
+      if (cur().kind == TokKind::Comma) {
+        advance();
+        continue;
+      }
+      expect(TokKind::RParen, "',' or ')'", close_hint);
+      return values;
+    }
   }
 
   PExpr parse_additive() {
@@ -1480,19 +1486,8 @@ class Parser {
       return make(starts_with(x.e, std::move(prefix), loc(fn)), {x.h});
     }
     if (f == "coalesce") {
-      std::vector<Expr> values;
       int h = 0;
-      for (;;) {
-        PExpr v = parse_expr();
-        h = std::max(h, v.h);
-        values.push_back(std::move(v.e));
-        if (cur().kind == TokKind::Comma) {
-          advance();
-          continue;
-        }
-        expect(TokKind::RParen, "',' or ')'", close_hint);
-        break;
-      }
+      std::vector<Expr> values = parse_expr_list(close_hint, h);
       return make(coalesce(std::move(values), loc(fn)), {h});
     }
     if (f == "substring") {
