@@ -301,25 +301,16 @@ Value scalar_value(const HostRelation& r, const Node& n) {
 }
 
 namespace {
+// e with every scalar subquery replaced by its value, as a literal.
 ExprPtr substitute(const ExprPtr& e, const std::vector<Value>& values) {
-  if (!e) return e;
-  if (e->kind == ExprKind::Scalar) {
-    ExprNode lit = *e;
+  return rewrite_expr(e, [&](const ExprNode& x) -> ExprPtr {
+    if (x.kind != ExprKind::Scalar) return nullptr;
+    ExprNode lit = x;
     lit.kind = ExprKind::Literal;
-    lit.literal = values.at(static_cast<size_t>(e->subquery));
+    lit.literal = values.at(static_cast<size_t>(x.subquery));
     lit.subquery = -1;
     return make_expr(std::move(lit));
-  }
-  bool changed = false;
-  std::vector<ExprPtr> args;
-  for (const auto& a : e->args) {
-    args.push_back(substitute(a, values));
-    changed = changed || args.back() != a;
-  }
-  if (!changed) return e;
-  ExprNode copy = *e;
-  copy.args = std::move(args);
-  return make_expr(std::move(copy));
+  });
 }
 }  // namespace
 

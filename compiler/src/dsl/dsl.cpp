@@ -86,24 +86,14 @@ namespace {
 // Scalar subqueries of the DSL name their relation's node: each becomes an input of `n`
 // (after its own inputs) and the expression refers to that input.
 ExprPtr attach(const ExprPtr& e, Node& n) {
-  if (!e) return e;
-  if (e->kind == ExprKind::Scalar && e->subquery_node >= 0) {
-    ExprNode x = *e;
-    x.subquery = static_cast<int32_t>(n.inputs.size());
-    n.inputs.push_back(e->subquery_node);
-    x.subquery_node = -1;
-    return make_expr(std::move(x));
-  }
-  bool changed = false;
-  std::vector<ExprPtr> args;
-  for (const auto& a : e->args) {
-    args.push_back(attach(a, n));
-    changed = changed || args.back() != a;
-  }
-  if (!changed) return e;
-  ExprNode x = *e;
-  x.args = std::move(args);
-  return make_expr(std::move(x));
+  return rewrite_expr(e, [&](const ExprNode& x) -> ExprPtr {
+    if (x.kind != ExprKind::Scalar || x.subquery_node < 0) return nullptr;
+    ExprNode s = x;
+    s.subquery = static_cast<int32_t>(n.inputs.size());
+    n.inputs.push_back(x.subquery_node);
+    s.subquery_node = -1;
+    return make_expr(std::move(s));
+  });
 }
 void attach_subqueries(Node& n) {
   auto fix = [&](Expr& e) {

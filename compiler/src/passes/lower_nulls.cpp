@@ -351,7 +351,7 @@ class LowerNulls {
     m.null_safe_keys = false;
     const bool drop_nulls = !n.null_safe_keys && n.join_kind != JoinKind::Anti;
     std::vector<std::string> right_drop;  // validities of the right not to pass to the output
-    std::vector<NamedExpr> right_extra;   // constant true validities added to the right
+    std::vector<NamedExpr> left_extra, right_extra;  // constant true validities added
     for (size_t k = 0; k < n.left_keys.size(); ++k) {
       const std::string &lk = n.left_keys[k], &rk = n.right_keys[k];
       const bool ln = ls[*ls.find(lk)].nullable, rn = rs[*rs.find(rk)].nullable;
@@ -376,7 +376,7 @@ class LowerNulls {
         std::string lv = validity_name(lk), rv = validity_name(rk);
         if (!ln) {
           lv = rw_.fresh("t");
-          left_extra_.push_back(NamedExpr{lv, lit_bool(true), n.loc});
+          left_extra.push_back(NamedExpr{lv, lit_bool(true), n.loc});
         }
         if (!rn) {
           rv = rw_.fresh("t");
@@ -403,9 +403,9 @@ class LowerNulls {
       m.left_keys.push_back(lk);
       m.right_keys.push_back(rk);
     }
-    if (!left_extra_.empty()) {
+    if (!left_extra.empty()) {
       std::vector<NamedExpr> proj = layout_columns(ls, n.loc);
-      for (auto& e : left_extra_) proj.push_back(e);
+      for (auto& e : left_extra) proj.push_back(e);
       L = rw_.project(L, std::move(proj), n.loc);
     }
     if (!right_drop.empty() || !right_extra.empty()) {
@@ -420,8 +420,7 @@ class LowerNulls {
     m.inputs = {L, R};
     NodeId id = rw_.add(std::move(m));
     // A constant validity added on the left passes through the join: drop it.
-    if (!left_extra_.empty()) id = rw_.project(id, layout_columns(n.schema, n.loc), n.loc);
-    left_extra_.clear();
+    if (!left_extra.empty()) id = rw_.project(id, layout_columns(n.schema, n.loc), n.loc);
     rw_.set(n.id, id);
   }
 
@@ -492,7 +491,6 @@ class LowerNulls {
   }
 
   detail::Rewrite rw_;
-  std::vector<NamedExpr> left_extra_;  // join(): constant validities added to the left
 };
 
 }  // namespace

@@ -10,18 +10,9 @@ namespace {
 
 // e with scalar(k) replaced by the attribute names[k].
 ExprPtr replace_scalars(const ExprPtr& e, const std::map<int32_t, std::string>& names) {
-  if (!e) return e;
-  if (e->kind == ExprKind::Scalar) return col(names.at(e->subquery), e->loc).ptr();
-  bool changed = false;
-  std::vector<ExprPtr> args;
-  for (const auto& a : e->args) {
-    args.push_back(replace_scalars(a, names));
-    changed = changed || args.back() != a;
-  }
-  if (!changed) return e;
-  ExprNode n = *e;
-  n.args = std::move(args);
-  return make_expr(std::move(n));
+  return rewrite_expr(e, [&](const ExprNode& x) -> ExprPtr {
+    return x.kind == ExprKind::Scalar ? col(names.at(x.subquery), x.loc).ptr() : nullptr;
+  });
 }
 
 }  // namespace

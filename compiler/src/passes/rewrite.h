@@ -89,26 +89,16 @@ inline std::vector<NamedExpr> pass_through(const Schema& s) {
 // The expression with every attribute reference renamed by `rename` (name -> name).
 template <typename F>
 ExprPtr rename_attrs(const ExprPtr& e, const F& rename) {
-  if (!e) return e;
-  if (e->kind == ExprKind::Attr) {
-    std::string to = rename(e->text);
-    if (to == e->text) return e;
-    ExprNode n = *e;
+  return rewrite_expr(e, [&](const ExprNode& x) -> ExprPtr {
+    if (x.kind != ExprKind::Attr) return nullptr;
+    std::string to = rename(x.text);
+    if (to == x.text) return nullptr;
+    ExprNode n = x;
     n.text = std::move(to);
     n.type.reset();
     n.attr_index = -1;
     return make_expr(std::move(n));
-  }
-  bool changed = false;
-  std::vector<ExprPtr> args;
-  for (const auto& a : e->args) {
-    args.push_back(rename_attrs(a, rename));
-    changed = changed || args.back() != a;
-  }
-  if (!changed) return e;
-  ExprNode n = *e;
-  n.args = std::move(args);
-  return make_expr(std::move(n));
+  });
 }
 
 }  // namespace ranc::passes::detail

@@ -169,4 +169,24 @@ inline std::string to_string(const Expr& e) {
 // Builds a node with the given fields; used by the checker to rebuild resolved trees.
 ExprPtr make_expr(ExprNode node);
 
+// `e` with every node for which replace(node) returns an expression replaced by it (its
+// arguments are not visited); the others are rebuilt only where an argument changed, so
+// unchanged subtrees stay shared. replace returns null to keep a node.
+template <class F>
+ExprPtr rewrite_expr(const ExprPtr& e, const F& replace) {
+  if (!e) return e;
+  if (ExprPtr r = replace(*e)) return r;
+  bool changed = false;
+  std::vector<ExprPtr> args;
+  args.reserve(e->args.size());
+  for (const auto& a : e->args) {
+    args.push_back(rewrite_expr(a, replace));
+    changed = changed || args.back() != a;
+  }
+  if (!changed) return e;
+  ExprNode n = *e;
+  n.args = std::move(args);
+  return make_expr(std::move(n));
+}
+
 }  // namespace ranc
