@@ -91,20 +91,22 @@ void check_monotone(const FixpointDef& def, const Program& rules,
   std::vector<bool> rec(rules.size(), false);
   for (const Node& n : rules.nodes()) {
     // What the semi-naive GPU loop does not evaluate (anywhere in the rules).
-    const char* unsupported = nullptr;
+    std::string unsupported;
     if (n.kind == OpKind::Join && is_outer_join(n.join_kind))
       unsupported = "an outer join";
     else if (n.kind == OpKind::UnionAll)
       unsupported = "union all";
     else if (op_takes_subqueries(n.kind) && n.inputs.size() > static_cast<size_t>(op_arity(n.kind)))
       unsupported = "a scalar subquery";
-    else if (std::any_of(n.schema.attributes.begin(), n.schema.attributes.end(),
-                         [](const Attribute& a) { return a.nullable; }))
-      unsupported = "a nullable attribute";
-    if (unsupported) {
+    else
+      for (const Attribute& a : n.schema.attributes)
+        if (a.nullable && unsupported.empty())
+          unsupported = fmt::format("the nullable attribute '{}'", a.name);
+    if (!unsupported.empty()) {
       report(diags, ErrorKind::InvalidArgument,
              fmt::format("{} is not supported inside a fixpoint", unsupported), n.loc,
-             "compute it outside the fixpoint (coalesce NULLs away before it)");
+             "compute it outside the fixpoint; coalesce removes NULLs (a reduce without group "
+             "keys has nullable aggregates: NULL over no rows)");
       continue;
     }
     if (n.kind == OpKind::Input) {
