@@ -75,6 +75,48 @@ std::string folded_rows(Code& a, size_t k, const Aggregate& ag, const std::strin
   return fmt::format("s.n{}", k);
 }
 
+// sum or avg of aggregate k (C++ text `v`, filter `filter`, folded rows `rows`) into the
+// state code `a` (AggCode, or HashAggCode with its atomic form), written to `dst` by the
+// kernels of `wp`: floats and avg add in double; integer sums are exact in 128 bits and set
+// the overflow flag when the result is not an i64 (program.h).
+template <class Code>
+void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std::string& filter,
+              const std::string& v, const std::string& rows, const std::string& dst,
+              KernelParams& wp) {
+  const Aggregate& ag = n.aggregates[k];
+  const Type at = *ag.arg->type, ot = n.schema[n.group_key_index.size() + k].type;
+  const std::string f = fmt::format("a{}", k);
+  constexpr bool atomic = requires { a.acc_atomic; };
+  if (is_floating(at) || ag.func == AggFunc::Avg) {
+    a.fields += fmt::format("  double {};\n", f);
+    a.init += fmt::format("    s.{} = 0;\n", f);
+    a.acc += filtered(filter, fmt::format("      s.{} += (double)({});\n", f, v));
+    if constexpr (atomic)
+      a.acc_atomic += filtered(filter, fmt::format("      atomicAdd(&s.{}, (double)({}));\n", f, v));
+    a.merge += fmt::format("    a.{0} += b.{0};\n", f);
+    ++a.state_words;
+    if (ag.func == AggFunc::Avg)
+      a.write += fmt::format("    {}[g] = {} > 0 ? s.{} / (double){} : 0.0;\n", dst, rows, f, rows);
+    else
+      a.write += fmt::format("    {}[g] = ({})s.{};\n", dst, value_ctype(ot), f);
+    return;
+  }
+  a.fields += fmt::format("  unsigned long long {0};\n  unsigned long long {0}h;\n", f);
+  a.init += fmt::format("    s.{0} = 0;\n    s.{0}h = 0;\n", f);
+  a.acc += filtered(
+      filter, fmt::format("      ranc::tpl::add128(s.{0}, s.{0}h, (long long)({1}));\n", f, v));
+  if constexpr (atomic)
+    a.acc_atomic += filtered(
+        filter,
+        fmt::format("      ranc::tpl::atomic_add128(&s.{0}, &s.{0}h, (long long)({1}));\n", f, v));
+  a.merge += fmt::format("    ranc::tpl::merge128(a.{0}, a.{0}h, b.{0}, b.{0}h);\n", f);
+  a.state_words += 2;
+  std::string flag = overflow_flag(ctx, n, a.overflow, a.overflow_message, wp, ag);
+  a.write += fmt::format(
+      "    if (!ranc::tpl::fits_i64(s.{0}, s.{0}h)) {1}[0] = 1;\n    {2}[g] = (long long)s.{0};\n",
+      f, flag, dst);
+}
+
 AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation& in,
                        const DeviceRelation& out, KernelParams& p) {
   AggCode a;
@@ -96,31 +138,7 @@ AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation
     switch (ag.func) {
       case AggFunc::Sum:
       case AggFunc::Avg:
-        if (is_floating(at) || ag.func == AggFunc::Avg) {
-          a.fields += fmt::format("  double {};\n", f);
-          a.init += fmt::format("    s.{} = 0;\n", f);
-          a.acc += filtered(filter, fmt::format("      s.{} += (double)({});\n", f, v));
-          a.merge += fmt::format("    a.{0} += b.{0};\n", f);
-          ++a.state_words;
-          if (ag.func == AggFunc::Avg)
-            a.write += fmt::format("    {}[g] = {} > 0 ? s.{} / (double){} : 0.0;\n", dst, rows, f,
-                                   rows);
-          else
-            a.write += fmt::format("    {}[g] = ({})s.{};\n", dst, value_ctype(ot), f);
-        } else {
-          // Exact: 128 bits, and an error when the result is not an i64.
-          a.fields += fmt::format("  unsigned long long {0};\n  unsigned long long {0}h;\n", f);
-          a.init += fmt::format("    s.{0} = 0;\n    s.{0}h = 0;\n", f);
-          a.acc += filtered(filter,
-                            fmt::format("      ranc::tpl::add128(s.{0}, s.{0}h, (long long)({1}));\n",
-                                        f, v));
-          a.merge += fmt::format("    ranc::tpl::merge128(a.{0}, a.{0}h, b.{0}, b.{0}h);\n", f);
-          a.state_words += 2;
-          std::string flag = overflow_flag(ctx, n, a.overflow, a.overflow_message, p, ag);
-          a.write += fmt::format(
-              "    if (!ranc::tpl::fits_i64(s.{0}, s.{0}h)) {1}[0] = 1;\n    {2}[g] = (long long)s.{0};\n",
-              f, flag, dst);
-        }
+        sum_code(ctx, n, a, k, filter, v, rows, dst, p);
         break;
       case AggFunc::Min:
       case AggFunc::Max: {
@@ -346,35 +364,7 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
     switch (ag.func) {
       case AggFunc::Sum:
       case AggFunc::Avg:
-        if (is_floating(at) || ag.func == AggFunc::Avg) {
-          a.fields += fmt::format("  double {};\n", f);
-          a.acc += filtered(filter, fmt::format("      s.{} += (double)({});\n", f, v));
-          a.acc_atomic += filtered(filter, fmt::format("      atomicAdd(&s.{}, (double)({}));\n", f, v));
-          a.init += fmt::format("    s.{} = 0;\n", f);
-          a.merge += fmt::format("    a.{0} += b.{0};\n", f);
-          ++a.state_words;
-          if (ag.func == AggFunc::Avg)
-            a.write += fmt::format("    {}[g] = {} > 0 ? s.{} / (double){} : 0.0;\n", dst, rows, f,
-                                   rows);
-          else
-            a.write += fmt::format("    {}[g] = ({})s.{};\n", dst, value_ctype(ot), f);
-        } else {
-          a.fields += fmt::format("  unsigned long long {0};\n  unsigned long long {0}h;\n", f);
-          a.init += fmt::format("    s.{0} = 0;\n    s.{0}h = 0;\n", f);
-          a.acc += filtered(filter,
-                            fmt::format("      ranc::tpl::add128(s.{0}, s.{0}h, (long long)({1}));\n",
-                                        f, v));
-          a.acc_atomic += filtered(
-              filter,
-              fmt::format("      ranc::tpl::atomic_add128(&s.{0}, &s.{0}h, (long long)({1}));\n", f,
-                          v));
-          a.merge += fmt::format("    ranc::tpl::merge128(a.{0}, a.{0}h, b.{0}, b.{0}h);\n", f);
-          a.state_words += 2;
-          std::string flag = overflow_flag(ctx, n, a.overflow, a.overflow_message, wp, ag);
-          a.write += fmt::format(
-              "    if (!ranc::tpl::fits_i64(s.{0}, s.{0}h)) {1}[0] = 1;\n    {2}[g] = (long long)s.{0};\n",
-              f, flag, dst);
-        }
+        sum_code(ctx, n, a, k, filter, v, rows, dst, wp);
         break;
       case AggFunc::Min:
       case AggFunc::Max: {
