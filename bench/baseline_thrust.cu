@@ -1,5 +1,6 @@
 // Thrust baselines: each RA operator as one or a few Thrust calls on device
 // vectors, timed with CUDA events (median of 5 after one warm-up run).
+#include <cub/device/device_radix_sort.cuh>
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/device_vector.h>
@@ -89,6 +90,16 @@ struct MapOp {
   }
 };
 
+struct PackWord {
+  __host__ __device__ uint64_t operator()(int32_t k, int32_t v) const {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(k)) << 32) | static_cast<uint32_t>(v);
+  }
+};
+template <class T>
+T* raw(thrust::device_vector<T>& v) {
+  return thrust::raw_pointer_cast(v.data());
+}
+
 std::vector<Measurement> run_thrust_baselines(size_t n) {
   std::vector<Measurement> out;
   const double tb = 8.0;  // bytes per (key, value) tuple
@@ -119,6 +130,37 @@ std::vector<Measurement> run_thrust_baselines(size_t n) {
       thrust::sort_by_key(thrust::device, sk.begin(), sk.end(), sv.begin());
     });
     out.push_back({"sort pairs", n, s, 2 * tb * n});
+  }
+  {  // CUB radix sorts straight from the input to the output buffers (no copies):
+     // (i32 key, i32 value) pairs; i32 keys only; the rows (k, v) as one 64-bit word
+     // k << 32 | v, keys only (the one-word sort of a two-attribute key).
+    thrust::device_vector<int32_t> sk(n), sv(n);
+    thrust::device_vector<uint64_t> w(n), sw(n);
+    thrust::transform(k.begin(), k.end(), v.begin(), w.begin(), PackWord{});
+    size_t pairs_bytes = 0, keys_bytes = 0, words_bytes = 0;
+    BENCH_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, pairs_bytes, raw(k), raw(sk), raw(v),
+                                               raw(sv), static_cast<int64_t>(n)));
+    BENCH_CUDA(cub::DeviceRadixSort::SortKeys(nullptr, keys_bytes, raw(k), raw(sk),
+                                              static_cast<int64_t>(n)));
+    BENCH_CUDA(cub::DeviceRadixSort::SortKeys(nullptr, words_bytes, raw(w), raw(sw),
+                                              static_cast<int64_t>(n)));
+    thrust::device_vector<char> temp(std::max({pairs_bytes, keys_bytes, words_bytes}));
+    void* t = thrust::raw_pointer_cast(temp.data());
+    double s = time_median([&] {
+      BENCH_CUDA(cub::DeviceRadixSort::SortPairs(t, pairs_bytes, raw(k), raw(sk), raw(v),
+                                                 raw(sv), static_cast<int64_t>(n)));
+    });
+    out.push_back({"cub sort pairs", n, s, 2 * tb * n});
+    s = time_median([&] {
+      BENCH_CUDA(cub::DeviceRadixSort::SortKeys(t, keys_bytes, raw(k), raw(sk),
+                                                static_cast<int64_t>(n)));
+    });
+    out.push_back({"cub sort keys", n, s, 2 * 4.0 * n});
+    s = time_median([&] {
+      BENCH_CUDA(cub::DeviceRadixSort::SortKeys(t, words_bytes, raw(w), raw(sw),
+                                                static_cast<int64_t>(n)));
+    });
+    out.push_back({"cub sort words", n, s, 2 * tb * n});
   }
   // Sorted unique inputs for set operations: a = even numbers, b = multiples of 3, values derived.
   {

@@ -25,7 +25,9 @@ Measurement measure_copy(size_t bytes);
 // The baselines for n tuples of (i32 key, i32 value), uniform keys:
 // select 50% (copy_if), map (transform), set union/intersection/difference
 // (sorted unique inputs, set_*_by_key), sort_by_key, PK-FK join on sorted inputs
-// (vectorized lower_bound + gathers, 100% match), reduce_by_key over sorted keys.
+// (vectorized lower_bound + gathers, 100% match), reduce_by_key over sorted keys; and
+// CUB radix sorts without copies: "cub sort pairs" (i32 key, i32 value), "cub sort keys"
+// (i32 keys) and "cub sort words" (each row as one 64-bit word, keys only).
 std::vector<Measurement> run_thrust_baselines(size_t n);
 // Operator-at-a-time baselines for fused operator chains: each operator is one or a
 // few Thrust calls that materialise their result, so every intermediate goes through

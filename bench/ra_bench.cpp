@@ -137,11 +137,15 @@ int main(int argc, char** argv) {
       v[i] = static_cast<int32_t>(rng());
     }
     DeviceRel r = upload(kv("k", "v", 0), {k, v});
-    auto report = [&](const std::string& op, double seconds, double bytes, size_t tuples) {
+    auto report = [&](const std::string& op, double seconds, double bytes, size_t tuples,
+                      const std::vector<std::string>& baselines = {}) {
       Measurement m{op, tuples, seconds, bytes};
       print_row(m, copy_gbps, "ranc");
-      auto it = base_by_op.find(op);
-      if (it != base_by_op.end()) print_row(it->second, copy_gbps, "thrust");
+      for (const std::string& b : baselines.empty() ? std::vector<std::string>{op} : baselines) {
+        auto it = base_by_op.find(b);
+        if (it != base_by_op.end())
+          print_row(it->second, copy_gbps, b.rfind("cub", 0) == 0 ? "cub" : "thrust");
+      }
     };
     try {
       if (!chains_only) {
@@ -242,11 +246,44 @@ int main(int argc, char** argv) {
         report("reduce sorted", rr.seconds, 8.0 * n + 12.0 * rr.output_rows[0], n);
         dg.free();
       }
-      {  // sort pairs
+      {  // sort pairs: `sort k` orders by (k, v) (ties by the other attribute): both keys
+         // pack into one 64-bit word, sorted keys-only
         ProgramBuilder b;
         b.output(b.input("r", kv("k", "v", 0).attributes).sort({"k"}), "out");
         RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
-        report("sort pairs", rr.seconds, 16.0 * n, n);
+        report("sort pairs", rr.seconds, 16.0 * n, n, {"sort pairs", "cub sort words"});
+      }
+      {  // sort of one i32 attribute: CUB sorts the column itself
+        ProgramBuilder b;
+        b.output(b.input("r", {{"k", Type::I32}}).sort({"k"}), "out");
+        DeviceRel kr{Schema{{{"k", Type::I32}}, 0}, {r.cols[0]}, r.rows};
+        RancRun rr = run_ranc(ex, b.check(), {{"r", kr.binding()}});
+        report("sort keys", rr.seconds, 8.0 * n, n, {"cub sort keys"});
+      }
+      {  // the sort codegen emits for an internal sort of (k, v) by k (a join's or a
+         // reduce's input; GeneratePlan.SortShapes): one SortPairs step with v as the
+         // payload, run by the executor as a plan of its own
+        ProgramBuilder b;
+        b.output(b.input("r", kv("k", "v", 0).attributes), "out");
+        rt::Plan plan = codegen::generate_plan(b.check());
+        plan.steps.clear();
+        plan.outputs.clear();
+        const rt::SlotId size = plan.inputs.at(0).size;
+        const rt::BufferId k_in = plan.inputs[0].columns.at(0), v_in = plan.inputs[0].columns.at(1);
+        const rt::BufferId k_out = static_cast<rt::BufferId>(plan.buffers.size());
+        plan.buffers.push_back({"sorted k", 4, rt::SizeExpr::slot(size)});
+        plan.buffers.push_back({"sorted v", 4, rt::SizeExpr::slot(size)});
+        plan.steps = {rt::Alloc{k_out}, rt::Alloc{k_out + 1},
+                      rt::SortPairs{k_in, k_out, v_in, k_out + 1, Type::I32, false,
+                                    rt::SizeExpr::slot(size)}};
+        plan.outputs.push_back({"out", kv("k", "v", 0), {k_out, k_out + 1}, size});
+        std::vector<double> t;
+        for (int i = 0; i < 6; ++i) {
+          rt::RunResult res = ex.run_bound(plan, {{"r", r.binding()}});
+          if (i > 0) t.push_back(res.stats.execute_seconds);
+        }
+        std::sort(t.begin(), t.end());
+        report("sort by key", t[t.size() / 2], 16.0 * n, n, {"cub sort pairs"});
       }
       }  // !chains_only
       // Fused operator chains: ranc fused (the default), ranc unfused (--no-fusion: every

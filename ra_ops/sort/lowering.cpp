@@ -1,6 +1,6 @@
-// Lowering of sort: a stable LSD sort (one SortPairs per key column, least significant
-// first, over row ids) followed by a Gather of every column. A sort whose input already
-// has the order (physical planning) aliases its input.
+// Lowering of sort: the keys packed into order words and radix-sorted word by word
+// (LoweringContext::sort, ranc/codegen/sort_layout.h). A sort whose input already has the
+// order (physical planning) aliases its input.
 #include "ranc/codegen/lowering.h"
 
 namespace ranc::codegen {

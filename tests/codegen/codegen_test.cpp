@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ranc/codegen/codegen.h"
+#include "ranc/codegen/sort_layout.h"
 #include "ranc/frontend/ra_parser.h"
 #include "ranc/dsl.h"
 #include "ranc/passes/insert_frees.h"
@@ -688,6 +689,134 @@ TEST(NvrtcCompile, HostileNamesStayInComments) {
     GTEST_SKIP() << "the checker rejects such names";
   }
   expect_compiles(p);
+}
+
+
+// ---------------------------------------------------------------------------------
+// Packed sort keys (sort_layout.h) and the plans of each sort shape.
+
+TEST(SortLayout, FieldsPackFromTheTopIntoWords) {
+  using codegen::sort_layout;
+  // (i32, i32): one 64-bit word, the first key in the high half.
+  auto a = sort_layout({Type::I32, Type::I32}, {{0, false}, {1, true}});
+  ASSERT_EQ(a.words.size(), 1u);
+  EXPECT_EQ(a.total_bits, 64);
+  EXPECT_EQ(a.words[0].lo, 0);
+  EXPECT_EQ(a.words[0].bits, 64);
+  EXPECT_EQ(a.fields[0].lsb, 32);
+  EXPECT_EQ(a.fields[1].lsb, 0);
+  EXPECT_TRUE(a.fields[1].descending);
+  // A bool is one bit; a date 32: 33 bits, one wide word.
+  auto b = sort_layout({Type::Date, Type::Bool}, {{1, false}, {0, false}});
+  ASSERT_EQ(b.words.size(), 1u);
+  EXPECT_EQ(b.words[0].bits, 33);
+  EXPECT_TRUE(b.words[0].wide());
+  EXPECT_EQ(b.fields[0].column, 1);
+  EXPECT_EQ(b.fields[0].lsb, 32);
+  // A single string code: a 32-bit word.
+  auto c = sort_layout({Type::String}, {{0, false}});
+  ASSERT_EQ(c.words.size(), 1u);
+  EXPECT_FALSE(c.words[0].wide());
+  // (f64 desc, date, i64, i32): 192 bits in three words; the i64 straddles words 1 and 2.
+  auto d = sort_layout({Type::F64, Type::Date, Type::I64, Type::I32},
+                       {{0, true}, {1, false}, {2, false}, {3, false}});
+  ASSERT_EQ(d.words.size(), 3u);
+  EXPECT_EQ(d.words[0].lo, 128);
+  EXPECT_EQ(d.words[1].lo, 64);
+  EXPECT_EQ(d.words[2].lo, 0);
+  EXPECT_TRUE(d.inside(d.fields[0], 0));
+  EXPECT_TRUE(d.inside(d.fields[1], 1));
+  EXPECT_FALSE(d.inside(d.fields[2], 1));
+  EXPECT_TRUE(d.overlaps(d.fields[2], 1));
+  EXPECT_TRUE(d.overlaps(d.fields[2], 2));
+  EXPECT_FALSE(d.overlaps(d.fields[3], 1));
+  // 129 bits: two full words and a last word of one bit.
+  auto e = sort_layout({Type::I64, Type::I64, Type::Bool}, {{0, false}, {1, false}, {2, false}});
+  ASSERT_EQ(e.words.size(), 3u);
+  EXPECT_EQ(e.words[0].lo, 65);
+  EXPECT_EQ(e.words[1].lo, 1);
+  EXPECT_EQ(e.words[2].bits, 1);
+  EXPECT_FALSE(e.words[2].wide());
+}
+
+struct SortSteps {
+  int sorts = 0, keys_only = 0, encoded = 0, launches = 0, gathers = 0;
+};
+SortSteps sort_steps(const Program& p, const codegen::CodegenOptions& o = {}) {
+  rt::Plan plan = codegen::generate_plan(p, o);
+  SortSteps s;
+  for (const auto& step : plan.steps) {
+    if (auto* sp = std::get_if<rt::SortPairs>(&step)) {
+      ++s.sorts;
+      s.keys_only += sp->values_in < 0;
+      s.encoded += sp->encoded;
+    }
+    s.launches += std::holds_alternative<rt::Launch>(step);
+    s.gathers += std::holds_alternative<rt::Gather>(step);
+  }
+  return s;
+}
+
+// Each sort shape, by its steps: one CUB sort per 64-bit word of packed keys, and no
+// per-column gathers.
+TEST(GeneratePlan, SortShapes) {
+  {  // a single i32 attribute: CUB sorts the column itself, nothing else runs
+    ProgramBuilder b;
+    b.output(b.input("r", {{"k", Type::I32}}).sort({desc("k")}), "out");
+    SortSteps s = sort_steps(b.check());
+    EXPECT_EQ(s.sorts, 1);
+    EXPECT_EQ(s.keys_only, 1);
+    EXPECT_EQ(s.encoded, 0);
+    EXPECT_EQ(s.launches, 0);
+  }
+  {  // (k, v) sorted by k then v: one 64-bit word, keys only, one pack and one unpack kernel
+    ProgramBuilder b;
+    b.output(b.input("r", {{"k", Type::I32}, {"v", Type::I32}}).sort({"k"}), "out");
+    SortSteps s = sort_steps(b.check());
+    EXPECT_EQ(s.sorts, 1);
+    EXPECT_EQ(s.keys_only, 1);
+    EXPECT_EQ(s.encoded, 1);
+    EXPECT_EQ(s.launches, 2);
+    EXPECT_EQ(s.gathers, 0);
+  }
+  {  // a join's right input sorted by its key: the payload column rides in the sort
+    ProgramBuilder b;
+    auto l = b.input("l", {{"k", Type::I32}, {"x", Type::I64}}, 0, {"k"});
+    auto r = b.input("r", {{"k2", Type::I32}, {"y", Type::I32}});
+    b.output(l.join(r, {"k"}, {"k2"}), "out");
+    rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::SortMerge});
+    const std::string text = codegen::describe_plan(plan);
+    EXPECT_EQ(count_of(text, "sort_pairs"), 1) << text;
+    EXPECT_EQ(count_of(text, "iota"), 0) << text;
+    EXPECT_EQ(count_of(text, "_sorted("), 0) << text;
+  }
+  {  // 193 bits: four words, sorted last word first through row ids
+    ProgramBuilder b;
+    auto r = b.input("r", {{"f", Type::F64}, {"d", Type::Date}, {"b", Type::Bool},
+                           {"s", Type::String}, {"l", Type::I64}});
+    b.output(r.sort({desc("f"), "d", desc("b")}), "out");
+    SortSteps s = sort_steps(b.check());
+    EXPECT_EQ(s.sorts, 4);
+    EXPECT_EQ(s.keys_only, 0);
+    EXPECT_EQ(s.encoded, 4);
+    EXPECT_EQ(s.launches, 5);
+    EXPECT_EQ(s.gathers, 0);
+  }
+}
+
+TEST(NvrtcCompile, SortShapes) {
+  for (Type t : kAllTypes) {
+    for (bool d : {false, true}) {
+      ProgramBuilder b;
+      auto r = b.input("r", {{"a", t}, {"v", Type::I32}, {"w", Type::F32}});
+      b.output(r.sort({SortSpec("a", d)}), "all");
+      b.output(r.project({as(col("a"), "a")}).sort({SortSpec("a", d)}), "one");
+      b.output(r.project({as(col("a"), "a"), as(col("v"), "v")}).sort({SortSpec("v", d), "a"}),
+               "two");
+      SCOPED_TRACE(fmt::format("{} {}", type_name(t), d ? "desc" : "asc"));
+      expect_compiles(b.check());
+    }
+  }
 }
 
 }  // namespace

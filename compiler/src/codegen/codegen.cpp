@@ -10,6 +10,7 @@
 
 #include "ranc/codegen/emit_expr.h"
 #include "ranc/codegen/lowering.h"
+#include "ranc/codegen/sort_layout.h"
 #include "ranc/passes/pass_runner.h"
 #include "ranc/passes/plan_sort_orders.h"
 
@@ -396,61 +397,136 @@ class Context final : public LoweringContext {
     return out;
   }
 
+  // Packed keys (sort_layout.h): one kernel writes the least significant word of the
+  // packed key (and the row ids), CUB sorts it; each more significant word is written
+  // through the row ids so far and sorted in turn. A last kernel writes the output: the
+  // key attributes inside the first word unpacked from the sorted words, the others
+  // gathered through the row ids. With one word and no other attribute the sort is
+  // keys-only; with one word and a single other 4-byte attribute, that attribute is the
+  // sort's payload itself (no row ids, no gather). A single integer key (i32, i64, date,
+  // string code) is not packed: CUB sorts the column itself, which is then the output's.
   DeviceRelation sort(NodeId id, const DeviceRelation& rel, const passes::Order& keys) override {
     if (keys.empty()) return rel;
     const rt::SizeExpr count = rt::SizeExpr::slot(rel.size);
-    rt::BufferId perm = -1;
-    for (size_t k = keys.size(); k-- > 0;) {
-      const size_t c = static_cast<size_t>(keys[k].index);
-      const Type t = rel.types[c];
-      const bool wide = type_size(t) == 8;
-      const Type key_type = wide ? Type::I64 : Type::I32;
-      const bool transform = t == Type::Bool || is_floating(t);
-      rt::BufferId keys_in = rel.columns[c];
-      if (transform) {
-        keys_in = allocate(fmt::format("n{}.sortkey{}", id, k), wide ? 8 : 4, count, id);
-        KernelParams params;
-        std::string v = fmt::format(
-            "{}[{}]", params.buffer(rel.columns[c], storage_ctype(t)),
-            perm >= 0 ? fmt::format("{}[i]", params.buffer(perm, "unsigned int")) : "i");
-        std::string key =
-            t == Type::F64
-                ? fmt::format("(long long)(ranc::tpl::total_order_key({}) ^ 0x8000000000000000ull)",
-                              v)
-            : t == Type::F32 ? fmt::format("(int)(ranc::tpl::total_order_key({}) ^ 0x80000000u)", v)
-                             : fmt::format("(int){}", v);
-        std::string out = params.buffer(keys_in, wide ? "long long" : "int", false);
-        std::string name = kernel_name(id, "sortkey");
-        SkeletonCall agent(templates(), "MapAgent", {tile_policy("Map")});
-        std::string body = agent.call(
-            "run", {params.slot(rel.size),
-                    HookArg::lambda("void", {{"long long", "i"}},
-                                    fmt::format(" {}[i] = {}; ", out, key))});
-        kernel(id, name, params, body, map_launch(count), agent);
-      } else if (perm >= 0) {
-        keys_in = allocate(fmt::format("n{}.sortkey{}", id, k), wide ? 8 : 4, count, id);
-        step(rt::Gather{rel.columns[c], perm, keys_in, wide ? 8 : 4, count, id});
+    const SortLayout layout = sort_layout(rel.types, keys);
+    const size_t nw = layout.words.size();
+    const size_t ncols = rel.columns.size();
+    // unpack[c]: the field of column c inside word 0 (-1: gathered).
+    std::vector<int> unpack(ncols, -1);
+    std::vector<bool> is_key(ncols, false);
+    for (size_t f = 0; f < layout.fields.size(); ++f) {
+      const auto c = static_cast<size_t>(layout.fields[f].column);
+      is_key[c] = true;
+      if (unpack[c] < 0 && layout.inside(layout.fields[f], 0)) unpack[c] = static_cast<int>(f);
+    }
+    std::vector<size_t> others;  // columns not unpacked
+    for (size_t c = 0; c < ncols; ++c)
+      if (unpack[c] < 0) others.push_back(c);
+    const bool keys_only = nw == 1 && others.empty();
+    const bool direct =
+        nw == 1 && others.size() == 1 && type_size(rel.types[others[0]]) == 4 && !is_key[others[0]];
+    const Type t0 = layout.fields[0].type;
+    const bool native = layout.fields.size() == 1 && (is_integer(t0) || t0 == Type::Date ||
+                                                     t0 == Type::String);
+
+    rt::BufferId perm = -1;    // row ids (or the direct payload) in the current order
+    rt::BufferId sorted = -1;  // the last sorted word
+    for (size_t w = nw; w-- > 0;) {
+      const SortWord& word = layout.words[w];
+      const bool first = w + 1 == nw;
+      const char* wtype = word.wide() ? "unsigned long long" : "unsigned int";
+      if (native) {
+        const SortField& f = layout.fields[0];
+        rt::BufferId values_in = -1, values_out = -1;
+        if (direct) {
+          values_in = rel.columns[others[0]];
+          values_out = allocate(fmt::format("n{}.c{}", id, others[0]), 4, count, id);
+        } else if (!keys_only) {
+          values_in = allocate(fmt::format("n{}.rowid", id), 4, count, id);
+          step(rt::Iota{values_in, count});
+          values_out = allocate(fmt::format("n{}.perm0", id), 4, count, id);
+        }
+        sorted = allocate(fmt::format("n{}.c{}", id, f.column), type_size(f.type), count, id);
+        step(rt::SortPairs{rel.columns[static_cast<size_t>(f.column)], sorted, values_in,
+                           values_out, f.type, f.descending, count, id});
+        perm = values_out;
+        break;
       }
-      if (perm < 0) {
-        perm = allocate(fmt::format("n{}.rowid", id), 4, count, id);
-        step(rt::Iota{perm, count});
+      rt::BufferId win = allocate(fmt::format("n{}.sortword{}", id, w), word.wide() ? 8 : 4,
+                                  count, id);
+      KernelParams params;
+      std::string stmts;
+      const std::string row = first ? "i" : "r";
+      if (!first) stmts += fmt::format(" const unsigned int r = {}[i];", params.buffer(perm, "unsigned int"));
+      rt::BufferId values_in = perm;
+      if (first && direct) {
+        values_in = rel.columns[others[0]];
+      } else if (first && !keys_only) {
+        values_in = allocate(fmt::format("n{}.rowid", id), 4, count, id);
+        stmts += fmt::format(" {}[i] = (unsigned int)i;",
+                             params.buffer(values_in, "unsigned int", false));
       }
-      rt::BufferId keys_out =
-          allocate(fmt::format("n{}.sortedkey{}", id, k), wide ? 8 : 4, count, id);
-      rt::BufferId perm_out = allocate(fmt::format("n{}.perm{}", id, k), 4, count, id);
-      step(rt::SortPairs{keys_in, keys_out, perm, perm_out, key_type, keys[k].descending, count,
-                         id});
-      perm = perm_out;
+      std::vector<std::string> values;
+      for (const SortField& f : layout.fields) {
+        values.push_back(
+            layout.overlaps(f, w)
+                ? fmt::format("{}[{}]", params.buffer(rel.columns[static_cast<size_t>(f.column)],
+                                                      storage_ctype(f.type)),
+                              row)
+                : std::string());
+      }
+      stmts += fmt::format(" {}[i] = ({}){}; ", params.buffer(win, wtype, false), wtype,
+                           sort_word_expr(layout, w, values));
+      SkeletonCall agent(templates(), "MapAgent", {tile_policy("Map")});
+      std::string body = agent.call(
+          "run", {params.slot(rel.size), HookArg::lambda("void", {{"long long", "i"}}, stmts)});
+      kernel(id, kernel_name(id, fmt::format("sortword{}", w)), params, body, map_launch(count),
+             agent);
+      sorted = allocate(fmt::format("n{}.sortedword{}", id, w), word.wide() ? 8 : 4, count, id);
+      rt::BufferId values_out = -1;
+      if (!keys_only) {
+        values_out = allocate(direct ? fmt::format("n{}.c{}", id, others[0])
+                                     : fmt::format("n{}.perm{}", id, w),
+                              4, count, id);
+      }
+      rt::SortPairs sp{win, sorted, keys_only ? -1 : values_in, values_out,
+                       word.wide() ? Type::I64 : Type::I32, false, count, id};
+      sp.encoded = true;
+      step(std::move(sp));
+      perm = values_out;
     }
     DeviceRelation out;
     out.size = rel.size;
     out.types = rel.types;
-    for (size_t c = 0; c < rel.columns.size(); ++c) {
-      int32_t es = type_size(rel.types[c]);
-      rt::BufferId b = allocate(fmt::format("n{}.c{}", id, c), es, count, id);
-      step(rt::Gather{rel.columns[c], perm, b, es, count, id});
+    KernelParams params;
+    const char* wtype = layout.words[0].wide() ? "unsigned long long" : "unsigned int";
+    std::string stmts;
+    if (!native) stmts += fmt::format(" const {} w = {}[i];", wtype, params.buffer(sorted, wtype));
+    if (!direct && !others.empty())
+      stmts += fmt::format(" const unsigned int r = {}[i];", params.buffer(perm, "unsigned int"));
+    for (size_t c = 0; c < ncols; ++c) {
+      if (direct && c == others[0]) {
+        out.columns.push_back(perm);
+        continue;
+      }
+      if (native && unpack[c] >= 0) {
+        out.columns.push_back(sorted);
+        continue;
+      }
+      const Type t = rel.types[c];
+      rt::BufferId b = allocate(fmt::format("n{}.c{}", id, c), type_size(t), count, id);
       out.columns.push_back(b);
+      std::string value =
+          unpack[c] >= 0
+              ? sort_field_decode(layout, layout.fields[static_cast<size_t>(unpack[c])], 0, "w")
+              : fmt::format("{}[r]", params.buffer(rel.columns[c], storage_ctype(t)));
+      stmts += fmt::format(" {}[i] = {};", params.buffer(b, storage_ctype(t), false), value);
     }
+    if (native && (direct || others.empty())) return out;  // nothing left to write
+    SkeletonCall agent(templates(), "MapAgent", {tile_policy("Map")});
+    std::string body = agent.call(
+        "run", {params.slot(rel.size), HookArg::lambda("void", {{"long long", "i"}}, stmts + " ")});
+    kernel(id, kernel_name(id, "sorted"), params, body, map_launch(count), agent);
     return out;
   }
 

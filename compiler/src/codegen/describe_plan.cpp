@@ -62,9 +62,16 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
                        size_text(l->items), l->items_per_block, l->block_threads, regrow);
   }
   if (auto* o = std::get_if<rt::SortPairs>(&s))
+  {
+    const std::string keys = o->encoded ? fmt::format("{}-bit words", 8 * type_size(o->key_type))
+                                        : std::string(type_name(o->key_type));
+    if (o->values_in < 0)
+      return fmt::format("sort_keys {} -> {} [{}] count {}", buf(p, o->keys_in),
+                         buf(p, o->keys_out), keys, size_text(o->count));
     return fmt::format("sort_pairs {} -> {}, {} -> {} [{}{}] count {}", buf(p, o->keys_in),
-                       buf(p, o->keys_out), buf(p, o->values_in), buf(p, o->values_out),
-                       type_name(o->key_type), o->descending ? " desc" : "", size_text(o->count));
+                       buf(p, o->keys_out), buf(p, o->values_in), buf(p, o->values_out), keys,
+                       o->descending ? " desc" : "", size_text(o->count));
+  }
   if (auto* c = std::get_if<rt::ScanInt64>(&s))
     return fmt::format("scan {} -> {} count {}", buf(p, c->in), buf(p, c->out),
                        size_text(c->count));

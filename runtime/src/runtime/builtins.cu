@@ -182,6 +182,109 @@ cudaError_t sort_pairs(SortKey key, bool descending, const void* keys_in, void* 
   return cudaErrorInvalidValue;
 }
 
+namespace {
+// pairs: values_in/values_out carry uint32 values; else keys only. With temp == nullptr
+// CUB only sizes its storage.
+template <typename Bits>
+cudaError_t sort_words_typed(bool descending, bool pairs, void* temp, size_t& temp_bytes,
+                             int begin_bit, int end_bit, const void* keys_in, void* keys_out,
+                             const uint32_t* values_in, uint32_t* values_out, int64_t n,
+                             cudaStream_t stream) {
+  const auto* kin = static_cast<const Bits*>(keys_in);
+  auto* kout = static_cast<Bits*>(keys_out);
+  using R = cub::DeviceRadixSort;
+  if (!pairs) {
+    return descending
+               ? R::SortKeysDescending(temp, temp_bytes, kin, kout, n, begin_bit, end_bit, stream)
+               : R::SortKeys(temp, temp_bytes, kin, kout, n, begin_bit, end_bit, stream);
+  }
+  return descending ? R::SortPairsDescending(temp, temp_bytes, kin, kout, values_in, values_out,
+                                             n, begin_bit, end_bit, stream)
+                    : R::SortPairs(temp, temp_bytes, kin, kout, values_in, values_out, n,
+                                   begin_bit, end_bit, stream);
+}
+
+cudaError_t sort_words_any(Word w, bool descending, bool pairs, void* temp, size_t& temp_bytes,
+                           int begin_bit, int end_bit, const void* keys_in, void* keys_out,
+                           const uint32_t* values_in, uint32_t* values_out, int64_t n,
+                           cudaStream_t stream) {
+  switch (w) {
+    case Word::U32:
+      return sort_words_typed<uint32_t>(descending, pairs, temp, temp_bytes, begin_bit, end_bit,
+                                        keys_in, keys_out, values_in, values_out, n, stream);
+    case Word::U64:
+      return sort_words_typed<uint64_t>(descending, pairs, temp, temp_bytes, begin_bit, end_bit,
+                                        keys_in, keys_out, values_in, values_out, n, stream);
+    case Word::I32:
+      return sort_words_typed<int32_t>(descending, pairs, temp, temp_bytes, begin_bit, end_bit,
+                                       keys_in, keys_out, values_in, values_out, n, stream);
+    case Word::I64:
+      return sort_words_typed<int64_t>(descending, pairs, temp, temp_bytes, begin_bit, end_bit,
+                                       keys_in, keys_out, values_in, values_out, n, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+// *out |= keys[i] ^ keys[0] over all i: a grid-stride pass, a warp and block OR, one
+// atomicOr per block.
+template <typename Bits>
+__global__ void differing_bits_kernel(const Bits* keys, int64_t n, unsigned long long* out) {
+  const unsigned long long first = static_cast<unsigned long long>(keys[0]);
+  unsigned long long x = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    x |= static_cast<unsigned long long>(keys[i]) ^ first;
+  }
+  for (int o = 16; o > 0; o /= 2) x |= __shfl_xor_sync(0xffffffffu, x, o);
+  __shared__ unsigned long long warp_or[kThreads / 32];
+  if (threadIdx.x % 32 == 0) warp_or[threadIdx.x / 32] = x;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long b = 0;
+    for (int k = 0; k < kThreads / 32; ++k) b |= warp_or[k];
+    if (b != 0) atomicOr(out, b);
+  }
+}
+}  // namespace
+
+int word_bits(Word w) {
+  return w == Word::U32 || w == Word::I32 ? 32 : 64;
+}
+
+cudaError_t differing_bits(Word w, const void* keys, int64_t n, unsigned long long* out,
+                           cudaStream_t stream) {
+  if (cudaError_t e = cudaMemsetAsync(out, 0, sizeof *out, stream); e != cudaSuccess) return e;
+  if (n <= 1) return cudaSuccess;
+  // A few blocks per SM: the pass is bandwidth-bound and the atomics stay few.
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  if (blocks > 1024) blocks = 1024;
+  // The raw bits: a signed key differs where its unsigned bits do.
+  if (word_bits(w) == 32) {
+    differing_bits_kernel<uint32_t><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        static_cast<const uint32_t*>(keys), n, out);
+  } else {
+    differing_bits_kernel<uint64_t><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        static_cast<const uint64_t*>(keys), n, out);
+  }
+  return cudaGetLastError();
+}
+
+size_t sort_words_temp_bytes(Word w, bool descending, bool pairs, int begin_bit, int end_bit,
+                             int64_t n) {
+  size_t bytes = 0;
+  cudaError_t e = sort_words_any(w, descending, pairs, nullptr, bytes, begin_bit, end_bit,
+                                 nullptr, nullptr, nullptr, nullptr, n, nullptr);
+  return e == cudaSuccess ? bytes : 0;
+}
+
+cudaError_t sort_words(Word w, bool descending, int begin_bit, int end_bit, const void* keys_in,
+                       void* keys_out, const uint32_t* values_in, uint32_t* values_out, int64_t n,
+                       void* temp, size_t temp_bytes, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  return sort_words_any(w, descending, values_in != nullptr, temp, temp_bytes, begin_bit, end_bit,
+                        keys_in, keys_out, values_in, values_out, n, stream);
+}
+
 size_t scan_int64_temp_bytes(int64_t n) {
   size_t bytes = 0;
   if (n <= 0) return 0;

@@ -1,5 +1,5 @@
 // Device-wide primitives compiled by nvcc at build time (builtins.cu): the plan's
-// SortPairs, ScanInt64, Gather and Iota steps. Internal to the runtime.
+// SortPairs (also on packed order words), ScanInt64, Gather and Iota steps. Internal to the runtime.
 //
 // Sorting: keys are first turned into unsigned integers whose order is the key
 // type's total order (signed: flip the sign bit; floats: IEEE totalOrder, so -0.0
@@ -25,6 +25,23 @@ size_t sort_pairs_temp_bytes(SortKey key, bool descending, int64_t n);
 cudaError_t sort_pairs(SortKey key, bool descending, const void* keys_in, void* keys_out,
                        const uint32_t* values_in, uint32_t* values_out, int64_t n,
                        void* key_scratch, void* temp, size_t temp_bytes, cudaStream_t stream);
+
+// Radix sort of words CUB sorts natively: unsigned order words (codegen's packed sort
+// keys) or signed integers (a key column itself). Stable, ascending or descending, on
+// bits [begin_bit, end_bit) only (bits outside must be equal in every key: see
+// differing_bits), with uint32 values or keys only when values_in is null. The inputs
+// are left unchanged; keys_in must differ from keys_out and values_in from values_out.
+enum class Word : uint8_t { U32, U64, I32, I64 };
+int word_bits(Word w);
+size_t sort_words_temp_bytes(Word w, bool descending, bool pairs, int begin_bit, int end_bit,
+                             int64_t n);
+cudaError_t sort_words(Word w, bool descending, int begin_bit, int end_bit, const void* keys_in,
+                       void* keys_out, const uint32_t* values_in, uint32_t* values_out, int64_t n,
+                       void* temp, size_t temp_bytes, cudaStream_t stream);
+// *out (device) = the OR over all keys of key ^ keys[0]: the bits in which keys differ
+// (0: all keys are equal). One pass over the keys.
+cudaError_t differing_bits(Word w, const void* keys, int64_t n, unsigned long long* out,
+                           cudaStream_t stream);
 
 // out[0] = 0, out[i] = in[0] + ... + in[i-1] for i <= n.
 size_t scan_int64_temp_bytes(int64_t n);

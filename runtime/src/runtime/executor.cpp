@@ -533,14 +533,19 @@ class Run {
   }
   void exec(const SortPairs& s) {
     int64_t n = eval(s.count, s.node);
-    for (BufferId b : {s.keys_in, s.keys_out, s.values_in, s.values_out}) need(b, n);
+    for (BufferId b : {s.keys_in, s.keys_out, s.values_in, s.values_out})
+      if (b >= 0) need(b, n);
     if (n == 0) return;
     if (n > int64_t{UINT32_MAX}) {
       throw ExecutionError(fmt::format("sort of {} rows exceeds the 2^32 row ids", n),
                            node_of(s.node));
     }
-    builtins::SortKey key = sort_key_for(s.key_type);
     std::string what = node_of(s.node) + " (sort scratch)";
+    if (std::optional<builtins::Word> word = native_word(s)) {
+      sort_words(s, *word, n, what);
+      return;
+    }
+    builtins::SortKey key = sort_key_for(s.key_type);
     DeviceBuffer key_scratch(pool_, n * builtins::sort_key_bytes(key), what);
     size_t temp_bytes = builtins::sort_pairs_temp_bytes(key, s.descending, n);
     DeviceBuffer temp(pool_, static_cast<int64_t>(temp_bytes), what);
@@ -556,6 +561,73 @@ class Run {
                                          values_in, static_cast<uint32_t*>(ptr_[s.values_out]), n,
                                          key_scratch.get(), temp.get(), temp_bytes, stream_));
     stats_.kernel_launches += 3;
+  }
+  // The words CUB sorts without a transform: packed order words, or a signed integer
+  // key column itself (dates and string codes are i32). Bools and floats go through
+  // builtins::sort_pairs' order-preserving transform.
+  static std::optional<builtins::Word> native_word(const SortPairs& s) {
+    if (s.encoded) return type_size(s.key_type) == 8 ? builtins::Word::U64 : builtins::Word::U32;
+    switch (s.key_type) {
+      case Type::I32:
+      case Type::Date:
+      case Type::String:
+        return builtins::Word::I32;
+      case Type::I64:
+        return builtins::Word::I64;
+      default:
+        return std::nullopt;
+    }
+  }
+  // Sorts only the bits in which the keys differ (one pass over the keys and a read-back
+  // find them): a key column of small range, or packed keys whose leading fields vary
+  // little, take fewer radix passes. Equal keys need no sort at all.
+  void sort_words(const SortPairs& s, builtins::Word word, int64_t n, const std::string& what) {
+    const int64_t key_bytes = builtins::word_bits(word) / 8;
+    const bool pairs = s.values_in >= 0;
+    const void* keys_in = ptr_[s.keys_in];
+    const auto* values_in = pairs ? static_cast<const uint32_t*>(ptr_[s.values_in]) : nullptr;
+    DeviceBuffer keys_copy, values_copy;
+    if (s.keys_in == s.keys_out) {
+      keys_copy = DeviceBuffer(pool_, n * key_bytes, what);
+      RANC_CUDA_CHECK(cudaMemcpyAsync(keys_copy.get(), keys_in, static_cast<size_t>(n * key_bytes),
+                                      cudaMemcpyDeviceToDevice, stream_));
+      keys_in = keys_copy.get();
+    }
+    if (pairs && s.values_in == s.values_out) {
+      values_copy = DeviceBuffer(pool_, n * 4, what);
+      RANC_CUDA_CHECK(cudaMemcpyAsync(values_copy.get(), values_in, static_cast<size_t>(n) * 4,
+                                      cudaMemcpyDeviceToDevice, stream_));
+      values_in = static_cast<const uint32_t*>(values_copy.get());
+    }
+    DeviceBuffer diff(pool_, 8, what);
+    auto* diff_dev = static_cast<unsigned long long*>(diff.get());
+    RANC_CUDA_CHECK(builtins::differing_bits(word, keys_in, n, diff_dev, stream_));
+    unsigned long long x = 0;
+    RANC_CUDA_CHECK(cudaMemcpyAsync(&x, diff_dev, sizeof x, cudaMemcpyDeviceToHost, stream_));
+    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    ++stats_.kernel_launches;
+    if (x == 0) {  // all keys equal: a stable sort changes nothing
+      if (ptr_[s.keys_out] != keys_in) {
+        RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[s.keys_out], keys_in,
+                                        static_cast<size_t>(n * key_bytes),
+                                        cudaMemcpyDeviceToDevice, stream_));
+      }
+      if (pairs) {
+        RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[s.values_out], values_in, static_cast<size_t>(n) * 4,
+                                        cudaMemcpyDeviceToDevice, stream_));
+      }
+      return;
+    }
+    const int begin_bit = __builtin_ctzll(x);
+    const int end_bit = 64 - __builtin_clzll(x);
+    const size_t temp_bytes =
+        builtins::sort_words_temp_bytes(word, s.descending, pairs, begin_bit, end_bit, n);
+    DeviceBuffer temp(pool_, static_cast<int64_t>(temp_bytes), what);
+    RANC_CUDA_CHECK(builtins::sort_words(
+        word, s.descending, begin_bit, end_bit, keys_in, ptr_[s.keys_out], values_in,
+        pairs ? static_cast<uint32_t*>(ptr_[s.values_out]) : nullptr, n, temp.get(), temp_bytes,
+        stream_));
+    ++stats_.kernel_launches;
   }
   void exec(const ScanInt64& s) {
     int64_t n = eval(s.count, s.node);

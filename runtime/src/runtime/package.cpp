@@ -263,6 +263,7 @@ void fields(A& a, SortPairs& s) {
   a(s.descending);
   fields(a, s.count);
   a(s.node);
+  a(s.encoded);
 }
 template <class A>
 void fields(A& a, ScanInt64& s) {

@@ -246,11 +246,22 @@ class Validator {
     }
   }
   void check(const SortPairs& s) {
-    for (BufferId b : {s.keys_in, s.keys_out, s.values_in, s.values_out}) live(b);
+    for (BufferId b : {s.keys_in, s.keys_out}) live(b);
     expect_elem(s.keys_in, type_size(s.key_type));
     expect_elem(s.keys_out, type_size(s.key_type));
-    expect_elem(s.values_in, 4);
-    expect_elem(s.values_out, 4);
+    if ((s.values_in < 0) != (s.values_out < 0))
+      fail("SortPairs has values_in or values_out but not both");
+    if (s.values_in >= 0) {
+      for (BufferId b : {s.values_in, s.values_out}) live(b);
+      expect_elem(s.values_in, 4);
+      expect_elem(s.values_out, 4);
+    }
+    if (s.encoded) {
+      if (s.keys_in == s.keys_out) fail("an encoded SortPairs has keys_in equal to keys_out");
+      if (s.key_type != Type::I32 && s.key_type != Type::I64)
+        fail("an encoded SortPairs has 32- or 64-bit words (key type i32 or i64)");
+      if (s.descending) fail("an encoded SortPairs is ascending (descending keys are inverted)");
+    }
     expr(s.count);
   }
   void check(const ScanInt64& s) {

@@ -306,7 +306,8 @@ class LoweringContext {
   virtual rt::SlotId num_tiles(NodeId id, rt::SlotId a, rt::SlotId b, int64_t tile_items) = 0;
   // A slot holding the int64 at element `index_slot` of `buffer` (read back).
   virtual rt::SlotId read_element(NodeId id, rt::BufferId buffer, rt::SlotId index_slot) = 0;
-  // `rel` sorted stably by `keys` (LSD: one SortPairs per key column, then a Gather per column).
+  // `rel` sorted by `keys`: the keys packed into order words (sort_layout.h), a CUB radix
+  // sort per word, and one kernel that unpacks the keys and gathers the other attributes.
   virtual DeviceRelation sort(NodeId id, const DeviceRelation& rel, const passes::Order& keys) = 0;
   // `rel` itself when it is dense; a view materialised by one kernel (once per view:
   // later calls return the same relation).

@@ -122,13 +122,19 @@ struct Launch {
 };
 // Built-in device-wide primitives, compiled at build time with nvcc.
 // Stable sort of (key, value) pairs, ascending or descending: keys of elem size 4 or 8
-// of the given scalar type, values uint32 row ids.
+// of the given scalar type, values uint32 (row ids or a 4-byte payload column).
+// `encoded`: the keys are already unsigned words whose unsigned order is the wanted one
+// (packed sort keys, codegen's sort); key_type then only gives their width (I32: 32-bit
+// words, I64: 64-bit). values_in and values_out may both be -1: a keys-only sort.
+// Integer and encoded keys are sorted on the bits in which they differ only (the
+// executor finds them with one pass over the keys).
 struct SortPairs {
   BufferId keys_in, keys_out, values_in, values_out;
   Type key_type;
   bool descending = false;
   SizeExpr count;
   int32_t node = -1;
+  bool encoded = false;
 };
 // Exclusive prefix sum over int64: out[i] = sum(in[0..i)), out[count] = total.
 struct ScanInt64 {
@@ -224,8 +230,8 @@ void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
         } else if constexpr (std::is_same_v<T, SortPairs>) {
           buffer(x.keys_in);
           buffer(x.keys_out);
-          buffer(x.values_in);
-          buffer(x.values_out);
+          if (x.values_in >= 0) buffer(x.values_in);
+          if (x.values_out >= 0) buffer(x.values_out);
           expr(x.count);
         } else if constexpr (std::is_same_v<T, ScanInt64>) {
           buffer(x.in);

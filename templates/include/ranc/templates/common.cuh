@@ -307,6 +307,14 @@ __device__ __forceinline__ u64 total_order_key(double d) {
   u64 b = static_cast<u64>(__double_as_longlong(d));
   return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
 }
+/// The inverses: the float (double) whose total_order_key is k.
+__device__ __forceinline__ float from_total_order_key(unsigned int k) {
+  return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+}
+__device__ __forceinline__ double from_total_order_key(u64 k) {
+  return __longlong_as_double(
+      static_cast<long long>((k & 0x8000000000000000ull) ? (k & 0x7fffffffffffffffull) : ~k));
+}
 
 /// Three-way comparison: integers by value, floats by IEEE totalOrder (equal iff same bits).
 /// Returns -1, 0 or 1.

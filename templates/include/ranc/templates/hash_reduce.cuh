@@ -44,15 +44,6 @@ __device__ __forceinline__ u64 mix_key_word(u64 k) {
   return k;
 }
 
-/// The inverses of total_order_key (common.cuh): the float or double a key stands for.
-__device__ __forceinline__ float from_total_order_key(unsigned int k) {
-  return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
-}
-__device__ __forceinline__ double from_total_order_key(u64 k) {
-  return __longlong_as_double(
-      static_cast<long long>((k & 0x8000000000000000ull) ? (k & 0x7fffffffffffffffull) : ~k));
-}
-
 template <class Policy, int Capacity>
 struct HashGroupAgent {
   static_assert((Capacity & (Capacity - 1)) == 0, "the table capacity is a power of two");
