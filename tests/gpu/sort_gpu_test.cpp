@@ -94,7 +94,8 @@ Program sort_program(Type t) {
 class GpuSort : public ::testing::TestWithParam<Type> {};
 
 // One test per type of the first key (the reference sorts Value rows, so sizes stop at
-// 100003 rows: CUB's onesweep passes, many blocks of the differing-bits pass).
+// 2^17 + 3 rows: CUB's onesweep passes, and the differing-bits narrowing, which starts at
+// 2^17 keys).
 TEST_P(GpuSort, EveryShapeAndSize) {
   RANC_REQUIRE_GPU();
   const codegen::CodegenOptions sorting{.join = codegen::JoinAlgorithm::SortMerge,
@@ -103,7 +104,7 @@ TEST_P(GpuSort, EveryShapeAndSize) {
   {
     const Program p = sort_program(t);
     for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{33}, int64_t{4097},
-                      int64_t{100003}}) {
+                      int64_t{100003}, (int64_t{1} << 17) + 3}) {
       for (bool constant : {false, true}) {
         if (constant && n > 4097) continue;
         std::mt19937_64 rng(static_cast<uint64_t>(n) * 31 + static_cast<uint64_t>(t));

@@ -580,8 +580,12 @@ class Run {
   }
   // Sorts only the bits in which the keys differ (one pass over the keys and a read-back
   // find them): a key column of small range, or packed keys whose leading fields vary
-  // little, take fewer radix passes. Equal keys need no sort at all.
+  // little, take fewer radix passes. Equal keys need no sort at all. Below
+  // kNarrowSortRows keys the read-back's wait costs more than the passes it could save,
+  // and RANC_SORT_NARROW=0 turns the narrowing off (to measure it).
+  static constexpr int64_t kNarrowSortRows = int64_t{1} << 17;
   void sort_words(const SortPairs& s, builtins::Word word, int64_t n, const std::string& what) {
+    static const bool narrow_on = env_switch("RANC_SORT_NARROW").value_or(true);
     const int64_t key_bytes = builtins::word_bits(word) / 8;
     const bool pairs = s.values_in >= 0;
     const void* keys_in = ptr_[s.keys_in];
@@ -599,13 +603,15 @@ class Run {
                                       cudaMemcpyDeviceToDevice, stream_));
       values_in = static_cast<const uint32_t*>(values_copy.get());
     }
-    DeviceBuffer diff(pool_, 8, what);
-    auto* diff_dev = static_cast<unsigned long long*>(diff.get());
-    RANC_CUDA_CHECK(builtins::differing_bits(word, keys_in, n, diff_dev, stream_));
-    unsigned long long x = 0;
-    RANC_CUDA_CHECK(cudaMemcpyAsync(&x, diff_dev, sizeof x, cudaMemcpyDeviceToHost, stream_));
-    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    ++stats_.kernel_launches;
+    unsigned long long x = ~0ull >> (64 - builtins::word_bits(word));  // every bit
+    if (narrow_on && n >= kNarrowSortRows) {
+      DeviceBuffer diff(pool_, 8, what);
+      auto* diff_dev = static_cast<unsigned long long*>(diff.get());
+      RANC_CUDA_CHECK(builtins::differing_bits(word, keys_in, n, diff_dev, stream_));
+      RANC_CUDA_CHECK(cudaMemcpyAsync(&x, diff_dev, sizeof x, cudaMemcpyDeviceToHost, stream_));
+      RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      ++stats_.kernel_launches;
+    }
     if (x == 0) {  // all keys equal: a stable sort changes nothing
       if (ptr_[s.keys_out] != keys_in) {
         RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[s.keys_out], keys_in,
