@@ -64,8 +64,11 @@ inline HostRelation from_layout(const HostRelation& lr, const Schema& user) {
       // A NULL's stored value must be the type's zero (the layout's rule).
       Column stored = strip(lr.column(*vi));
       const Value zero = Value::zero(a.type);
-      for (size_t i = 0; i < valid.size(); ++i)
-        if (!valid[i]) EXPECT_EQ(stored.get(i), zero) << "row " << i << " of " << a.name;
+      for (size_t i = 0; i < valid.size(); ++i) {
+        if (!valid[i]) {
+          EXPECT_EQ(stored.get(i), zero) << "row " << i << " of " << a.name;
+        }
+      }
     }
     out.column(c) = std::move(col);
   }

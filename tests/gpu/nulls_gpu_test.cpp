@@ -124,8 +124,11 @@ TEST(GpuNulls, IntegerSumOverflowIsAnErrorOnEveryPath) {
 TEST(GpuNulls, SessionWithNullableRelations) {
   RANC_REQUIRE_GPU();
   sqltest::Bindings in = sqltest::random_lr(5000, 0.25, 99);
-  Session gpu(SessionOptions{.gpu = true});
-  Session cpu(SessionOptions{.gpu = false});
+  SessionOptions gpu_options, cpu_options;
+  gpu_options.gpu = true;
+  cpu_options.gpu = false;
+  Session gpu(gpu_options);
+  Session cpu(cpu_options);
   for (auto& [n, r] : in) {
     gpu.add(n, r);
     cpu.add(n, r);
