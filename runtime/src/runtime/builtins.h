@@ -1,11 +1,11 @@
 // Device-wide primitives compiled by nvcc at build time (builtins.cu): the plan's
-// SortPairs (also on packed order words), ScanInt64, Gather and Iota steps. Internal to the runtime.
+// SortPairs, ScanInt64, Gather and Iota steps. Internal to the runtime.
 //
-// Sorting: keys are first turned into unsigned integers whose order is the key
-// type's total order (signed: flip the sign bit; floats: IEEE totalOrder, so -0.0
-// sorts before +0.0 and NaNs sort by sign and payload), sorted with
-// cub::DeviceRadixSort (stable), then turned back. This keeps the number of CUB
-// instantiations at three key widths x two directions.
+// Sorting: integer keys and codegen's packed order words go to cub::DeviceRadixSort
+// as they are (sort_words: signed or unsigned 32/64-bit words, either direction, pairs
+// or keys only). Bool and float keys (sort_pairs) are first turned into unsigned
+// integers whose order is the type's total order (floats: IEEE totalOrder, so -0.0
+// sorts before +0.0 and NaNs sort by sign and payload), sorted, then turned back.
 #pragma once
 
 #include <cuda_runtime_api.h>
