@@ -1,6 +1,7 @@
 // Thrust baselines: each RA operator as one or a few Thrust calls on device
 // vectors, timed with CUDA events (median of 5 after one warm-up run).
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/device_vector.h>
@@ -8,6 +9,7 @@
 #include <thrust/functional.h>
 #include <thrust/gather.h>
 #include <thrust/host_vector.h>
+#include <thrust/iterator/transform_iterator.h>
 #include <thrust/iterator/zip_iterator.h>
 #include <thrust/reduce.h>
 #include <thrust/sequence.h>
@@ -216,6 +218,83 @@ std::vector<Measurement> run_thrust_baselines(size_t n) {
           rk.begin();
     });
     out.push_back({"reduce sorted", n, s, tb * n + tb * m});
+  }
+  return out;
+}
+
+struct ToI64 {
+  __host__ __device__ long long operator()(int32_t x) const { return x; }
+};
+
+std::vector<Measurement> run_group_by_baselines(const int32_t* g, const int32_t* v, size_t n) {
+  std::vector<Measurement> out;
+  // For the check (cheap at 2^28 rows): the number of distinct keys (a bitmap over the
+  // keys, which are >= 0) and the total of v; a result must have that many groups, keys
+  // strictly ascending, and sums adding up to the total.
+  std::vector<int32_t> hg(n), hv(n);
+  BENCH_CUDA(cudaMemcpy(hg.data(), g, n * 4, cudaMemcpyDeviceToHost));
+  BENCH_CUDA(cudaMemcpy(hv.data(), v, n * 4, cudaMemcpyDeviceToHost));
+  std::vector<bool> seen(size_t{1} << 31);
+  size_t groups = 0;
+  long long total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto key = static_cast<uint32_t>(hg[i]) & 0x7fffffffu;
+    if (!seen[key]) ++groups;
+    seen[key] = true;
+    total += hv[i];
+  }
+  const double bytes = 8.0 * n + 12.0 * groups;
+  thrust::device_vector<int32_t> sk(n), sv(n), uk(n);
+  thrust::device_vector<long long> sums(n);
+  thrust::device_vector<int64_t> runs(1);
+  auto check = [&](const char* who, size_t m) {
+    std::vector<int32_t> k(m);
+    std::vector<long long> s(m);
+    BENCH_CUDA(cudaMemcpy(k.data(), raw(uk), m * 4, cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaMemcpy(s.data(), raw(sums), m * 8, cudaMemcpyDeviceToHost));
+    bool ok = m == groups;
+    long long got = 0;
+    for (size_t i = 0; ok && i < m; ++i) {
+      ok = k[i] >= 0 && (i == 0 || k[i - 1] < k[i]);
+      got += s[i];
+    }
+    ok = ok && got == total;
+    if (!ok) std::fprintf(stderr, "%s: wrong group-by result (%zu groups, want %zu)\n", who, m, groups);
+    return ok;
+  };
+  {
+    size_t m = 0;
+    double s = time_median([&] {
+      thrust::copy(thrust::device, g, g + n, sk.begin());
+      thrust::copy(thrust::device, v, v + n, sv.begin());
+      thrust::sort_by_key(thrust::device, sk.begin(), sk.end(), sv.begin());
+      auto vals = thrust::make_transform_iterator(sv.begin(), ToI64{});
+      m = thrust::reduce_by_key(thrust::device, sk.begin(), sk.end(), vals, uk.begin(), sums.begin())
+              .first -
+          uk.begin();
+    });
+    out.push_back({"thrust group-by", n, check("thrust group-by", m) ? s : -1, bytes});
+  }
+  {
+    size_t sort_bytes = 0, reduce_bytes = 0;
+    auto vals = thrust::make_transform_iterator(raw(sv), ToI64{});
+    BENCH_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, g, raw(sk), v, raw(sv),
+                                               static_cast<int64_t>(n)));
+    BENCH_CUDA(cub::DeviceReduce::ReduceByKey(nullptr, reduce_bytes, raw(sk), raw(uk), vals,
+                                              raw(sums), raw(runs), ::cuda::std::plus<long long>{},
+                                              static_cast<int64_t>(n)));
+    thrust::device_vector<char> temp(std::max(sort_bytes, reduce_bytes));
+    void* t = thrust::raw_pointer_cast(temp.data());
+    double s = time_median([&] {
+      BENCH_CUDA(cub::DeviceRadixSort::SortPairs(t, sort_bytes, g, raw(sk), v, raw(sv),
+                                                 static_cast<int64_t>(n)));
+      BENCH_CUDA(cub::DeviceReduce::ReduceByKey(t, reduce_bytes, raw(sk), raw(uk), vals, raw(sums),
+                                                raw(runs), ::cuda::std::plus<long long>{},
+                                                static_cast<int64_t>(n)));
+    });
+    int64_t m = 0;
+    BENCH_CUDA(cudaMemcpy(&m, raw(runs), 8, cudaMemcpyDeviceToHost));
+    out.push_back({"cub group-by", n, check("cub group-by", static_cast<size_t>(m)) ? s : -1, bytes});
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,5 +48,12 @@ std::vector<Measurement> run_thrust_baselines(size_t n);
 // mismatch (or n not a multiple of 4 for the join chains) it prints a line to stderr
 // and its seconds is -1.
 std::vector<Measurement> run_thrust_chains(size_t n);
+// Group-by of n unsorted (g, v) rows (device arrays of i32) into sum((i64)v) per g, as the
+// sort + reduce_by_key chain of an operator-at-a-time system: "thrust group-by" (copies of
+// g and v, sort_by_key, reduce_by_key) and "cub group-by" (DeviceRadixSort::SortPairs into
+// new arrays, DeviceReduce::ReduceByKey). Bytes: 8n + 12 * groups (read once, write the
+// (i32 key, i64 sum) rows). The result of each is checked against a CPU sum once (stderr
+// and seconds -1 on a mismatch).
+std::vector<Measurement> run_group_by_baselines(const int32_t* g, const int32_t* v, size_t n);
 
 }  // namespace ranc::bench

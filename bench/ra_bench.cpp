@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <cstdlib>
@@ -102,12 +103,15 @@ void print_row(const Measurement& m, double copy_gbps, const char* who) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // "ra_bench chains 28": only the fused operator chains.
-  bool chains_only = false;
+  // "ra_bench chains 28": only the fused operator chains; "ra_bench groupby 28": only the
+  // group-by rows.
+  bool chains_only = false, groupby_only = false;
   std::vector<int> log_sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "chains")
       chains_only = true;
+    else if (std::string(argv[i]) == "groupby")
+      groupby_only = true;
     else
       log_sizes.push_back(std::atoi(argv[i]));
   }
@@ -126,7 +130,7 @@ int main(int argc, char** argv) {
     std::printf("\nn = 2^%d tuples (i32 key, i32 value); copy of %zu MB: %.1f GB/s (read+write)\n",
                 lg, n * 8 >> 20, copy_gbps);
     std::vector<Measurement> base;
-    if (!chains_only) base = bench::run_thrust_baselines(n);
+    if (!chains_only && !groupby_only) base = bench::run_thrust_baselines(n);
     std::map<std::string, Measurement> base_by_op;
     for (auto& m : base) base_by_op[m.op] = m;
 
@@ -148,7 +152,38 @@ int main(int argc, char** argv) {
       }
     };
     try {
+      // Group-by of unsorted (g, v) rows, g uniform in [0, G): sum((i64)v) per g. ranc's
+      // default hashes (hash_reduce.cuh); --group-by=sort sorts the input by g first; the
+      // sort + reduce_by_key chains of Thrust and CUB on the same arrays.
       if (!chains_only) {
+        for (int64_t groups : {int64_t{4}, int64_t{1} << 10, int64_t{1} << 24}) {
+          if (static_cast<size_t>(groups) > n) continue;
+          std::vector<int32_t> g(n);
+          for (size_t i = 0; i < n; ++i) g[i] = static_cast<int32_t>(k[i] % groups);
+          DeviceRel dg = upload(kv("g", "v", 0), {g, v});
+          std::map<std::string, Measurement> gb;
+          for (auto& m : bench::run_group_by_baselines(dg.cols[0], dg.cols[1], n)) gb[m.op] = m;
+          ProgramBuilder b;
+          b.output(b.input("r", kv("g", "v", 0).attributes).reduce({"g"}, {sum(col("v"), "s")}), "out");
+          const Program p = b.check();
+          RancRun hashed = run_ranc(ex, p, {{"r", dg.binding()}});
+          RancRun sorted = run_ranc(ex, p, {{"r", dg.binding()}}, {.group_by = codegen::GroupBy::Sort});
+          const double bytes = 8.0 * n + 12.0 * static_cast<double>(hashed.output_rows[0]);
+          const std::string op = fmt::format("group-by 2^{:.0f}", std::log2(static_cast<double>(groups)));
+          print_row({op, n, hashed.seconds, bytes}, copy_gbps, "hash");
+          print_row({op, n, sorted.seconds, bytes}, copy_gbps, "sort");
+          for (const char* who : {"thrust group-by", "cub group-by"})
+            if (auto it = gb.find(who); it != gb.end()) {
+              Measurement m = it->second;
+              m.op = op;
+              print_row(m, copy_gbps, who[0] == 't' ? "thrust" : "cub");
+            }
+          if (hashed.output_rows[0] != sorted.output_rows[0])
+            std::fprintf(stderr, "%s: hash and sort group counts differ\n", op.c_str());
+          dg.free();
+        }
+      }
+      if (!chains_only && !groupby_only) {
       {  // select 50%
         ProgramBuilder b;
         b.output(b.input("r", kv("k", "v", 0).attributes).select(col("k") < (1 << 30)), "out");
@@ -286,6 +321,10 @@ int main(int argc, char** argv) {
         report("sort by key", t[t.size() / 2], 16.0 * n, n, {"cub sort pairs"});
       }
       }  // !chains_only
+      if (groupby_only) {
+        r.free();
+        continue;
+      }
       // Fused operator chains: ranc fused (the default), ranc unfused (--no-fusion: every
       // intermediate in device memory) and the Thrust operator-at-a-time chain.
       std::printf("\n  chains (fused / unfused / thrust), n = 2^%d:\n", lg);

@@ -60,7 +60,7 @@ std::string overflow_flag(LoweringContext& ctx, const Node& n, rt::BufferId& fla
 
 // The rows aggregate k folds, as C++ text: s.rows, or, when its filter can make them differ
 // and the aggregate needs them (count, avg), a count field n<k> of type `ctype` added to
-// the state code `a` (AggCode or HashAggCode, whose acc_atomic gets the atomic form).
+// the state code `a` (AggCode or HashAggCode, whose merge_atomic gets the atomic form).
 template <class Code>
 std::string folded_rows(Code& a, size_t k, const Aggregate& ag, const std::string& filter,
                         std::string_view ctype) {
@@ -68,15 +68,15 @@ std::string folded_rows(Code& a, size_t k, const Aggregate& ag, const std::strin
   a.fields += fmt::format("  {} n{};\n", ctype, k);
   a.init += fmt::format("    s.n{} = 0;\n", k);
   a.acc += filtered(filter, fmt::format("      ++s.n{};\n", k));
-  if constexpr (requires { a.acc_atomic; })
-    a.acc_atomic += filtered(filter, fmt::format("      atomicAdd(&s.n{}, 1ull);\n", k));
+  if constexpr (requires { a.merge_atomic; })
+    a.merge_atomic += fmt::format("    atomicAdd(&a.n{0}, b.n{0});\n", k);
   a.merge += fmt::format("    a.n{0} += b.n{0};\n", k);
   ++a.state_words;
   return fmt::format("s.n{}", k);
 }
 
 // sum or avg of aggregate k (C++ text `v`, filter `filter`, folded rows `rows`) into the
-// state code `a` (AggCode, or HashAggCode with its atomic form), written to `dst` by the
+// state code `a` (AggCode, or HashAggCode with its atomic merge), written to `dst` by the
 // kernels of `wp`: floats and avg add in double; integer sums are exact in 128 bits and set
 // the overflow flag when the result is not an i64 (program.h).
 template <class Code>
@@ -86,13 +86,12 @@ void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std:
   const Aggregate& ag = n.aggregates[k];
   const Type at = *ag.arg->type, ot = n.schema[n.group_key_index.size() + k].type;
   const std::string f = fmt::format("a{}", k);
-  constexpr bool atomic = requires { a.acc_atomic; };
+  constexpr bool atomic = requires { a.merge_atomic; };
   if (is_floating(at) || ag.func == AggFunc::Avg) {
     a.fields += fmt::format("  double {};\n", f);
     a.init += fmt::format("    s.{} = 0;\n", f);
     a.acc += filtered(filter, fmt::format("      s.{} += (double)({});\n", f, v));
-    if constexpr (atomic)
-      a.acc_atomic += filtered(filter, fmt::format("      atomicAdd(&s.{}, (double)({}));\n", f, v));
+    if constexpr (atomic) a.merge_atomic += fmt::format("    atomicAdd(&a.{0}, b.{0});\n", f);
     a.merge += fmt::format("    a.{0} += b.{0};\n", f);
     ++a.state_words;
     if (ag.func == AggFunc::Avg)
@@ -106,9 +105,7 @@ void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std:
   a.acc += filtered(
       filter, fmt::format("      ranc::tpl::add128(s.{0}, s.{0}h, (long long)({1}));\n", f, v));
   if constexpr (atomic)
-    a.acc_atomic += filtered(
-        filter,
-        fmt::format("      ranc::tpl::atomic_add128(&s.{0}, &s.{0}h, (long long)({1}));\n", f, v));
+    a.merge_atomic += fmt::format("    ranc::tpl::atomic_merge128(&a.{0}, &a.{0}h, b.{0}, b.{0}h);\n", f);
   a.merge += fmt::format("    ranc::tpl::merge128(a.{0}, a.{0}h, b.{0}, b.{0}h);\n", f);
   a.state_words += 2;
   std::string flag = overflow_flag(ctx, n, a.overflow, a.overflow_message, wp, ag);
@@ -188,9 +185,10 @@ const AggMethods& hash_agg_methods() {
   static const AggMethods m = {
       {"init", {"State", {}}, "return f->init();"},
       {"accumulate", {"void", {{"State&", "s"}, {"long long", "r"}}}, "f->accumulate(s, r);"},
-      {"accumulate_atomic",
-       {"void", {{"State&", "s"}, {"long long", "r"}}},
-       "f->accumulate_atomic(s, r);"}};
+      {"merge", {"void", {{"State&", "a"}, {"const State&", "b"}}}, "f->merge(a, b);"},
+      {"merge_atomic",
+       {"void", {{"State&", "a"}, {"const State&", "b"}}},
+       "f->merge_atomic(a, b);"}};
   return m;
 }
 
@@ -314,16 +312,16 @@ void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelati
 }
 
 // ---- Hash aggregation (hash_reduce.cuh), for input not ordered by the group keys ----
-// The state of a group for the hash path: 8-byte fields whose row folding has an atomic
-// form (shared-memory atomics in phase 1): count and integer sums as unsigned 64-bit adds
-// (sums wrap, as the reference's), float sums and avg as double adds, min/max as atomicMin/
+// The state of a group for the hash path: 8-byte fields whose merge has an atomic form
+// (shared-memory atomics in phase 1): counts as unsigned 64-bit adds, integer sums as
+// 128-bit adds (two words), float sums and avg as double adds, min/max as atomicMin/
 // atomicMax of an order-preserving unsigned word (total order for floats), so the identity
 // of min/max is a word no value beats and needs no "has a value" flag.
+// The row count `rows` is a field only where an aggregate reads it (count, avg) or the
+// state would be empty: each field costs phase 1 a shared-memory atomic per update.
 struct HashAggCode {
-  std::string fields = "  unsigned long long rows;\n", init = "    s.rows = 0;\n",
-              acc = "    ++s.rows;\n", acc_atomic = "    atomicAdd(&s.rows, 1ull);\n",
-              merge = "    a.rows += b.rows;\n", write;
-  int64_t state_words = 1;
+  std::string fields, init, acc, merge, merge_atomic, write;
+  int64_t state_words = 0;
   rt::BufferId overflow = -1;  // as AggCode's
   std::string overflow_message;
 };
@@ -346,6 +344,7 @@ std::string from_order_word(Type t, const std::string& w) {
 HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation& in,
                                 const DeviceRelation& out, KernelParams& p, KernelParams& wp) {
   HashAggCode a;
+  bool need_rows = false;
   const size_t nk = n.group_key_index.size();
   auto attr = [&](int32_t c) { return LoweringContext::load(p, in, static_cast<size_t>(c), "r"); };
   for (size_t k = 0; k < n.aggregates.size(); ++k) {
@@ -354,6 +353,7 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
     std::string dst = wp.buffer(out.columns[nk + k], storage_ctype(ot), false);
     const std::string filter = ag.filter.valid() ? ctx.expr(ag.filter.ptr(), p, attr) : "";
     const std::string rows = folded_rows(a, k, ag, filter, "unsigned long long");
+    need_rows = need_rows || ((ag.func == AggFunc::Count || ag.func == AggFunc::Avg) && rows == "s.rows");
     if (ag.func == AggFunc::Count) {
       a.write += fmt::format("    {}[g] = (long long){};\n", dst, rows);
       continue;
@@ -375,8 +375,7 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
         a.acc += filtered(
             filter, fmt::format("      {{ const unsigned long long w = {}; if (w {} s.{}) s.{} = w; }}\n",
                                 w, min ? "<" : ">", f, f));
-        a.acc_atomic +=
-            filtered(filter, fmt::format("      {}(&s.{}, {});\n", min ? "atomicMin" : "atomicMax", f, w));
+        a.merge_atomic += fmt::format("    {}(&a.{}, b.{});\n", min ? "atomicMin" : "atomicMax", f, f);
         a.merge += fmt::format("    if (b.{0} {1} a.{0}) a.{0} = b.{0};\n", f, min ? "<" : ">");
         ++a.state_words;
         a.write += fmt::format("    {}[g] = ({}){};\n", dst, storage_ctype(ot),
@@ -386,6 +385,14 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
       case AggFunc::Count:
         break;
     }
+  }
+  if (need_rows || a.state_words == 0) {
+    a.fields = "  unsigned long long rows;\n" + a.fields;
+    a.init = "    s.rows = 0;\n" + a.init;
+    a.acc = "    ++s.rows;\n" + a.acc;
+    a.merge = "    a.rows += b.rows;\n" + a.merge;
+    a.merge_atomic = "    atomicAdd(&a.rows, b.rows);\n" + a.merge_atomic;
+    ++a.state_words;
   }
   return a;
 }
@@ -433,18 +440,29 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   }
   pack += "    return w;\n";
 
+  // The table of a block: the most slots of (key word, state) in kTableBytes of dynamic
+  // shared memory, so two blocks of 512 threads fit on an SM (H100: 228 KB each), and no
+  // more than kMaxSlots (a larger table only costs its clearing and its final write). On the
+  // H100, 2^26 rows into 2^10 groups (sum of i32: 32-byte slots) took 1.17 ms with 96 KB
+  // and 5.2 ms with 48 KB, whose 1536 slots hold 1152 keys at most, so most rows spilled.
   // Records: an estimate of (blocks x table slots), grown once to n rows when short.
-  const int64_t tile = static_cast<int64_t>(ctx.policy_threads("Reduce")) * ctx.policy_items("Reduce");
-  int capacity = 512;
-  while (capacity > 32 && capacity * (8 + 8 * a.state_words) > 32 * 1024) capacity /= 2;
-  constexpr int64_t kMaxBlocks = 2048;  // HashGroupAgent::kMaxBlocks
+  constexpr int64_t kTableBytes = 96 * 1024, kMaxSlots = 4096;
+  const int64_t tile = static_cast<int64_t>(ctx.policy_threads("HashGroup")) * ctx.policy_items("HashGroup");
+  const int64_t slot_bytes = 8 + 8 * a.state_words;
+  int capacity = 64;
+  while (capacity * 2 <= kMaxSlots && capacity * 2 * slot_bytes <= kTableBytes) capacity *= 2;
+  const int64_t smem = capacity * slot_bytes + 16;
+  // Blocks at most (each strides over its share of the tiles): enough to fill the GPU twice
+  // over, few enough that few groups make few records (blocks x groups); 264 and 1056
+  // measured within 4% of 512 on the H100.
+  constexpr int64_t kMaxBlocks = 512;
   rt::SlotId cap = ctx.new_slot();
   ctx.step(rt::SetSize{cap, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size}}}, 1, 1,
                                          kMaxBlocks * capacity}});
   rt::BufferId rkeys = ctx.allocate(fmt::format("n{}.record_keys", n.id), 8, rt::SizeExpr::slot(cap), n.id);
   rt::BufferId rstates = ctx.allocate(fmt::format("n{}.record_states", n.id), 8,
                                       rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {cap}}}}, n.id);
-  rt::BufferId header = ctx.allocate(fmt::format("n{}.records", n.id), 8, rt::SizeExpr::fixed(2),
+  rt::BufferId header = ctx.allocate(fmt::format("n{}.records", n.id), 8, rt::SizeExpr::fixed(3),
                                      n.id, true);
   const std::string name = ctx.kernel_name(n.id, what);
   const std::string st = name + "_state";
@@ -461,16 +479,17 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       "  __device__ __forceinline__ unsigned long long key(long long r) const {{\n{2}  }}\n"
       "  __device__ __forceinline__ State init() const {{\n    State s;\n{3}    return s;\n  }}\n"
       "  __device__ __forceinline__ void accumulate(State& s, long long r) const {{\n{4}  }}\n"
-      "  __device__ __forceinline__ void accumulate_atomic(State& s, long long r) const {{\n{5}  }}\n",
-      st, keep, pack, a.init, a.acc, a.acc_atomic);
+      "  __device__ __forceinline__ void merge(State& a, const State& b) const {{\n{5}  }}\n"
+      "  __device__ __forceinline__ void merge_atomic(State& a, const State& b) const {{\n{6}  }}\n",
+      st, keep, pack, a.init, a.acc, a.merge, a.merge_atomic);
   std::string make = ctx.functor(name + "_fn", p, members);
   {
     SkeletonCall agent(ctx.templates(), "HashGroupAgent",
-                       {ctx.tile_policy("Reduce"), std::to_string(capacity)}, "Agent");
+                       {ctx.tile_policy("HashGroup"), std::to_string(capacity)}, "Agent");
     agent.bind("State", st);
     std::string body =
         make + agg_hooks(name + "_fn", st, hash_agg_methods()) + agent.declare() +
-        agent.temp_storage() +
+        agent.dynamic_temp_storage(smem) +
         agent.call(
             "run",
             {"temp", ns, HookArg::lambda("bool", {{"long long", "r"}}, " return f.keep(r); "),
@@ -478,8 +497,9 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
              agg_object(st, hash_agg_methods()), rk, rs, cs, hd});
     rt::SizeExpr blocks{0, {rt::SizeTerm{1, {in.size}}}, tile, 1, kMaxBlocks};
     ctx.kernel(n.id, name, p, body,
-               LaunchShape{blocks, 1, ctx.policy_threads("Reduce"), true, nodes,
-                           rt::Regrow{header, 1, cap, records, {rkeys, rstates}}},
+               LaunchShape{blocks, 1, ctx.policy_threads("HashGroup"), true, nodes,
+                           rt::Regrow{header, 1, cap, records, {rkeys, rstates}},
+                           static_cast<int32_t>(smem)},
                agent);
   }
   for (rt::BufferId b : out.columns) ctx.step(rt::Alloc{b});
@@ -492,7 +512,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   rt::BufferId sperm = ctx.allocate(fmt::format("n{}.sorted_ids", n.id), 4, count, n.id);
   ctx.step(rt::SortPairs{rkeys, skeys, perm, sperm, Type::I64, false, count, n.id});
 
-  const int64_t rtile = tile;
+  const int64_t rtile = static_cast<int64_t>(ctx.policy_threads("Reduce")) * ctx.policy_items("Reduce");
   rt::SlotId tiles = ctx.num_tiles(n.id, records, -1, rtile);
   rt::BufferId state = ctx.tile_state(n.id, "tile_state", "hash_reduce_init", tiles);
   rt::BufferId meta = ctx.allocate(fmt::format("n{}.meta", n.id), 8,

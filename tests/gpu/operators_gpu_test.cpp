@@ -291,10 +291,11 @@ TEST_P(GpuInnerJoins, MatchTheReference) {
            "paged_join_join");
   Program p = b.check();
   EXPECT_EQ(run_and_compare(p, d.inputs, {.join = jc.join}), "") << print_program(p);
-  if (jc.join == codegen::JoinAlgorithm::Hash)
+  if (jc.join == codegen::JoinAlgorithm::Hash) {
     EXPECT_EQ(run_and_compare(p, d.inputs, {.join = jc.join, .paged = false}), "")
         << "paged lists off\n"
         << print_program(p);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, GpuInnerJoins, ::testing::ValuesIn(join_cases()), join_case_name);
@@ -417,16 +418,20 @@ TEST(GpuOperatorsLarge, TwoToThe24) {
 // Group-by by hashing (hash_reduce.cuh) against the reference and against grouping by
 // sorting: keys of every type that packs (f32 with -0.0, +0.0, NaN and infinities as
 // distinct keys, bool with string, date, negative i32), every aggregate, a fused select,
-// sizes around the table's fill limit, and many groups (the records outgrow their
-// estimate and the kernel runs again).
+// i32 key counts around a block table's fill limit (1536 keys for the i32 output's state
+// of count and a 128-bit sum: 2048 slots), one key for every row (every warp merges 32
+// rows before its one table update), and many groups (the records outgrow their estimate
+// and the kernel runs again).
 TEST(GpuHashReduce, MatchesReferenceAndSortedGrouping) {
   RANC_REQUIRE_GPU();
   std::mt19937_64 rng(23);
   const float specials[] = {-0.0f, 0.0f, std::numeric_limits<float>::quiet_NaN(),
                             -std::numeric_limits<float>::infinity(),
                             std::numeric_limits<float>::infinity(), 1.5f, -2.25f};
-  for (int64_t n : {int64_t{1}, int64_t{300}, int64_t{70001}, int64_t{3000000}}) {
-    const int64_t range = n > 1000000 ? n : 97;
+  const std::pair<int64_t, int64_t> cases[] = {{1, 97},       {300, 97},     {70001, 97},
+                                               {70001, 1},    {70001, 1536}, {70001, 1537},
+                                               {400000, 6000}, {3000000, 3000000}};
+  for (auto [n, range] : cases) {
     Schema s{{{"kf", Type::F32}, {"kb", Type::Bool}, {"ks", Type::String}, {"kd", Type::Date},
               {"ki", Type::I32}, {"v", Type::I64}, {"w", Type::F64}},
              0};
@@ -455,11 +460,13 @@ TEST(GpuHashReduce, MatchesReferenceAndSortedGrouping) {
     b.output(r.reduce({"kb", "ks"}, aggs()), "bool_string");
     b.output(r.select(col("v") > 0).reduce({"kd", "ks"}, aggs()), "filtered_date_string");
     b.output(r.reduce({"ki"}, {ranc::count("n"), ranc::sum(col("v"), "sv")}), "i32");
+    // No count or avg: the state has no row count (each field is an atomic per update).
+    b.output(r.reduce({"ki"}, {ranc::sum(col("v"), "sv"), ranc::max(col("w"), "mxw")}), "i32_sum_max");
     Program p = b.check();
     EXPECT_NE(codegen::generate_plan(p).source.find("HashGroupAgent"), std::string::npos);
-    EXPECT_EQ(run_and_compare(p, in), "") << "hashed, n = " << n;
+    EXPECT_EQ(run_and_compare(p, in), "") << "hashed, n = " << n << ", i32 keys " << range;
     EXPECT_EQ(run_and_compare(p, in, {.group_by = codegen::GroupBy::Sort}), "")
-        << "sorted, n = " << n;
+        << "sorted, n = " << n << ", i32 keys " << range;
   }
 }
 

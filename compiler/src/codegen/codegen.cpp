@@ -214,6 +214,7 @@ class Context final : public LoweringContext {
     l.node = id;
     l.nodes = shape.nodes;
     l.regrow = shape.regrow;
+    l.dynamic_smem = shape.dynamic_smem;
     step(std::move(l));
     if (params.uses_error_flag)
       step(rt::CheckFlag{error_flag_,
@@ -582,6 +583,7 @@ class Context final : public LoweringContext {
     if (f == "JoinExpand") return {256, 8};
     if (f == "HashPart") return {256, 8};
     if (f == "HashJoin") return {512, 1};
+    if (f == "HashGroup") return {512, 4};
     if (f == "Reduce") return h ? std::pair{128, 8} : std::pair{256, 4};
     throw InternalError(fmt::format("codegen: unknown policy family {}", f));
   }

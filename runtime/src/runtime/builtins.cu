@@ -26,20 +26,6 @@ struct KeyBits<SortKey::U8> {
   __device__ static Stored from(Bits b) { return b; }
 };
 template <>
-struct KeyBits<SortKey::I32> {
-  using Stored = uint32_t;
-  using Bits = uint32_t;
-  __device__ static Bits to(Stored x) { return x ^ 0x80000000u; }
-  __device__ static Stored from(Bits b) { return b ^ 0x80000000u; }
-};
-template <>
-struct KeyBits<SortKey::I64> {
-  using Stored = uint64_t;
-  using Bits = uint64_t;
-  __device__ static Bits to(Stored x) { return x ^ 0x8000000000000000ull; }
-  __device__ static Stored from(Bits b) { return b ^ 0x8000000000000000ull; }
-};
-template <>
 struct KeyBits<SortKey::F32> {
   using Stored = uint32_t;
   using Bits = uint32_t;
@@ -128,10 +114,8 @@ int sort_key_bytes(SortKey k) {
   switch (k) {
     case SortKey::U8:
       return 1;
-    case SortKey::I32:
     case SortKey::F32:
       return 4;
-    case SortKey::I64:
     case SortKey::F64:
       return 8;
   }
@@ -166,12 +150,6 @@ cudaError_t sort_pairs(SortKey key, bool descending, const void* keys_in, void* 
     case SortKey::U8:
       return sort_typed<SortKey::U8>(descending, keys_in, keys_out, values_in, values_out, n,
                                      key_scratch, temp, temp_bytes, stream);
-    case SortKey::I32:
-      return sort_typed<SortKey::I32>(descending, keys_in, keys_out, values_in, values_out, n,
-                                      key_scratch, temp, temp_bytes, stream);
-    case SortKey::I64:
-      return sort_typed<SortKey::I64>(descending, keys_in, keys_out, values_in, values_out, n,
-                                      key_scratch, temp, temp_bytes, stream);
     case SortKey::F32:
       return sort_typed<SortKey::F32>(descending, keys_in, keys_out, values_in, values_out, n,
                                       key_scratch, temp, temp_bytes, stream);

@@ -15,7 +15,9 @@
 
 namespace ranc::rt::builtins {
 
-enum class SortKey : uint8_t { U8, I32, I64, F32, F64 };
+// Key types sorted through an order-preserving transform (integers sort as native words:
+// sort_words).
+enum class SortKey : uint8_t { U8, F32, F64 };
 int sort_key_bytes(SortKey k);
 
 // Scratch needed by sort_pairs: key_scratch of n * sort_key_bytes(k) bytes and CUB

@@ -36,22 +36,20 @@ template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
 
+// The transformed sort of a key type that is not a native word (Executor::native_word):
+// bools and floats.
 builtins::SortKey sort_key_for(Type t) {
   switch (t) {
     case Type::Bool:
       return builtins::SortKey::U8;
-    case Type::I32:
-    case Type::Date:
-    case Type::String:
-      return builtins::SortKey::I32;
-    case Type::I64:
-      return builtins::SortKey::I64;
     case Type::F32:
       return builtins::SortKey::F32;
     case Type::F64:
       return builtins::SortKey::F64;
+    default:
+      break;
   }
-  throw InternalError("sort_key_for: unknown type");
+  throw InternalError(fmt::format("sort_key_for: {} keys are sorted as native words", type_name(t)));
 }
 
 std::string attrs_str(const Schema& s) {

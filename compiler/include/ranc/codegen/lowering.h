@@ -246,6 +246,7 @@ struct LaunchShape {
   bool skip_if_empty = true;
   std::vector<NodeId> nodes = {};  // the operators fused into the kernel (rt::Launch::nodes)
   std::optional<rt::Regrow> regrow = std::nullopt;  // a paged-list producer (rt::Launch::regrow)
+  int32_t dynamic_smem = 0;  // bytes of dynamic shared memory (SkeletonCall::dynamic_temp_storage)
 };
 
 class LoweringContext {

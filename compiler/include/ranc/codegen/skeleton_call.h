@@ -86,6 +86,10 @@ class SkeletonCall {
   std::string declare() const;
   // "  __shared__ typename Agent::TempStorage temp;\n" (or TempStorageT<bound types>).
   std::string temp_storage(std::string_view var = "temp") const;
+  // The same TempStorage as a reference `var` into the kernel's dynamic shared memory, for
+  // storage over the 48 KB of static shared memory: the launch must give at least `bytes`
+  // (LaunchShape::dynamic_smem), which a static_assert in the kernel checks.
+  std::string dynamic_temp_storage(int64_t bytes, std::string_view var = "temp") const;
   // "  Agent::ENTRY<TARGS>(ARGS);\n", checked against the entry's parameters and hooks.
   std::string call(std::string_view entry, const std::vector<CallArg>& args,
                    const std::vector<std::string>& entry_template_args = {});
@@ -98,6 +102,7 @@ class SkeletonCall {
  private:
   [[noreturn]] void fail(const std::string& what) const;
   std::string bound(std::string_view registry_type, std::string_view what) const;
+  std::string temp_storage_type() const;
   void check_signature(const std::string& hook, const registry::Signature& want,
                        const registry::Signature& got,
                        const std::vector<std::pair<std::string, std::string>>& got_types) const;
@@ -253,16 +258,30 @@ inline std::string SkeletonCall::declare() const {
   return fmt::format("  using {} = {};\n", alias_, type());
 }
 
-inline std::string SkeletonCall::temp_storage(std::string_view var) const {
+// "typename T::TempStorage" or "typename T::template TempStorageT<...>".
+inline std::string SkeletonCall::temp_storage_type() const {
   if (skeleton_->temp_storage.empty()) fail("has no TempStorage (it takes no shared memory)");
   const std::string owner = alias_.empty() ? type() : alias_;
   if (skeleton_->temp_storage_params.empty())
-    return fmt::format("  __shared__ typename {}::{} {};\n", owner, skeleton_->temp_storage, var);
+    return fmt::format("typename {}::{}", owner, skeleton_->temp_storage);
   std::string a;
   for (const auto& p : skeleton_->temp_storage_params)
     a += fmt::format("{}{}", a.empty() ? "" : ", ", bound(p, skeleton_->temp_storage));
-  return fmt::format("  __shared__ typename {}::template {}<{}> {};\n", owner,
-                     skeleton_->temp_storage, a, var);
+  return fmt::format("typename {}::template {}<{}>", owner, skeleton_->temp_storage, a);
+}
+
+inline std::string SkeletonCall::temp_storage(std::string_view var) const {
+  return fmt::format("  __shared__ {} {};\n", temp_storage_type(), var);
+}
+
+inline std::string SkeletonCall::dynamic_temp_storage(int64_t bytes, std::string_view var) const {
+  const std::string type = temp_storage_type();
+  return fmt::format(
+      "  extern __shared__ __align__(16) unsigned char ranc_dynamic_smem[];\n"
+      "  static_assert(sizeof({0}) <= {1}, \"TempStorage larger than the launch's dynamic "
+      "shared memory\");\n"
+      "  auto& {2} = *reinterpret_cast<{0}*>(ranc_dynamic_smem);\n",
+      type, bytes, var);
 }
 
 // The registry type with the skeleton's value types and the bound type variables replaced.

@@ -58,6 +58,7 @@ struct TilePolicy {
 ///   Reduce      256 x 4                   128 x 8                   segmented reduction
 ///   HashPart    256 x 8                   256 x 8                   radix partition (hist+scatter)
 ///   HashJoin    512 x 1                   512 x 1                   per-partition build/probe
+///   HashGroup   512 x 4                   512 x 4                   hash group-by (shared tables)
 template <int Arch>
 struct TuningTable {  // sm_90 and newer: the default
   using Map = TilePolicy<256, 16>;
@@ -70,6 +71,7 @@ struct TuningTable {  // sm_90 and newer: the default
   using Reduce = TilePolicy<128, 8>;
   using HashPart = TilePolicy<256, 8>;
   using HashJoin = TilePolicy<512, 1>;
+  using HashGroup = TilePolicy<512, 4>;
 };
 template <>
 struct TuningTable<800> {
@@ -83,6 +85,7 @@ struct TuningTable<800> {
   using Reduce = TilePolicy<256, 4>;
   using HashPart = TilePolicy<256, 8>;
   using HashJoin = TilePolicy<512, 1>;
+  using HashGroup = TilePolicy<512, 4>;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -353,18 +356,30 @@ __device__ __forceinline__ void merge128(unsigned long long& lo, unsigned long l
   lo += blo;
   hi += bhi + (lo < old ? 1ull : 0ull);
 }
-/// add128 by atomics on a shared or global accumulator: the low word's atomicAdd returns
+/// merge128 by atomics on a shared or global accumulator: the low word's atomicAdd returns
 /// its old value, which decides the carry; the high word moves only when it must.
-__device__ __forceinline__ void atomic_add128(unsigned long long* lo, unsigned long long* hi,
-                                              long long v) {
-  const unsigned long long uv = (unsigned long long)v;
-  const unsigned long long old = atomicAdd(lo, uv);
-  const unsigned long long inc = (v < 0 ? ~0ull : 0ull) + (old + uv < old ? 1ull : 0ull);
+__device__ __forceinline__ void atomic_merge128(unsigned long long* lo, unsigned long long* hi,
+                                                unsigned long long blo, unsigned long long bhi) {
+  const unsigned long long old = atomicAdd(lo, blo);
+  const unsigned long long inc = bhi + (old + blo < old ? 1ull : 0ull);
   if (inc != 0) atomicAdd(hi, inc);
 }
 /// Whether the 128-bit value (lo, hi) is an i64.
 __device__ __forceinline__ bool fits_i64(unsigned long long lo, unsigned long long hi) {
   return (long long)hi == ((long long)lo >> 63);
+}
+
+/// __shfl_sync of a trivially copyable value of 8-byte words (an aggregate state) from lane
+/// `src`, word by word; every lane of the warp calls it.
+template <class T>
+__device__ __forceinline__ T shfl_words(const T& v, int src) {
+  static_assert(sizeof(T) % 8 == 0 && alignof(T) >= 8, "a value of whole 8-byte words");
+  T r;
+  const unsigned long long* a = reinterpret_cast<const unsigned long long*>(&v);
+  unsigned long long* b = reinterpret_cast<unsigned long long*>(&r);
+#pragma unroll
+  for (int w = 0; w < static_cast<int>(sizeof(T) / 8); ++w) b[w] = __shfl_sync(0xffffffffu, a[w], src);
+  return r;
 }
 
 }  // namespace ranc::tpl
