@@ -150,6 +150,17 @@ class Run {
       RANC_CUDA_CHECK(err);
       kernels_[name] = k;
     }
+    // Kernels that take more than the default 48 KB of dynamic shared memory are allowed
+    // it once per run, for their largest launch, not at every launch.
+    std::map<std::string, int32_t> big_smem;
+    for (const Step& st : plan_.steps) {
+      if (const auto* l = std::get_if<Launch>(&st); l && l->dynamic_smem > 48 * 1024)
+        big_smem[l->kernel] = std::max(big_smem[l->kernel], l->dynamic_smem);
+    }
+    for (const auto& [name, bytes] : big_smem) {
+      RANC_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernels_.at(name)),
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    }
     // Schemas first, so a mistake is reported before anything is uploaded. A bound
     // relation may have more attributes than the plan's input (prune_attributes keeps
     // only those the program uses): they are taken by name.
@@ -520,10 +531,6 @@ class Run {
       args[i] = &values[i];
     }
     const void* func = reinterpret_cast<const void*>(kernels_.at(l.kernel));
-    if (l.dynamic_smem > 48 * 1024) {
-      RANC_CUDA_CHECK(
-          cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, l.dynamic_smem));
-    }
     RANC_CUDA_CHECK(cudaLaunchKernel(func, dim3(static_cast<unsigned>(grid)),
                                      dim3(static_cast<unsigned>(l.block_threads)), args.data(),
                                      static_cast<size_t>(l.dynamic_smem), stream_));

@@ -150,7 +150,6 @@ struct HashGroupAgent {
       }
       emit_tile(spill, spill_key, spill_state, keys_out, states_out, capacity, header);
     }
-    __syncthreads();
     overflowed = __syncthreads_or(overflowed) ||
                  *static_cast<volatile u64*>(&header[0]) > static_cast<u64>(capacity);
     if (!overflowed) {
