@@ -100,16 +100,86 @@ void print_row(const Measurement& m, double copy_gbps, const char* who) {
               m.tuples, m.seconds * 1e3, m.gbps(), 100.0 * m.gbps() / copy_gbps);
 }
 
+// Paper 004's join workloads (its artifact's defaults): R(k, r1..rp) with k a shuffled
+// permutation of [0, n) (primary keys), S(fk, s1..sp) with fk in [0, n) uniform or Zipf
+// (foreign keys, every one matching), 4-byte keys and payloads; S join R on fk = k,
+// output (fk, s1..sp, r1..rp). `p` payload columns per side: 1 is the narrow join, 3 the
+// wide one. ranc's partitioned hash join and sort-merge join on the same device arrays;
+// peak = the plan's pool peak plus the input columns.
+void bench_joins(rt::Executor& ex, int lg, double copy_gbps) {
+  const size_t n = size_t{1} << lg;
+  std::mt19937_64 rng(7);
+  std::vector<int32_t> k(n);
+  for (size_t i = 0; i < n; ++i) k[i] = static_cast<int32_t>(i);
+  std::shuffle(k.begin(), k.end(), rng);
+  for (double zipf : {0.0, 1.0}) {
+    std::vector<int32_t> fk(n);
+    for (size_t i = 0; i < n; ++i) {
+      const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+      // Zipf 1.0 by the continuous 1/x law on [1, n + 1): rank = floor((n + 1)^u) - 1.
+      const size_t r = zipf == 0.0 ? static_cast<size_t>(rng() % n)
+                                   : std::min(n - 1, static_cast<size_t>(std::pow(double(n) + 1, u)) - 1);
+      fk[i] = static_cast<int32_t>(r);
+    }
+    for (int p : {1, 3}) {
+      std::vector<std::vector<int32_t>> rc{k}, sc{fk};
+      std::vector<Attribute> ra{{"k", Type::I32}}, sa{{"fk", Type::I32}};
+      for (int c = 0; c < p; ++c) {
+        std::vector<int32_t> a(n), b(n);
+        for (size_t i = 0; i < n; ++i) {
+          a[i] = static_cast<int32_t>(k[i] * 3 + c);
+          b[i] = static_cast<int32_t>(i * 5 + c);
+        }
+        rc.push_back(std::move(a));
+        sc.push_back(std::move(b));
+        ra.push_back({fmt::format("r{}", c + 1), Type::I32});
+        sa.push_back({fmt::format("s{}", c + 1), Type::I32});
+      }
+      DeviceRel dr = upload(Schema{ra, 0}, rc), ds = upload(Schema{sa, 0}, sc);
+      ProgramBuilder b;
+      b.output(b.input("s", sa).join(b.input("r", ra), {"fk"}, {"k"}), "out");
+      const Program prog = b.check();
+      const double in_bytes = 8.0 * (1 + p) * n, bytes = in_bytes + 4.0 * (1 + 2 * p) * n;
+      const std::string op =
+          fmt::format("join {} {}", p == 1 ? "narrow" : "wide", zipf == 0.0 ? "uniform" : "zipf1");
+      for (auto algo : {codegen::JoinAlgorithm::Hash, codegen::JoinAlgorithm::SortMerge}) {
+        codegen::CodegenOptions o;
+        o.join = algo;
+        rt::Plan plan = codegen::generate_plan(prog, o);
+        std::vector<double> t;
+        int64_t rows = 0, peak = 0;
+        for (int i = 0; i < 4; ++i) {
+          rt::RunResult res = ex.run_bound(plan, {{"s", ds.binding()}, {"r", dr.binding()}});
+          rows = static_cast<int64_t>(res.outputs.at(0).second.num_rows());
+          peak = std::max(peak, res.stats.peak_device_bytes);
+          if (i > 0) t.push_back(res.stats.execute_seconds);
+        }
+        std::sort(t.begin(), t.end());
+        const double sec = t[t.size() / 2];
+        std::printf("  %-20s %-10s %10.3f ms %9.1f GB/s %6.1f%% of copy  rows %lld  peak %.2f GB\n",
+                    op.c_str(), algo == codegen::JoinAlgorithm::Hash ? "hash" : "sort-merge",
+                    sec * 1e3, bytes / sec / 1e9, 100.0 * bytes / sec / 1e9 / copy_gbps,
+                    static_cast<long long>(rows), (static_cast<double>(peak) + in_bytes) / 1e9);
+        if (rows != static_cast<int64_t>(n)) std::fprintf(stderr, "%s: %lld rows, want %zu\n", op.c_str(), static_cast<long long>(rows), n);
+      }
+      dr.free();
+      ds.free();
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // "ra_bench chains 28": only the fused operator chains; "ra_bench groupby 28": only the
   // group-by rows.
-  bool chains_only = false, groupby_only = false;
+  bool chains_only = false, groupby_only = false, joins_only = false;
   std::vector<int> log_sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "chains")
       chains_only = true;
+    else if (std::string(argv[i]) == "joins")
+      joins_only = true;
     else if (std::string(argv[i]) == "groupby")
       groupby_only = true;
     else
@@ -123,6 +193,19 @@ int main(int argc, char** argv) {
   }
   std::printf("device: %s\n", dev.c_str());
   rt::Executor ex;
+  if (joins_only) {  // "ra_bench joins 27": paper 004's join workloads only
+    for (int lg : log_sizes) {
+      const double copy_gbps = bench::measure_copy((size_t{1} << lg) * 8).gbps();
+      std::printf("\n|R| = |S| = 2^%d, copy %.1f GB/s\n", lg, copy_gbps);
+      try {
+        bench_joins(ex, lg, copy_gbps);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "ranc failed: %s\n", e.what());
+        return 1;
+      }
+    }
+    return 0;
+  }
   for (int lg : log_sizes) {
     const size_t n = size_t{1} << lg;
     Measurement copy = bench::measure_copy(n * 8);

@@ -2,34 +2,30 @@
 // by physical planning (PhysicalNode::join == Hash). The right input is the build side,
 // the left the probe side, so the output columns are left then right non-key columns as
 // the schema says. Steps, in the order hash_join.cuh documents:
-//   n<id>_hash_setup:  radix bits and partitions = 2^bits, read back into slots (the
-//                      plan's SizeExpr cannot take a log2 on the host; the tile counts of
-//                      both sides are SizeExpr::tiles). The bits come from the build size
-//                      (hash_join.cuh's rule: average build partition within one table
-//                      chunk) and also from the probe size, so that a large left input
-//                      joined with a small right one is still probed by many blocks.
 //   per side X in {left, right}:
-//     n<id>_hash_hist_X -> ScanInt64 -> n<id>_hash_scatter_X: the packed key and row id
-//                      of every row, stably in partition order.
-//   n<id>_hash_count:  one block per partition builds the right keys into a shared-memory
-//                      table and probes it with the left keys, counting the matches that
-//                      pass the residual -> ScanInt64 -> read the total.
-//   n<id>_hash_write:  the same, writing every output attribute of each match from the
-//                      original (left row, right row) directly into the output columns.
-// Or, when plan_paged_edges makes the output a paged list (its consumers all stream it):
-//   n<id>_hash_paged:  one pass (build, probe, write into pages claimed per block) after
-//                      reading back the left rows kept, the capacity estimate; the runtime
-//                      reruns it once with exact capacity if the matches need more pages.
+//     n<id>_hash_keys_X:  h = hash_key(packed key) and the row id of every row, compacted
+//                         when a fused select filters the side (a select kernel), else a
+//                         map kernel.
+//   s_bits = min(kMaxRadixBits, ceil_log2(ceil(n_right / kTargetBuildRows))), s_parts =
+//   2^s_bits, computed on the host (no read-back).
+//   per side: a radix partition of (h, row) on bits [0, s_bits) (CUB onesweep) and
+//     n<id>_hash_bounds_X: the first row of every partition.
+//   n<id>_hash_join:  over tiles of the probe side, build each partition's rows into a
+//                     shared-memory table and probe it, writing every output attribute of
+//                     each match from the original (left row, right row) directly into the
+//                     output columns, sized by the probe rows (exact for a foreign-key join)
+//                     and grown and run again when the matches need more (rt::Regrow).
+// Or, when plan_paged_edges makes the output a paged list (its consumers all stream it),
+// the same kernel writes pages claimed per warp.
 // The join's output is a view over the matches (left row, right row), so select and
-// project stages after the join are evaluated in the count and write kernels (a select
-// joins the residual); the two kernels are emitted when the view is materialised. Either
-// input may be a view over row numbers (select/project fused into the partitioning):
-// rows it drops are not partitioned.
+// project stages after the join are evaluated in the join kernel (a select joins the
+// residual); it is emitted when the view is materialised. Either input may be a view over
+// row numbers (select/project fused into the key kernel): rows it drops are not
+// partitioned.
 // Keys are packed into one 32- or 64-bit word (passes::hash_join_key_bits): integers,
 // dates, string codes and bools as unsigned values, floats by total_order_key so that two
-// keys are equal exactly when their bits are (the IR's key semantics). The residual is
-// evaluated on the original rows, found through the partitioned row ids. The output has
-// no order.
+// keys are equal exactly when their bits are (the IR's key semantics). The output has no
+// order.
 #include "hash_lowering.h"
 
 namespace ranc::codegen {
@@ -61,16 +57,62 @@ std::string packed_key(KernelParams& p, const DeviceRelation& rel, const std::ve
                      key_word(p, rel, cols[1], row));
 }
 
-// One input of the join and, once partitioned, its buffers.
+// How the join reads an attribute of a side at a position in partition order.
+enum class Read : uint8_t {
+  Key,      // a key attribute: recovered from the hashed key word (hash_key_inverse)
+  Carried,  // a 4-byte attribute (or a bool) partitioned alongside the keys (GFTR)
+  Row,      // an 8-byte attribute: through the partitioned row id
+};
+
+// One input of the join and, once partitioned, its buffers. Every array exists in row
+// order (compacted, written by the key kernel) and in partition order (empty when the
+// radix bits are 0: then the join reads the row-order arrays).
 struct Side {
   DeviceRelation rel;
   std::vector<int32_t> key_cols;
   std::string_view name;      // "left" or "right"
-  rt::SlotId tiles = -1;      // partitioning tiles (HashPart)
-  rt::BufferId offsets = -1;  // scanned histogram: parts * tiles + 1 int64
-  rt::BufferId keys = -1;     // packed keys in partition order
-  rt::BufferId rows = -1;     // original row ids in partition order (uint32)
+  std::vector<int32_t> needed;  // the attributes the join's output reads
+  rt::SlotId kept = -1;       // rows taking part
+  rt::BufferId hashed = -1, keys = -1;  // hashed keys: row order, partition order
+  rt::BufferId ids = -1, rows = -1;     // row ids (uint32), when an attribute is read by Row
+  std::vector<int32_t> carried;         // attributes read by Carried
+  std::vector<rt::BufferId> carried_in, carried_out;  // their 32-bit words: row, partition order
+  rt::BufferId bounds = -1;   // first row of every partition: parts + 1 int64
+
+  Read read(int32_t c) const {
+    if (std::find(key_cols.begin(), key_cols.end(), c) != key_cols.end()) return Read::Key;
+    return type_size(rel.types[static_cast<size_t>(c)]) == 8 ? Read::Row : Read::Carried;
+  }
 };
+
+// C++ expression: the 32-bit word of the value `v` of type `t` (a carried attribute).
+std::string word_of(Type t, const std::string& v) {
+  if (t == Type::F32) return fmt::format("__float_as_uint({})", v);
+  if (t == Type::Bool) return fmt::format("({} ? 1u : 0u)", v);
+  return fmt::format("(unsigned int)({})", v);
+}
+// C++ expression: the value of type `t` whose 32-bit word is `w`.
+std::string value_of_word(Type t, const std::string& w) {
+  if (t == Type::F32) return fmt::format("__uint_as_float({})", w);
+  if (t == Type::Bool) return fmt::format("({} != 0u)", w);
+  return fmt::format("(int)({})", w);
+}
+// C++ expression: the value of key attribute type `t` from its unsigned key word `w`
+// (key_word's inverse).
+std::string value_of_key_word(Type t, const std::string& w) {
+  switch (t) {
+    case Type::F32:
+      return fmt::format("ranc::tpl::from_total_order_key((unsigned int)({}))", w);
+    case Type::F64:
+      return fmt::format("ranc::tpl::from_total_order_key((unsigned long long)({}))", w);
+    case Type::Bool:
+      return fmt::format("(({}) != 0)", w);
+    case Type::I64:
+      return fmt::format("(long long)({})", w);
+    default:
+      return fmt::format("(int)(unsigned int)({})", w);
+  }
+}
 
 struct HashJoinCode {
   LoweringContext& ctx;
@@ -79,95 +121,157 @@ struct HashJoinCode {
   std::string key_t;  // "unsigned int" or "unsigned long long"
   int32_t key_size = 4;
   rt::SlotId bits = -1, parts = -1;
-
-  // Histogram, its scan and the scatter of one side.
-  void partition(Side& s) {
-    const int32_t threads = ctx.policy_threads("HashPart");
-    const int64_t tile = static_cast<int64_t>(threads) * ctx.policy_items("HashPart");
-    const rt::SizeExpr rows = rt::SizeExpr::slot(s.rel.size);
-    const rt::SizeExpr cells{0, {rt::SizeTerm{1, {parts, s.tiles}}}};
-    SkeletonCall agent(ctx.templates(), "HashPartitionAgent", {ctx.tile_policy("HashPart")},
-                       "Agent");
-    agent.bind("KeyT", key_t);
-    const std::string agent_decl = agent.declare() + agent.temp_storage();
-    const HookArg key = HookArg::lambda(key_t, {{"long long", "i"}}, " return f.key(i); ");
-    const HookArg keep = HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); ");
-    rt::BufferId hist = ctx.allocate(fmt::format("n{}.{}_hist", n.id, s.name), 8, cells, n.id);
-    {
-      KernelParams p;
-      std::string ns = p.slot(s.rel.size), nb = p.slot(bits),
-                  ph = p.buffer(hist, "long long", false);
-      std::string name = ctx.kernel_name(n.id, fmt::format("{}hash_hist_{}", prefix(s), s.name));
-      std::string make = ctx.functor(name + "_fn", p, key_member(p, s));
-      std::string body =
-          make + agent_decl + agent.call("histogram", {"temp", ns, key, nb, ph, keep});
-      ctx.kernel(n.id, name, p, body,
-                 LaunchShape{rt::SizeExpr::slot(s.tiles), 1, threads, false,
-                             LoweringContext::fused_nodes({&s.rel}, n.id)},
-                 agent);
-    }
-    s.offsets = ctx.allocate(fmt::format("n{}.{}_part_offsets", n.id, s.name), 8,
-                             rt::SizeExpr{1, cells.terms}, n.id);
-    ctx.step(rt::ScanInt64{hist, s.offsets, cells, n.id});
-    s.keys = ctx.allocate(fmt::format("n{}.{}_keys", n.id, s.name), key_size, rows, n.id);
-    s.rows = ctx.allocate(fmt::format("n{}.{}_rows", n.id, s.name), 4, rows, n.id);
-    {
-      KernelParams p;
-      std::string ns = p.slot(s.rel.size), nb = p.slot(bits), po = p.buffer(s.offsets, "long long"),
-                  pk = p.buffer(s.keys, key_t, false), pr = p.buffer(s.rows, "unsigned int", false);
-      std::string name = ctx.kernel_name(n.id, fmt::format("{}hash_scatter_{}", prefix(s), s.name));
-      std::string make = ctx.functor(name + "_fn", p, key_member(p, s));
-      std::string body =
-          make + agent_decl + agent.call("scatter", {"temp", ns, key, nb, po, pk, pr, keep});
-      // Skipped when the side is empty; otherwise the grid is the histogram's.
-      ctx.kernel(
-          n.id, name, p, body,
-          LaunchShape{rows, tile, threads, true, LoweringContext::fused_nodes({&s.rel}, n.id)},
-          agent);
-    }
-  }
+  rt::SlotId partitioned = -1;  // min(1, bits)
 
   // "select_project_" when a fused chain feeds the side, for kernel names.
   std::string prefix(const Side& s) const {
     return s.rel.view ? s.rel.view->op_names(ctx.program()) + "_" : "";
   }
 
-  std::string key_member(KernelParams& p, const Side& s) const {
-    return fmt::format(
-        "  __device__ __forceinline__ {} key(long long i) const {{ return {}; }}\n"
-        "  __device__ __forceinline__ bool keep(long long i) const {{ return {}; }}\n",
-        key_t, packed_key(p, s.rel, s.key_cols, "i"), LoweringContext::keep(p, s.rel, "i"));
+  // Step 1: the hashed keys of the rows that take part, in row order, with their row ids
+  // and carried attributes.
+  void hash_keys(Side& s) {
+    const rt::SizeExpr rows = rt::SizeExpr::slot(s.rel.size);
+    bool need_rows = false;
+    for (int32_t c : s.needed) {
+      if (s.read(c) == Read::Row) need_rows = true;
+      if (s.read(c) == Read::Carried) s.carried.push_back(c);
+    }
+    s.hashed = ctx.allocate(fmt::format("n{}.{}_hashed", n.id, s.name), key_size, rows, n.id);
+    if (need_rows) s.ids = ctx.allocate(fmt::format("n{}.{}_ids", n.id, s.name), 4, rows, n.id);
+    for (int32_t c : s.carried)
+      s.carried_in.push_back(
+          ctx.allocate(fmt::format("n{}.{}_c{}", n.id, s.name, c), 4, rows, n.id));
+    KernelParams p;
+    const std::string hk = p.buffer(s.hashed, key_t, false);
+    const std::string key = packed_key(p, s.rel, s.key_cols, "i");
+    const std::string what = fmt::format("{}hash_keys_{}", prefix(s), s.name);
+    const bool filters = s.rel.view && s.rel.view->filters;
+    const std::string at = filters ? "o" : "i";
+    std::string stmts = fmt::format("    {}[{}] = ranc::tpl::hash_key(({}){});\n", hk, at, key_t, key);
+    if (need_rows)
+      stmts += fmt::format("    {}[{}] = (unsigned int)i;\n", p.buffer(s.ids, "unsigned int", false), at);
+    for (size_t k = 0; k < s.carried.size(); ++k) {
+      const auto c = static_cast<size_t>(s.carried[k]);
+      stmts += fmt::format("    {}[{}] = {};\n", p.buffer(s.carried_in[k], "unsigned int", false), at,
+                           word_of(s.rel.types[c], LoweringContext::load(p, s.rel, c, "i")));
+    }
+    if (filters) {
+      const std::string keep = LoweringContext::keep(p, s.rel, "i");
+      s.kept = ctx.select_kernel(n.id, what, s.rel.size, p, keep, stmts, {},
+                                 LoweringContext::fused_nodes({&s.rel}, n.id));
+    } else {
+      if (s.rel.view) p.use(*s.rel.view);
+      ctx.map_kernel(n.id, what, p, s.rel.size, stmts, {}, LoweringContext::fused_nodes({&s.rel}, n.id));
+      s.kept = s.rel.size;
+    }
   }
 
-  // Registers the parameters of HashJoinAgent::run and returns its arguments from `bits`
-  // through `r_tiles`.
+  // Steps 3 and 4: the radix partitions and the partitions' bounds. The first partition
+  // moves the row ids (or the first carried attribute, or nothing), each further one a
+  // carried attribute; CUB's radix sort is stable and deterministic, so all get the same
+  // permutation. With 0 bits (the build side fits one table) nothing is partitioned: the
+  // partition-order buffers get no rows and the kernels read the row-order ones (sel).
+  void partition(Side& s) {
+    const rt::SizeExpr count{0, {rt::SizeTerm{1, {s.kept, partitioned}}}};
+    const Type word = key_size == 8 ? Type::I64 : Type::I32;
+    s.keys = ctx.allocate(fmt::format("n{}.{}_keys", n.id, s.name), key_size, count, n.id);
+    for (size_t k = 0; k < s.carried.size(); ++k)
+      s.carried_out.push_back(ctx.allocate(
+          fmt::format("n{}.{}_c{}_part", n.id, s.name, s.carried[k]), 4, count, n.id));
+    size_t first_carried = 0;
+    rt::SortPairs main{s.hashed, s.keys, -1, -1, word, false, count, n.id, true};
+    if (s.ids >= 0) {
+      s.rows = ctx.allocate(fmt::format("n{}.{}_rows", n.id, s.name), 4, count, n.id);
+      main.values_in = s.ids;
+      main.values_out = s.rows;
+    } else if (!s.carried.empty()) {
+      main.values_in = s.carried_in[0];
+      main.values_out = s.carried_out[0];
+      first_carried = 1;
+    }
+    main.radix_bits = bits;
+    ctx.step(main);
+    if (first_carried < s.carried.size()) {
+      // The keys come out the same each time: a scratch buffer takes them.
+      rt::BufferId scratch =
+          ctx.allocate(fmt::format("n{}.{}_keys_again", n.id, s.name), key_size, count, n.id);
+      for (size_t k = first_carried; k < s.carried.size(); ++k) {
+        rt::SortPairs sp{s.hashed, scratch, s.carried_in[k], s.carried_out[k], word, false, count,
+                         n.id, true};
+        sp.radix_bits = bits;
+        ctx.step(sp);
+      }
+    }
+    s.bounds = ctx.allocate(fmt::format("n{}.{}_bounds", n.id, s.name), 8,
+                            rt::SizeExpr{1, {rt::SizeTerm{1, {parts}}}}, n.id, true);
+    KernelParams p;
+    const std::string nk = p.slot(s.kept), b = p.buffer(s.bounds, "long long", false);
+    const std::string k = sel(p, s.keys, s.hashed, key_t), nb = p.slot(bits);
+    ctx.map_kernel(n.id, fmt::format("hash_bounds_{}", s.name), p, s.kept,
+                   fmt::format("    ranc::tpl::partition_bounds(i, {}, {}, {}, {});\n", nk, k, nb, b));
+  }
+  // C++ expression: the array in partition order, or in row order when the bits are 0.
+  std::string sel(KernelParams& p, rt::BufferId part, rt::BufferId row, std::string_view ctype) const {
+    return fmt::format("({} ? {} : {})", p.slot(bits), p.buffer(part, ctype), p.buffer(row, ctype));
+  }
+  // C++ expression: attribute c of side s at position `pos` (partition order), of its value type.
+  std::string attr(KernelParams& p, const Side& s, int32_t c, std::string_view pos) const {
+    const Type t = s.rel.types[static_cast<size_t>(c)];
+    switch (s.read(c)) {
+      case Read::Key: {
+        const std::string w0 = fmt::format("ranc::tpl::hash_key_inverse({}[{}])",
+                                           sel(p, s.keys, s.hashed, key_t), pos);
+        if (s.key_cols.size() == 1) return value_of_key_word(t, w0);
+        const bool first = s.key_cols[0] == c;
+        return value_of_key_word(t, first ? fmt::format("(unsigned int)({} >> 32)", w0)
+                                          : fmt::format("(unsigned int)({})", w0));
+      }
+      case Read::Carried: {
+        const size_t k = static_cast<size_t>(
+            std::find(s.carried.begin(), s.carried.end(), c) - s.carried.begin());
+        return value_of_word(
+            t, fmt::format("{}[{}]", sel(p, s.carried_out[k], s.carried_in[k], "unsigned int"), pos));
+      }
+      case Read::Row:
+        break;
+    }
+    return LoweringContext::load(p, s.rel, static_cast<size_t>(c),
+                                 fmt::format("(long long){}[{}]",
+                                             sel(p, s.rows, s.ids, "unsigned int"), pos));
+  }
+
+  SkeletonCall join_agent() const {
+    return SkeletonCall(ctx.templates(), "HashJoinAgent", {ctx.tile_policy("HashJoin"), key_t},
+                        "Agent");
+  }
+  int64_t tile() const {
+    return static_cast<int64_t>(ctx.policy_threads("HashJoin")) * ctx.policy_items("HashJoin");
+  }
+  // Bytes of HashJoinAgent's TempStorage with its default 8192 slots (a static_assert in the
+  // kernel checks it).
+  int64_t smem_bytes() const { return int64_t{8192} * (key_size + 4) + 64; }
+
+  // Registers the parameters of HashJoinAgent::run from `bits` through `r_bounds`.
   std::vector<CallArg> join_args(KernelParams& p) const {
-    std::vector<CallArg> args = {p.slot(bits)};
+    std::vector<CallArg> args = {p.slot(bits), p.slot(left.kept)};
     for (const Side* s : {&left, &right}) {
-      // Registered last argument first (the kernels' parameter order since the first hash join).
-      std::string tiles = p.slot(s->tiles), offsets = p.buffer(s->offsets, "long long"),
-                  keys = p.buffer(s->keys, key_t), size = p.slot(s->rel.size);
-      for (std::string* a : {&size, &keys, &offsets, &tiles}) args.emplace_back(std::move(*a));
+      args.emplace_back(CallArg(sel(p, s->keys, s->hashed, key_t)));
+      args.emplace_back(p.buffer(s->bounds, "long long"));
     }
     return args;
   }
 
-  // The hook passed to the agent for the view's filter (residual and fused selects),
-  // evaluated on the original rows found through the partitioned row ids.
-  HookArg filter_hook(KernelParams& p, const DeviceRelation& view) const {
+  // The hook for the view's filter (residual and fused selects) at the match's positions.
+  static HookArg filter_hook(KernelParams& p, const DeviceRelation& view) {
     if (view.view->keep_fn.empty()) return HookArg::stock("NoResidual");
-    std::string lr = p.buffer(left.rows, "unsigned int"), rr = p.buffer(right.rows, "unsigned int");
     p.use(*view.view);
-    return HookArg::lambda(
-        "bool", {{"long long", "lpos"}, {"long long", "rpos"}},
-        fmt::format(" const long long i = {}[lpos], j = {}[rpos]; return f.{}(i, "
-                    "j); ",
-                    lr, rr, view.view->keep_fn));
+    return HookArg::lambda("bool", {{"long long", "i"}, {"long long", "j"}},
+                           fmt::format(" return f.{}(i, j); ", view.view->keep_fn));
   }
   static HookArg emit_hook() {
-    return HookArg::lambda("void",
-                           {{"long long", "lpos"}, {"long long", "rpos"}, {"long long", "o"}},
-                           " f.emit(lpos, rpos, o); ");
+    return HookArg::lambda("void", {{"long long", "i"}, {"long long", "j"}, {"long long", "o"}},
+                           " f.emit(i, j, o); ");
   }
   // HashJoinAgent's arguments in order: `lead`, the partitions (join_args), the residual,
   // emit, then `rest`.
@@ -189,42 +293,68 @@ struct HashJoinCode {
     return rest;
   }
 
-  SkeletonCall join_agent() const {
-    return SkeletonCall(ctx.templates(), "HashJoinAgent", {ctx.tile_policy("HashJoin"), key_t},
-                        "Agent");
-  }
-  LaunchShape join_launch() const {
-    return LaunchShape{rt::SizeExpr::slot(parts), 1, ctx.policy_threads("HashJoin"), false};
-  }
-
-  // The functor member that writes every output attribute of the match at partitioned
-  // positions (lpos, rpos) to output row (or page handle) o of `out`.
+  // The functor member that writes every output attribute of the match (left position i,
+  // right position j) to output row (or page handle) o of `out`.
   std::string emit_member(KernelParams& p, const DeviceRelation& view,
                           const DeviceRelation& out) const {
-    std::string lr = p.buffer(left.rows, "unsigned int"), rr = p.buffer(right.rows, "unsigned int");
     return fmt::format(
-        "  __device__ __forceinline__ void emit(long long lpos, long long rpos, long long o) "
-        "const {{\n    const long long i = {}[lpos], j = {}[rpos];\n{}  }}\n",
-        lr, rr, ctx.copy_row(p, view, "i, j", out, "o"));
+        "  __device__ __forceinline__ void emit(long long i, long long j, long long o) "
+        "const {{\n{}  }}\n",
+        ctx.copy_row(p, view, "i, j", out, "o"));
   }
 
-  // One pass writing a paged list (paged.cuh): build and probe each partition once,
-  // each warp claiming pages for its matches. The capacity estimate is the left rows
-  // the partitioning kept (a foreign-key join's output at most) plus one partial page
-  // per warp of every partition's block; when the matches need more, the runtime grows the pages to the
-  // exact count the first run claimed and runs the kernel again (rt::Regrow).
+  // The dense output, sized by the probe rows and grown when the matches need more.
+  DeviceRelation write_dense(const DeviceRelation& rel) {
+    const RowView& v = *rel.view;
+    const Node& last = ctx.program().node(v.nodes.back());
+    const std::string ops = v.op_names(ctx.program());
+    const rt::SlotId cap = ctx.new_slot();
+    rt::SizeExpr capx = rt::SizeExpr::slot(left.kept);
+    capx.at_least = 1;
+    ctx.step(rt::SetSize{cap, capx});
+    const rt::SlotId total = ctx.new_slot();
+    DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(cap), total);
+    rt::BufferId header =
+        ctx.allocate(fmt::format("n{}.matches", n.id), 8, rt::SizeExpr::fixed(1), n.id, true);
+    KernelParams p;
+    std::vector<CallArg> args = join_args(p);
+    HookArg hook = filter_hook(p, rel);
+    std::string pc = p.slot(cap), hd = p.buffer(header, "unsigned long long", false);
+    std::string member = emit_member(p, rel, out);
+    std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash");
+    SkeletonCall agent = join_agent();
+    std::string call = agent.call("run", join_call({"temp"}, std::move(args), hook, emit_hook(), {pc, hd}));
+    rt::Regrow g;
+    g.header = header;
+    g.index = 0;
+    g.capacity = cap;
+    g.needed = total;
+    g.grow = out.columns;
+    LaunchShape shape{rt::SizeExpr::slot(left.kept), tile(), ctx.policy_threads("HashJoin"), true};
+    shape.nodes = v.nodes;
+    shape.regrow = g;
+    shape.dynamic_smem = static_cast<int32_t>(smem_bytes());
+    std::string make = ctx.functor(name + "_fn", p, member);
+    std::string body = make + agent.declare() + agent.dynamic_temp_storage(smem_bytes()) + call;
+    ctx.kernel(n.id, name, p, body, shape, agent);
+    return out;
+  }
+
+  // One pass writing a paged list (paged.cuh), each warp claiming pages for its matches.
+  // The capacity estimate is the left rows kept (a foreign-key join's output at most) plus
+  // one partial page per warp of every block; when the matches need more, the runtime
+  // grows the pages to the exact count the first run claimed and runs the kernel again
+  // (rt::Regrow).
   DeviceRelation write_paged(const DeviceRelation& rel) {
     const RowView& v = *rel.view;
     const NodeId id = n.id;
     const Node& last = ctx.program().node(v.nodes.back());
     const std::string ops = v.op_names(ctx.program());
     const int64_t R = ctx.options().page_rows;
-    rt::SlotId kept_at = ctx.new_slot();
-    ctx.step(rt::SetSize{kept_at, rt::SizeExpr{0, {rt::SizeTerm{1, {parts, left.tiles}}}}});
-    const rt::SlotId kept = ctx.read_element(id, left.offsets, kept_at);
+    const int64_t warps = ctx.policy_threads("HashJoin") / 32;  // one chain of pages each
+    const rt::SlotId tiles = ctx.num_tiles(id, left.kept, -1, tile());
     const rt::SlotId cap = ctx.new_slot();
-    const int64_t chains = ctx.policy_threads("HashJoin") / 32 * R;  // a partial page per warp
-    rt::SizeExpr capx{0, {rt::SizeTerm{1, {kept}}, rt::SizeTerm{chains, {parts}}}, R};
+    rt::SizeExpr capx{0, {rt::SizeTerm{1, {left.kept}}, rt::SizeTerm{warps * R, {tiles}}}, R};
     capx.at_least = 1;
     ctx.step(rt::SetSize{cap, capx});
     DeviceRelation out =
@@ -232,9 +362,8 @@ struct HashJoinCode {
     const rt::SizeExpr pages = rt::SizeExpr::slot(cap);
     rt::BufferId page_rows = ctx.allocate(fmt::format("n{}.page_rows", last.id), 4, pages, id);
     rt::BufferId page_next = ctx.allocate(fmt::format("n{}.page_next", last.id), 4, pages, id);
-    const int64_t warps = ctx.policy_threads("HashJoin") / 32;  // one chain of pages each
     rt::BufferId heads = ctx.allocate(fmt::format("n{}.page_heads", last.id), 4,
-                                      rt::SizeExpr{0, {rt::SizeTerm{warps, {parts}}}}, id);
+                                      rt::SizeExpr{0, {rt::SizeTerm{warps, {tiles}}}}, id);
     rt::BufferId header =
         ctx.allocate(fmt::format("n{}.page_header", last.id), 8, rt::SizeExpr::fixed(4), id, true);
     const rt::SlotId claimed = ctx.new_slot();
@@ -250,14 +379,15 @@ struct HashJoinCode {
       std::string make = ctx.functor(name + "_fn", p, member);
       SkeletonCall agent = join_agent();
       std::string body =
-          make + agent.declare() + agent.temp_storage() +
+          make + agent.declare() + agent.dynamic_temp_storage(smem_bytes()) +
           fmt::format("  const ranc::tpl::PagedOut out{{{}, {}, {}, {}, {}}};\n", pr, pn, ph, hd,
                       pc) +
           agent.call("run_paged",
                      join_call({"temp", "out"}, std::move(args), hook, emit_hook(), {}),
                      {std::to_string(R)});
-      LaunchShape shape = join_launch();
+      LaunchShape shape{rt::SizeExpr::slot(left.kept), tile(), ctx.policy_threads("HashJoin"), true};
       shape.nodes = v.nodes;
+      shape.dynamic_smem = static_cast<int32_t>(smem_bytes());
       rt::Regrow g;
       g.header = header;
       g.index = 0;
@@ -289,7 +419,7 @@ struct HashJoinCode {
 }  // namespace
 
 void lower_hash_join(LoweringContext& ctx, const Node& n) {
-  // Both inputs are streamed once by the partitioning: views over row numbers fuse.
+  // Both inputs are streamed once by the key kernels: views over row numbers fuse.
   auto streamed = [&](DeviceRelation r) {
     if (r.view && r.view->source != RowView::Source::Index) r = ctx.dense(r);
     return r;
@@ -310,55 +440,60 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
                                                          key_bits / 8});
   HashJoinCode& hj = *hjp;
 
-  // Radix bits and partitions (read back), partitioning tiles of both sides.
+  // What the output reads of each side: every left attribute, the right's non-keys.
+  for (size_t c = 0; c < L.types.size(); ++c) hj.left.needed.push_back(static_cast<int32_t>(c));
+  const std::vector<int32_t> right_rest = hj.rest_of_right();
+  hj.right.needed = right_rest;
+  // Hashed keys of both sides, then the radix bits from the build rows kept (on the host),
+  // then both partitions.
+  hj.hash_keys(hj.left);
+  hj.hash_keys(hj.right);
   {
-    rt::BufferId setup =
-        ctx.allocate(fmt::format("n{}.hash_setup", n.id), 8, rt::SizeExpr::fixed(2), n.id);
-    KernelParams p;
-    std::string nl = p.slot(L.size), nr = p.slot(R.size), out = p.buffer(setup, "long long", false);
-    std::string body = fmt::format(
-        "  // The fewest radix bits (at most kMaxRadixBits) that bring the average build\n"
-        "  // partition within one shared-memory table chunk and the average probe\n"
-        "  // partition within 32 rows per thread of the block that probes it.\n"
-        "  if (blockIdx.x == 0 && threadIdx.x == 0) {{\n"
-        "    const long long chunk = {1}::kChunk;\n"
-        "    const long long probe = 32ll * {0}::block_threads;\n"
-        "    long long bits = 0;\n"
-        "    while (bits < ranc::tpl::kMaxRadixBits && ((chunk << bits) < {3} || (probe << bits) < "
-        "{2}))\n"
-        "      ++bits;\n"
-        "    {4}[0] = bits;\n"
-        "    {4}[1] = 1ll << bits;\n"
-        "  }}\n",
-        ctx.policy("HashJoin"), hj.join_agent().type(), nl, nr, out);
-    ctx.kernel(n.id, ctx.kernel_name(n.id, "hash_setup"), p, body,
-               LaunchShape{rt::SizeExpr::fixed(1), 1, 32, false});
+    // HashJoinAgent<..., 8192>::kTargetBuildRows = 8192 / 4; kMaxRadixBits = 16.
     hj.bits = ctx.new_slot();
-    ctx.step(rt::ReadSize{hj.bits, setup, 0});
+    rt::SizeExpr b = rt::SizeExpr::slot(hj.right.kept);
+    b.divisor = 2048;
+    b.fn = rt::SizeFn::CeilLog2;
+    b.at_most = 16;
+    ctx.step(rt::SetSize{hj.bits, b});
+    hj.partitioned = ctx.new_slot();
+    rt::SizeExpr z = rt::SizeExpr::slot(hj.bits);
+    z.at_most = 1;
+    ctx.step(rt::SetSize{hj.partitioned, z});
     hj.parts = ctx.new_slot();
-    ctx.step(rt::ReadSize{hj.parts, setup, 1});
-    const int64_t tile =
-        static_cast<int64_t>(ctx.policy_threads("HashPart")) * ctx.policy_items("HashPart");
-    hj.left.tiles = ctx.num_tiles(n.id, L.size, -1, tile);
-    hj.right.tiles = ctx.num_tiles(n.id, R.size, -1, tile);
+    rt::SizeExpr q = rt::SizeExpr::slot(hj.bits);
+    q.fn = rt::SizeFn::Pow2;
+    ctx.step(rt::SetSize{hj.parts, q});
+    ctx.emit(fmt::format(
+        "static_assert(ranc::tpl::kMaxRadixBits == 16 && "
+        "ranc::tpl::HashJoinAgent<{}, unsigned int>::kTargetBuildRows == 2048, "
+        "\"hash_lowering.cpp's radix bits follow hash_join.cuh\");\n",
+        ctx.policy("HashJoin")));
   }
-
   hj.partition(hj.left);
   hj.partition(hj.right);
 
-  // The output: a view over the matches (original left row i, right row j).
+  // The output: a view over the matches (left position i, right position j, in partition
+  // order), whose attributes read the partitioned arrays.
   RowView v;
   v.source = RowView::Source::HashJoin;
   KernelParams& d = v.deps;
   std::vector<Type> types;
-  const std::vector<int32_t> right_rest = hj.rest_of_right();
-  add_join_attrs(v, types, n.id, L, R, right_rest);
+  auto add_attr = [&](const Side& s, int32_t c, std::string_view pos) {
+    const std::string fn = fmt::format("v{}_a{}", n.id, types.size());
+    const Type t = s.rel.types[static_cast<size_t>(c)];
+    d.add_member(fn, fmt::format("  __device__ __forceinline__ {} {}(long long i, long long j) "
+                                 "const {{ return {}; }}\n",
+                                 value_ctype(t), fn, hj.attr(d, s, c, pos)));
+    v.attrs.push_back(ViewAttr{-1, fn});
+    types.push_back(t);
+  };
+  for (int32_t c : hj.left.needed) add_attr(hj.left, c, "i");
+  for (int32_t c : right_rest) add_attr(hj.right, c, "j");
   if (n.predicate.ptr()) {
     std::string pred = ctx.expr(n.predicate.ptr(), d, [&](int32_t c) {
-      if (static_cast<size_t>(c) < L.types.size())
-        return LoweringContext::load(d, L, static_cast<size_t>(c), "i");
-      return LoweringContext::load(
-          d, R, static_cast<size_t>(right_rest.at(static_cast<size_t>(c) - L.types.size())), "j");
+      if (static_cast<size_t>(c) < L.types.size()) return hj.attr(d, hj.left, c, "i");
+      return hj.attr(d, hj.right, right_rest.at(static_cast<size_t>(c) - L.types.size()), "j");
     });
     const std::string fn = fmt::format("v{}_keep", n.id);
     d.add_member(fn, fmt::format("  __device__ __forceinline__ bool {}(long long i, long long j) "
@@ -368,60 +503,8 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
     v.filters = true;
   }
   v.nodes.push_back(n.id);
-  const NodeId id = n.id;
-  // Matches per partition (passing the view's filter), their scan and the total; then
-  // every output attribute of every match written directly.
-  v.materialize = [hjp, id](LoweringContext& ctx, const DeviceRelation& rel, bool paged) {
-    HashJoinCode& hj = *hjp;
-    if (paged) return hj.write_paged(rel);
-    const RowView& v = *rel.view;
-    const Node& last = ctx.program().node(v.nodes.back());
-    const std::string ops = v.op_names(ctx.program());
-    const rt::SizeExpr parts_plus_1{1, {rt::SizeTerm{1, {hj.parts}}}};
-    rt::BufferId counts = ctx.allocate(fmt::format("n{}.part_counts", id), 8, parts_plus_1, id);
-    {
-      KernelParams p;
-      std::vector<CallArg> args = hj.join_args(p);
-      std::string pc = p.buffer(counts, "long long", false);
-      HookArg hook = hj.filter_hook(p, rel);
-      std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash_count");
-      std::string make = ctx.functor(name + "_fn", p, "");
-      SkeletonCall agent = hj.join_agent();
-      std::string body =
-          make + agent.declare() + agent.temp_storage() +
-          agent.call("run",
-                     HashJoinCode::join_call({"temp"}, std::move(args), hook,
-                                             HookArg::stock("NoJoinEmit"), {pc, "nullptr"}),
-                     {"true"});
-      LaunchShape shape = hj.join_launch();
-      shape.nodes = v.nodes;
-      ctx.kernel(id, name, p, body, shape, agent);
-    }
-    rt::BufferId offsets = ctx.allocate(fmt::format("n{}.part_out_offsets", id), 8,
-                                        rt::SizeExpr{2, {rt::SizeTerm{1, {hj.parts}}}}, id);
-    ctx.step(rt::ScanInt64{counts, offsets, parts_plus_1, id});
-    rt::SlotId total = ctx.read_element(id, offsets, hj.parts);
-    DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(total), total);
-    {
-      KernelParams p;
-      std::vector<CallArg> args = hj.join_args(p);
-      std::string po = p.buffer(offsets, "long long");
-      HookArg hook = hj.filter_hook(p, rel);
-      std::string member = hj.emit_member(p, rel, out);
-      std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash_write");
-      std::string make = ctx.functor(name + "_fn", p, member);
-      SkeletonCall agent = hj.join_agent();
-      std::string body =
-          make + agent.declare() + agent.temp_storage() +
-          agent.call("run",
-                     HashJoinCode::join_call({"temp"}, std::move(args), hook,
-                                             HashJoinCode::emit_hook(), {"nullptr", po}),
-                     {"false"});
-      LaunchShape shape = hj.join_launch();
-      shape.nodes = v.nodes;
-      ctx.kernel(id, name, p, body, shape, agent);
-    }
-    return out;
+  v.materialize = [hjp](LoweringContext&, const DeviceRelation& rel, bool paged) {
+    return paged ? hjp->write_paged(rel) : hjp->write_dense(rel);
   };
   ctx.set_relation(n.id, make_view(std::move(v), std::move(types), L.size));
 }

@@ -101,9 +101,10 @@ TEST(PlanSortOrders, JoinSortsRightInputOnly) {
             "n4 output(n3)\n");
 }
 
-// Auto is sort-merge (the hash join measured slower, bench/RESULTS.md): an unsorted
-// right input gets a sort; Hash forces the hash join, with no sort.
-TEST(PlanSortOrders, AutoJoinIsSortMerge) {
+// Auto hashes an inner join of unsorted inputs (sort-merge would sort the right input,
+// and the output has no order to keep); a right input already ordered by the keys, or a
+// left input whose order the output keeps, stays sort-merge. Hash forces the hash join.
+TEST(PlanSortOrders, AutoJoinHashesUnsortedInputs) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
   auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
@@ -111,14 +112,26 @@ TEST(PlanSortOrders, AutoJoinIsSortMerge) {
   EXPECT_EQ(physical(b.check()),
             "n0 input()\n"
             "n1 input()\n"
-            "n2 sort(n1) by [qk] (inserted) order [qk]\n"
-            "n3 join(n0, n2)\n"
-            "n4 output(n3)\n");
+            "n2 join(n0, n1) hash\n"
+            "n3 output(n2)\n");
   EXPECT_EQ(physical(b.check(), codegen::JoinAlgorithm::Hash),
             "n0 input()\n"
             "n1 input()\n"
             "n2 join(n0, n1) hash\n"
             "n3 output(n2)\n");
+  ProgramBuilder c;
+  auto rs = c.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto qs = c.input("q", {{"qk", Type::I32}, {"w", Type::F64}}, 0, {"qk"});
+  c.output(rs.join(qs, {"k"}, {"qk"}), "right_sorted");
+  auto rl = c.input("rl", {{"k", Type::I32}, {"v", Type::I64}}, 0, {"k"});
+  c.output(rl.join(c.input("q2", {{"qk", Type::I32}, {"w", Type::F64}}), {"k"}, {"qk"}), "left_sorted");
+  const std::string ph = physical(c.check());
+  EXPECT_EQ(ph.find("hash"), std::string::npos) << ph;
+  // Semi and anti joins are always sort-merge.
+  ProgramBuilder d;
+  auto r2 = d.input("r", {{"k", Type::I32}});
+  d.output(r2.semi_join(d.input("q", {{"qk", Type::I32}}), {"k"}, {"qk"}), "semi");
+  EXPECT_EQ(physical(d.check()).find("hash"), std::string::npos);
 }
 
 // A hash join's output has no order: the left input's order is lost, so a reduce by
@@ -401,8 +414,8 @@ TEST(GeneratePlan, HashJoinKernelsAndSteps) {
   rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::Hash});
   // n0 r, n1 q, n2 join, n3 output.
   for (const char* k :
-       {"n2_hash_setup", "n2_hash_hist_left", "n2_hash_scatter_left", "n2_hash_hist_right",
-        "n2_hash_scatter_right", "n2_join_hash_count", "n2_join_hash_write"}) {
+       {"n2_hash_keys_left", "n2_hash_keys_right", "n2_hash_bounds_left", "n2_hash_bounds_right",
+        "n2_join_hash"}) {
     EXPECT_NE(std::find(plan.kernels.begin(), plan.kernels.end(), k), plan.kernels.end()) << k;
     EXPECT_NE(plan.source.find(fmt::format(" {}(", k)), std::string::npos) << k;
   }
@@ -410,13 +423,51 @@ TEST(GeneratePlan, HashJoinKernelsAndSteps) {
             std::string::npos);
   // The residual, on the original rows of a match.
   EXPECT_NE(plan.source.find("return f.v2_keep(i, j);"), std::string::npos);
-  EXPECT_EQ(steps_of<rt::SortPairs>(plan), 0);
-  EXPECT_EQ(steps_of<rt::ScanInt64>(plan), 3);  // two histograms, the partition counts
+  // Radix partitions on the bits the host computes from the build rows (no read-back): the
+  // left's row ids (for v, an i64), the right's row ids (for w, an f64) and the right's bool
+  // qb, carried as a 32-bit word; the left key k is recovered from its hashed word. No
+  // scans, no gathers; the output grows when the probe rows underestimate it.
+  int partitions = 0;
+  for (const rt::Step& s : plan.steps)
+    if (const auto* sp = std::get_if<rt::SortPairs>(&s)) {
+      EXPECT_GE(sp->radix_bits, 0);
+      EXPECT_TRUE(sp->encoded);
+      ++partitions;
+    }
+  EXPECT_EQ(partitions, 3);
+  EXPECT_NE(plan.source.find("ranc::tpl::hash_key_inverse("), std::string::npos);
+  EXPECT_EQ(steps_of<rt::ReadSize>(plan), 0);
+  EXPECT_EQ(steps_of<rt::ScanInt64>(plan), 0);
   EXPECT_EQ(steps_of<rt::Gather>(plan), 0);
+  int regrows = 0;
+  for (const rt::Step& s : plan.steps)
+    if (const auto* l = std::get_if<rt::Launch>(&s); l && l->regrow) {
+      EXPECT_EQ(l->kernel, "n2_join_hash");
+      EXPECT_GT(l->dynamic_smem, 48 * 1024);
+      ++regrows;
+    }
+  EXPECT_EQ(regrows, 1);
   expect_frees_after_last_use(plan);
 #ifdef RANC_HAVE_RUNTIME
   EXPECT_NO_THROW(rt::validate_plan(plan));
 #endif
+}
+
+// Paper 004's GFTR: 4-byte attributes are partitioned with the keys (one radix partition
+// per attribute, the first one carrying the first attribute instead of row ids), keys are
+// recovered from their hashed words, and nothing is read through row ids.
+TEST(GeneratePlan, HashJoinCarriesFourByteAttributes) {
+  ProgramBuilder b;
+  auto s = b.input("s", {{"fk", Type::I32}, {"s1", Type::I32}, {"s2", Type::F32}});
+  auto r = b.input("r", {{"k", Type::I32}, {"r1", Type::Date}});
+  b.output(s.join(r, {"fk"}, {"k"}), "out");
+  rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::Hash});
+  int pairs = 0, keys_only = 0;
+  for (const rt::Step& st : plan.steps)
+    if (const auto* sp = std::get_if<rt::SortPairs>(&st)) (sp->values_in >= 0 ? pairs : keys_only)++;
+  EXPECT_EQ(pairs, 3);  // s1 (with the keys), s2 (again), r1
+  EXPECT_EQ(keys_only, 0);
+  for (const auto& buf : plan.buffers) EXPECT_EQ(buf.name.find("_ids"), std::string::npos) << buf.name;
 }
 
 // Key packing: floats by their total-order bits, two 32-bit keys into one 64-bit word.
@@ -427,13 +478,14 @@ TEST(GeneratePlan, HashJoinPacksKeys) {
   b.output(r.join(q, {"f"}, {"qf"}), "by_f64");
   b.output(r.join(q, {"k", "s"}, {"qk", "qs"}), "by_two");
   rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::Hash});
-  EXPECT_NE(plan.source.find("unsigned long long key(long long i) const { return "
-                             "ranc::tpl::total_order_key("),
+  EXPECT_NE(plan.source.find("ranc::tpl::hash_key((unsigned long long)ranc::tpl::total_order_key("),
             std::string::npos)
       << plan.source;
-  EXPECT_NE(plan.source.find("return ((unsigned long long)(unsigned int)"), std::string::npos)
+  EXPECT_NE(plan.source.find("ranc::tpl::hash_key((unsigned long long)((unsigned long long)(unsigned int)"),
+            std::string::npos)
       << plan.source;
-  EXPECT_EQ(count_of(plan.source, "HashJoinAgent<P::HashJoin, unsigned long long>;"), 4);
+  // One join kernel per join, both on 64-bit words.
+  EXPECT_EQ(count_of(plan.source, "HashJoinAgent<P::HashJoin, unsigned long long>;"), 2);
 }
 
 TEST(GeneratePlan, HashJoinPlansAreValid) {
@@ -443,7 +495,9 @@ TEST(GeneratePlan, HashJoinPlansAreValid) {
 #ifdef RANC_HAVE_RUNTIME
     EXPECT_NO_THROW(rt::validate_plan(plan));
 #endif
-    EXPECT_EQ(steps_of<rt::SortPairs>(plan), 0);
+    // Every sort is a radix partition of a hash join's side.
+    for (const rt::Step& s : plan.steps)
+      if (const auto* sp = std::get_if<rt::SortPairs>(&s)) EXPECT_GE(sp->radix_bits, 0);
   }
 }
 

@@ -62,7 +62,6 @@ TEST(TemplateRegistry, IndexesEverySkeletonTheGeneratorUses) {
       {"ReduceFixupAgent", "ranc/templates/reduce.cuh"},
       {"GlobalReduceAgent", "ranc/templates/reduce.cuh"},
       {"GlobalReduceFinish", "ranc/templates/reduce.cuh"},
-      {"HashPartitionAgent", "ranc/templates/hash_join.cuh"},
       {"HashJoinAgent", "ranc/templates/hash_join.cuh"},
       {"HashGroupAgent", "ranc/templates/hash_reduce.cuh"}};
   for (const auto& [name, header] : expected) {
@@ -145,20 +144,16 @@ TEST(TemplateRegistry, HashJoinAgentContract) {
   EXPECT_EQ(s.tparams[2].kind, ParamKind::Value);
   EXPECT_EQ(s.tparams[2].value_type, "int");
   EXPECT_TRUE(s.tparams[2].has_default);
-  EXPECT_EQ(sig_text(s.hook("residual")->call), "bool(long long lpos, long long rpos)");
-  EXPECT_EQ(sig_text(s.hook("emit")->call),
-            "void(long long lpos, long long rpos, long long out_row)");
+  EXPECT_EQ(sig_text(s.hook("residual")->call), "bool(long long i, long long j)");
+  EXPECT_EQ(sig_text(s.hook("emit")->call), "void(long long i, long long j, long long out_row)");
   ASSERT_NE(s.entry("run"), nullptr);
   ASSERT_NE(s.entry("run_paged"), nullptr);
-  EXPECT_EQ(s.entry("run")->launch.grid, "partitions");
-  EXPECT_EQ(s.entry("run")->tparams[0].name, "CountOnly");
+  // Private helpers are not entries.
+  EXPECT_EQ(s.entry("drive"), nullptr);
+  EXPECT_EQ(s.entry("run")->launch.grid, "tiles");
+  EXPECT_EQ(s.entry("run")->launch.items, "nl");
   EXPECT_EQ(s.entry("run")->params[3].type, "const KeyT *");  // l_keys
   EXPECT_EQ(s.entry("run_paged")->tparams[0].name, "PageRows");
-  // The partitioning's key hook returns the key word the generator binds.
-  const registry::Skeleton& part = *reg().skeleton("HashPartitionAgent");
-  EXPECT_EQ(part.type_vars, std::vector<std::string>{"KeyT"});
-  EXPECT_EQ(sig_text(part.hook("key")->call), "KeyT(long long row)");
-  EXPECT_TRUE(part.entry("histogram")->params.back().has_default);  // keep = {}
 }
 
 TEST(TemplateRegistry, StockHooks) {

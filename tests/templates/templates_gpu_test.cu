@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <random>
 #include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -60,8 +61,7 @@ using MP = MergePolicy<64, 5>;
 using CP = JoinPolicy<128, 2>;
 using EP = JoinPolicy<128, 3>;
 using RP = ReducePolicy<64, 3>;
-using HP = HashPolicy<128, 4>;
-using JP = HashPolicy<256, 1>;
+using JP = TilePolicy<128, 4>;
 
 ll tiles_of(ll n, ll t) { return num_tiles(n, t); }
 unsigned grid_of(ll items, ll per_block) { return static_cast<unsigned>(num_tiles(items, per_block)); }
@@ -400,22 +400,33 @@ TEST(TemplatesGpu, ReduceAndUnique) {
 }
 
 // ------------------------------------------------------------------ hash join
-struct HKey { const int* k; __device__ unsigned int operator()(ll i) const { return static_cast<unsigned int>(k[i]); } };
-__global__ void k_hist(const int* k, ll n, ll bits, ll* hist) {
-  __shared__ HashPartitionAgent<HP>::TempStorage temp;
-  HashPartitionAgent<HP>::histogram(temp, n, HKey{k}, bits, hist);
+// The launch sequence of hash_join.cuh: hashed keys and row ids, a radix partition on the low
+// `bits` bits (CUB, as the runtime's partition step), the partitions' bounds, then the join over
+// probe tiles. JT: a 256-slot table (128-row chunks) so that small inputs already need chunked
+// builds; JD: the default 8192-slot table in dynamic shared memory.
+using JT = HashJoinAgent<JP, unsigned, 256>;
+using JD = HashJoinAgent<JP, unsigned>;
+__global__ void k_hash_keys(const int* k, ll n, unsigned* h, unsigned* rows) {
+  const ll i = static_cast<ll>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) { h[i] = hash_key(static_cast<unsigned>(k[i])); rows[i] = static_cast<unsigned>(i); }
 }
-__global__ void k_scatter(const int* k, ll n, ll bits, const ll* hist, unsigned* okeys, unsigned* orows) {
-  __shared__ HashPartitionAgent<HP>::TempStorage temp;
-  HashPartitionAgent<HP>::scatter(temp, n, HKey{k}, bits, hist, okeys, orows);
+__global__ void k_bounds(ll n, const unsigned* keys, ll bits, ll* bounds) {
+  partition_bounds(static_cast<ll>(blockIdx.x) * blockDim.x + threadIdx.x, n, keys, bits, bounds);
 }
-struct HEmit { const unsigned* lrows; const unsigned* rrows; ll* o; __device__ void operator()(ll i, ll j, ll out) const {
-  o[out] = (ll(lrows[i]) << 32) | rrows[j]; } };
-template <bool Count>
-__global__ void k_hj(ll bits, ll nl, const unsigned* lk, const ll* lh, ll lt, ll nr, const unsigned* rk, const ll* rh, ll rt,
-                     ll* counts, const ll* offsets, const unsigned* lrows, const unsigned* rrows, ll* o) {
-  __shared__ HashJoinAgent<JP, unsigned>::TempStorage temp;
-  HashJoinAgent<JP, unsigned>::run<Count>(temp, bits, nl, lk, lh, lt, nr, rk, rh, rt, NoResidual{}, HEmit{lrows, rrows, o}, counts, offsets);
+// Positions i, j are in partition order: the partitioned row ids give the original rows.
+struct HEmit { ll* o; const unsigned* lrows; const unsigned* rrows;
+  __device__ void operator()(ll i, ll j, ll out) const { o[out] = (ll(lrows[i]) << 32) | rrows[j]; } };
+// Matches whose left and right row ids have the same parity only (a residual).
+struct HParity { const unsigned* lrows; const unsigned* rrows;
+  __device__ bool operator()(ll i, ll j) const { return ((lrows[i] ^ rrows[j]) & 1) == 0; } };
+struct NoRes { const unsigned* lrows; const unsigned* rrows;
+  __device__ bool operator()(ll, ll) const { return true; } };
+template <class A, class Res>
+__global__ void k_hj(ll bits, ll nl, const unsigned* lk, const unsigned* lr, const ll* lb, const unsigned* rk,
+                     const unsigned* rr, const ll* rb, ll* o, ll capacity, unsigned long long* header) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  auto& temp = *reinterpret_cast<typename A::TempStorage*>(smem);
+  A::run(temp, bits, nl, lk, lb, rk, rb, Res{lr, rr}, HEmit{o, lr, rr}, capacity, header);
 }
 
 void exclusive_scan(ll* d, ll n) {
@@ -428,21 +439,28 @@ void exclusive_scan(ll* d, ll n) {
   cudaFree(tmp);
 }
 
-struct Partitioned { std::unique_ptr<Buf<unsigned>> keys, rows; std::unique_ptr<Buf<ll>> hist; ll tiles; };
-Partitioned partition(const Buf<int>& k, ll n, ll bits) {
-  Partitioned p;
-  p.tiles = tiles_of(n, HP::tile_items);
-  // parts * tiles counts and one more entry: after the scan, the number of rows (the end of
-  // the last partition).
-  const ll cells = (ll(1) << bits) * p.tiles;
-  p.hist = std::make_unique<Buf<ll>>(cells + 1);
-  p.keys = std::make_unique<Buf<unsigned>>(n);
-  p.rows = std::make_unique<Buf<unsigned>>(n);
-  k_hist<<<unsigned(p.tiles), HP::block_threads>>>(k.p, n, bits, p.hist->p);
-  (void)cudaMemset(p.hist->p + cells, 0, sizeof(ll));  // checked by the synchronisation later
-  exclusive_scan(p.hist->p, cells + 1);
-  k_scatter<<<unsigned(p.tiles), HP::block_threads>>>(k.p, n, bits, p.hist->p, p.keys->p, p.rows->p);
-  return p;
+struct Partitioned { std::unique_ptr<Buf<unsigned>> keys, rows; std::unique_ptr<Buf<ll>> bounds; };
+void partition(const Buf<int>& k, ll n, ll bits, Partitioned& p) {
+  Buf<unsigned> h(std::max<ll>(n, 1)), rows(std::max<ll>(n, 1));
+  p.keys = std::make_unique<Buf<unsigned>>(std::max<ll>(n, 1));
+  p.rows = std::make_unique<Buf<unsigned>>(std::max<ll>(n, 1));
+  p.bounds = std::make_unique<Buf<ll>>((ll(1) << bits) + 1);
+  CK(cudaMemset(p.bounds->p, 0, ((ll(1) << bits) + 1) * sizeof(ll)));
+  if (n == 0) return;
+  k_hash_keys<<<unsigned((n + 255) / 256), 256>>>(k.p, n, h.p, rows.p);
+  CK(cudaDeviceSynchronize());
+  // The radix partition on the host: a stable sort by the low `bits` bits (the runtime's
+  // partition step is CUB's radix sort on the same bits, tested with the operators).
+  std::vector<unsigned> hk = h.get(n), order(static_cast<size_t>(n));
+  for (ll i = 0; i < n; ++i) order[static_cast<size_t>(i)] = static_cast<unsigned>(i);
+  const unsigned pm = static_cast<unsigned>((1ull << bits) - 1);
+  std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) { return (hk[a] & pm) < (hk[b] & pm); });
+  std::vector<unsigned> sk(static_cast<size_t>(n));
+  for (size_t i = 0; i < order.size(); ++i) sk[i] = hk[order[i]];
+  CK(cudaMemcpy(p.keys->p, sk.data(), n * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(p.rows->p, order.data(), n * 4, cudaMemcpyHostToDevice));
+  k_bounds<<<unsigned((n + 255) / 256), 256>>>(n, p.keys->p, bits, p.bounds->p);
+  CK(cudaDeviceSynchronize());
 }
 
 // The matching (left row << 32 | right row) pairs of an equi-join, sorted (the host reference);
@@ -460,6 +478,39 @@ bool join_pairs(const std::vector<int>& l, const std::vector<int>& r, size_t lim
   return true;
 }
 
+template <class A, class Res>
+void run_hash_join(const Partitioned& pl, ll nl, const Partitioned& pr, ll bits, const std::vector<ll>& want,
+                   const std::string& what) {
+  const ll tiles = tiles_of(nl, JP::tile_items);
+  // First with a short capacity (the estimate of a foreign-key join: the probe rows, less one),
+  // then with the count the first run claimed, as the executor's regrow does.
+  ll capacity = std::max<ll>(1, nl - 1);
+  CK(cudaFuncSetAttribute(k_hj<A, Res>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          int(sizeof(typename A::TempStorage))));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Buf<ll> out(capacity);
+    Buf<unsigned long long> header(1);
+    CK(cudaMemset(header.p, 0, 8));
+    if (nl > 0)
+      k_hj<A, Res><<<unsigned(tiles), JP::block_threads, sizeof(typename A::TempStorage)>>>(
+          bits, nl, pl.keys->p, pl.rows->p, pl.bounds->p, pr.keys->p, pr.rows->p, pr.bounds->p, out.p, capacity,
+          header.p);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    const ll claimed = ll(header.at(0));
+    ASSERT_EQ(claimed, ll(want.size())) << what;
+    if (claimed > capacity) {
+      ASSERT_EQ(attempt, 0) << what;
+      capacity = claimed;
+      continue;
+    }
+    auto got = out.get(claimed);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want) << what;
+    break;
+  }
+}
+
 void check_hash_join(ll nl, ll nr, int dist, ll bits) {
   auto l = sorted_keys(nl, dist, unsigned(nl + 11 * dist));
   auto r = sorted_keys(nr, dist, unsigned(nr + 13 * dist + 1));
@@ -469,44 +520,63 @@ void check_hash_join(ll nl, ll nr, int dist, ll bits) {
   std::vector<ll> want;
   if (!join_pairs(l, r, size_t(1) << 26, want)) return;
   Buf<int> dl(l), dr(r);
-  auto pl = partition(dl, nl, bits);
-  auto pr = partition(dr, nr, bits);
-  const ll parts = ll(1) << bits;
-  Buf<ll> counts(parts + 1);
-  k_hj<true><<<unsigned(parts), JP::block_threads>>>(bits, nl, pl.keys->p, pl.hist->p, pl.tiles, nr, pr.keys->p, pr.hist->p,
-                                                     pr.tiles, counts.p, nullptr, pl.rows->p, pr.rows->p, nullptr);
-  exclusive_scan(counts.p, parts + 1);
-  CK(cudaDeviceSynchronize());
-  const ll total = counts.at(parts);
-  ASSERT_EQ(total, ll(want.size())) << nl << " " << nr << " " << dist << " bits " << bits;
-  Buf<ll> out(total);
-  k_hj<false><<<unsigned(parts), JP::block_threads>>>(bits, nl, pl.keys->p, pl.hist->p, pl.tiles, nr, pr.keys->p, pr.hist->p,
-                                                      pr.tiles, nullptr, counts.p, pl.rows->p, pr.rows->p, out.p);
-  CK(cudaDeviceSynchronize());
-  auto got = out.get(total);
-  std::sort(got.begin(), got.end());
-  EXPECT_EQ(got, want) << nl << " " << nr << " " << dist << " bits " << bits;
-  // Stable partitioning: within every partition, row ids increase.
+  Partitioned pl, pr;
+  partition(dl, nl, bits, pl);
+  partition(dr, nr, bits, pr);
+  const std::string what = std::to_string(nl) + " " + std::to_string(nr) + " dist " + std::to_string(dist) +
+                           " bits " + std::to_string(bits);
+  run_hash_join<JT, NoRes>(pl, nl, pr, bits, want, what + " small table");
+  run_hash_join<JD, NoRes>(pl, nl, pr, bits, want, what + " default table");
+  std::vector<ll> even;
+  for (ll x : want)
+    if ((((x >> 32) ^ x) & 1) == 0) even.push_back(x);
+  run_hash_join<JT, HParity>(pl, nl, pr, bits, even, what + " residual");
+  // Stable partitioning: within every partition, row ids increase; bounds cover the rows.
+  if (nl == 0) return;
   auto rows = pl.rows->get(nl);
-  auto hist = pl.hist->get(parts * pl.tiles);
-  for (ll p = 0; p < parts; ++p) {
-    const ll b = hist[p * pl.tiles], e = p + 1 < parts ? hist[(p + 1) * pl.tiles] : nl;
-    for (ll i = b + 1; i < e; ++i) ASSERT_LT(rows[i - 1], rows[i]);
-  }
+  auto bounds = pl.bounds->get((ll(1) << bits) + 1);
+  ASSERT_EQ(bounds.front(), 0);
+  ASSERT_EQ(bounds.back(), nl);
+  for (ll p = 0; p < (ll(1) << bits); ++p)
+    for (ll i = bounds[p] + 1; i < bounds[p + 1]; ++i) ASSERT_LT(rows[i - 1], rows[i]) << what;
+}
+
+__global__ void k_hash_roundtrip(const unsigned long long* x, ll n, int* bad) {
+  const ll i = static_cast<ll>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const unsigned w = static_cast<unsigned>(x[i]);
+  if (hash_key_inverse(hash_key(w)) != w || hash_key_inverse(hash_key(x[i])) != x[i]) atomicAdd(bad, 1);
+}
+// hash_key is a bijection and hash_key_inverse its inverse (the join recovers keys from h).
+TEST(TemplatesGpu, HashKeyInverse) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(5);
+  std::vector<unsigned long long> x = {0, 1, 2, 0xffffffffull, 0x80000000ull, ~0ull, 1ull << 63};
+  while (x.size() < 100000) x.push_back(rng());
+  Buf<unsigned long long> dx(x);
+  Buf<int> bad(1);
+  CK(cudaMemset(bad.p, 0, 4));
+  k_hash_roundtrip<<<unsigned((x.size() + 255) / 256), 256>>>(dx.p, ll(x.size()), bad.p);
+  CK(cudaDeviceSynchronize());
+  EXPECT_EQ(bad.at(0), 0);
 }
 
 TEST(TemplatesGpu, HashJoin) {
   REQUIRE_GPU();
   for (int dist : {0, 1, 2}) {
-    for (ll n : sizes_for(HP::tile_items)) {
+    for (ll n : sizes_for(JP::tile_items)) {
       if (n > (1 << 20) && dist != 0) continue;
       for (ll bits : {0, 3, 10}) {
         if (n > (1 << 16) && bits < 10) continue;  // chunked build over huge partitions is slow, not wrong
         check_hash_join(n, n, dist, bits);
         check_hash_join(n / 3 + 1, n, dist, bits);
+        check_hash_join(n, n / 5, dist, bits);
       }
     }
   }
+  // Empty sides.
+  check_hash_join(0, 1000, 0, 3);
+  check_hash_join(1000, 0, 0, 3);
 }
 
 // ------------------------------------------------------------------ paged lists
@@ -656,12 +726,11 @@ TEST(TemplatesGpu, PagedWriterPageBoundaries) {
   EXPECT_EQ(check_paged(edge8, need8, true), need8);
 }
 
-// The hash join writing pages in one pass: the same matches as the counted dense write.
-__global__ void k_hj_paged(ll bits, ll nl, const unsigned* lk, const ll* lh, ll lt, ll nr, const unsigned* rk, const ll* rh,
-                           ll rt, PagedOut out, const unsigned* lrows, const unsigned* rrows, ll* o) {
-  __shared__ HashJoinAgent<JP, unsigned>::TempStorage temp;
-  HashJoinAgent<JP, unsigned>::run_paged<kPR>(temp, out, bits, nl, lk, lh, lt, nr, rk, rh, rt, NoResidual{},
-                                              HEmit{lrows, rrows, o});
+// The hash join writing pages in one pass: the same matches as the dense write.
+__global__ void k_hj_paged(ll bits, ll nl, const unsigned* lk, const unsigned* lr, const ll* lb, const unsigned* rk,
+                           const unsigned* rr, const ll* rb, PagedOut out, ll* o) {
+  __shared__ JT::TempStorage temp;
+  JT::run_paged<kPR>(temp, out, bits, nl, lk, lb, rk, rb, NoResidual{}, HEmit{o, lr, rr});
 }
 
 void check_hash_join_paged(ll nl, ll nr, int dist, ll bits) {
@@ -673,17 +742,20 @@ void check_hash_join_paged(ll nl, ll nr, int dist, ll bits) {
   std::vector<ll> want;
   if (!join_pairs(l, r, size_t(1) << 24, want)) return;
   Buf<int> dl(l), dr(r);
-  auto pl = partition(dl, nl, bits);
-  auto pr = partition(dr, nr, bits);
-  const ll parts = ll(1) << bits;
+  Partitioned pl, pr;
+  partition(dl, nl, bits, pl);
+  partition(dr, nr, bits, pr);
+  const ll tiles = tiles_of(nl, JP::tile_items);
   // First with a deliberately short capacity (one page), then with the count it reports.
   ll capacity = 1;
   for (int attempt = 0; attempt < 2; ++attempt) {
     Buf<ll> header(4), o(capacity * kPR);
-    Buf<int> page_rows(capacity), page_next(capacity), heads(parts * (JP::block_threads / 32));
+    CK(cudaMemset(header.p, 0, 4 * sizeof(ll)));
+    Buf<int> page_rows(capacity), page_next(capacity), heads(tiles * (JP::block_threads / 32));
     PagedOut out{page_rows.p, page_next.p, heads.p, header.p, capacity};
-    k_hj_paged<<<unsigned(parts), JP::block_threads>>>(bits, nl, pl.keys->p, pl.hist->p, pl.tiles, nr, pr.keys->p,
-                                                       pr.hist->p, pr.tiles, out, pl.rows->p, pr.rows->p, o.p);
+    if (nl > 0)
+      k_hj_paged<<<unsigned(tiles), JP::block_threads>>>(bits, nl, pl.keys->p, pl.rows->p, pl.bounds->p, pr.keys->p,
+                                                         pr.rows->p, pr.bounds->p, out, o.p);
     CK(cudaDeviceSynchronize());
     const ll claimed = header.at(0);
     ASSERT_EQ(header.at(1), ll(want.size())) << nl << " " << nr << " " << dist << " bits " << bits;
@@ -706,7 +778,7 @@ void check_hash_join_paged(ll nl, ll nr, int dist, ll bits) {
 TEST(TemplatesGpu, HashJoinPaged) {
   REQUIRE_GPU();
   for (int dist : {0, 1, 2}) {
-    for (ll n : sizes_for(HP::tile_items)) {
+    for (ll n : sizes_for(JP::tile_items)) {
       if (n > (1 << 20) && dist != 0) continue;
       for (ll bits : {0, 3, 10}) {
         if (n > (1 << 16) && bits < 10) continue;

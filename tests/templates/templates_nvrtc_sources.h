@@ -188,46 +188,39 @@ extern "C" __global__ void limit_map(const int* k, int* o, long long n) { MapAge
 inline constexpr const char* HashJoin = R"CUDA(
 #include <ranc/templates/hash_join.cuh>
 using namespace ranc::tpl;
-struct Key32 { const int* k; __device__ unsigned int operator()(long long i) const { return (unsigned int)k[i]; } };
-struct Key64 { const double* k; __device__ unsigned long long operator()(long long i) const { return total_order_key(k[i]); } };
-struct MovePay { const double* p; double* tp; __device__ void operator()(long long i, long long pos) const { tp[pos] = p[i]; } };
 struct Res { const double* lp; const double* rp; __device__ bool operator()(long long i, long long j) const { return lp[i] != rp[j]; } };
-struct Emit { const unsigned int* lrows; const unsigned int* rrows; long long* ol; long long* orr;
-  __device__ void operator()(long long i, long long j, long long o) const { ol[o] = lrows[i]; orr[o] = rrows[j]; } };
-using H = TuningTable<900>::HashPart;
+struct Emit { long long* ol; long long* orr;
+  __device__ void operator()(long long i, long long j, long long o) const { ol[o] = i; orr[o] = j; } };
 using J = TuningTable<900>::HashJoin;
-extern "C" __global__ void __launch_bounds__(H::block_threads) h_hist32(const int* k, long long n, long long bits, long long* hist) {
-  __shared__ typename HashPartitionAgent<H>::TempStorage temp;
-  HashPartitionAgent<H>::histogram(temp, n, Key32{k}, bits, hist); }
-extern "C" __global__ void __launch_bounds__(H::block_threads) h_scatter32(const int* k, const double* p, double* tp, long long n,
-    long long bits, const long long* hist, unsigned int* okeys, unsigned int* orows) {
-  __shared__ typename HashPartitionAgent<H>::TempStorage temp;
-  HashPartitionAgent<H>::scatter(temp, n, Key32{k}, bits, hist, okeys, orows, AlwaysTrue{}, MovePay{p, tp}); }
-extern "C" __global__ void __launch_bounds__(H::block_threads) h_hist64(const double* k, long long n, long long bits, long long* hist) {
-  __shared__ typename HashPartitionAgent<H>::TempStorage temp;
-  HashPartitionAgent<H>::histogram(temp, n, Key64{k}, bits, hist); }
-extern "C" __global__ void __launch_bounds__(H::block_threads) h_scatter64(const double* k, long long n,
-    long long bits, const long long* hist, unsigned long long* okeys, unsigned int* orows) {
-  __shared__ typename HashPartitionAgent<H>::TempStorage temp;
-  HashPartitionAgent<H>::scatter(temp, n, Key64{k}, bits, hist, okeys, orows); }
+extern "C" __global__ void h_keys32(const int* k, long long n, unsigned int* h, unsigned int* rows) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { h[i] = hash_key((unsigned int)k[i]); rows[i] = (unsigned int)i; if (hash_key_inverse(h[i]) != (unsigned int)k[i]) rows[i] = ~0u; } }
+extern "C" __global__ void h_keys64(const double* k, long long n, unsigned long long* h, unsigned int* rows) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { h[i] = hash_key(total_order_key(k[i])); rows[i] = (unsigned int)i; } }
 #define HJ(KT, SUF) \
-extern "C" __global__ void __launch_bounds__(J::block_threads) h_count##SUF(long long bits, long long nl, const KT* lk, \
-    const long long* lh, long long lt, long long nr, const KT* rk, const long long* rh, long long rt, long long* counts) { \
-  __shared__ typename HashJoinAgent<J, KT>::TempStorage temp; \
-  HashJoinAgent<J, KT>::run<true>(temp, bits, nl, lk, lh, lt, nr, rk, rh, rt, NoResidual{}, NoJoinEmit{}, counts, nullptr); } \
-extern "C" __global__ void __launch_bounds__(J::block_threads) h_write##SUF(long long bits, long long nl, const KT* lk, \
-    const long long* lh, long long lt, long long nr, const KT* rk, const long long* rh, long long rt, const long long* offsets, \
-    const unsigned int* lrows, const unsigned int* rrows, long long* ol, long long* orr) { \
-  __shared__ typename HashJoinAgent<J, KT>::TempStorage temp; \
-  HashJoinAgent<J, KT>::run<false>(temp, bits, nl, lk, lh, lt, nr, rk, rh, rt, NoResidual{}, Emit{lrows, rrows, ol, orr}, nullptr, offsets); } \
-extern "C" __global__ void __launch_bounds__(J::block_threads) h_rcount##SUF(long long bits, long long nl, const KT* lk, \
-    const long long* lh, long long lt, long long nr, const KT* rk, const long long* rh, long long rt, const double* lp, \
-    const double* rp, long long* counts) { \
-  __shared__ typename HashJoinAgent<J, KT>::TempStorage temp; \
-  HashJoinAgent<J, KT>::run<true>(temp, bits, nl, lk, lh, lt, nr, rk, rh, rt, Res{lp, rp}, NoJoinEmit{}, counts, nullptr); }
+extern "C" __global__ void h_bounds##SUF(long long n, const KT* keys, long long bits, long long* bounds) { \
+  partition_bounds((long long)blockIdx.x * blockDim.x + threadIdx.x, n, keys, bits, bounds); } \
+extern "C" __global__ void __launch_bounds__(J::block_threads) h_run##SUF(long long bits, long long nl, const KT* lk, \
+    const unsigned int* lr, const long long* lb, const KT* rk, const unsigned int* rr, const long long* rb, \
+    long long* ol, long long* orr, long long capacity, unsigned long long* header) { \
+  extern __shared__ __align__(16) unsigned char smem[]; \
+  auto& temp = *reinterpret_cast<typename HashJoinAgent<J, KT>::TempStorage*>(smem); \
+  HashJoinAgent<J, KT>::run(temp, bits, nl, lk, lb, rk, rb, NoResidual{}, Emit{ol, orr}, capacity, header); } \
+extern "C" __global__ void __launch_bounds__(J::block_threads) h_rrun##SUF(long long bits, long long nl, const KT* lk, \
+    const unsigned int* lr, const long long* lb, const KT* rk, const unsigned int* rr, const long long* rb, \
+    const double* lp, const double* rp, long long* ol, long long* orr, long long capacity, unsigned long long* header) { \
+  extern __shared__ __align__(16) unsigned char smem[]; \
+  auto& temp = *reinterpret_cast<typename HashJoinAgent<J, KT>::TempStorage*>(smem); \
+  HashJoinAgent<J, KT>::run(temp, bits, nl, lk, lb, rk, rb, Res{lp, rp}, Emit{ol, orr}, capacity, header); } \
+extern "C" __global__ void __launch_bounds__(J::block_threads) h_paged##SUF(long long bits, long long nl, const KT* lk, \
+    const unsigned int* lr, const long long* lb, const KT* rk, const unsigned int* rr, const long long* rb, \
+    PagedOut out, long long* ol, long long* orr) { \
+  extern __shared__ __align__(16) unsigned char smem[]; \
+  auto& temp = *reinterpret_cast<typename HashJoinAgent<J, KT>::TempStorage*>(smem); \
+  HashJoinAgent<J, KT>::run_paged<1024>(temp, out, bits, nl, lk, lb, rk, rb, NoResidual{}, Emit{ol, orr}); }
 HJ(unsigned int, _32)
 HJ(unsigned long long, _64)
-extern "C" __global__ void h_total(const long long* offsets, long long parts, long long* out) { copy_element(offsets, parts, out); }
 )CUDA";
 
 }  // namespace ranc_test_sources

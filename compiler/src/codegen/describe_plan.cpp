@@ -16,6 +16,8 @@ std::string size_text(const rt::SizeExpr& e) {
   }
   if (e.constant != 0 || s.empty()) s += fmt::format("{}{}", s.empty() ? "" : " + ", e.constant);
   if (e.divisor > 1) s = fmt::format("ceil(({}) / {})", s, e.divisor);
+  if (e.fn == rt::SizeFn::CeilLog2) s = fmt::format("ceil_log2({})", s);
+  if (e.fn == rt::SizeFn::Pow2) s = fmt::format("2^({})", s);
   if (e.saturate) s = fmt::format("max(0, {})", s);
   if (e.at_least > 0) s = fmt::format("max({}, {})", e.at_least, s);
   if (e.at_most >= 0) s = fmt::format("min({}, {})", e.at_most, s);
@@ -68,6 +70,10 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
     if (o->values_in < 0)
       return fmt::format("sort_keys {} -> {} [{}] count {}", buf(p, o->keys_in),
                          buf(p, o->keys_out), keys, size_text(o->count));
+    if (o->radix_bits >= 0)
+      return fmt::format("radix_partition {} -> {}, {} -> {} [{}, bits s{}] count {}",
+                         buf(p, o->keys_in), buf(p, o->keys_out), buf(p, o->values_in),
+                         buf(p, o->values_out), keys, o->radix_bits, size_text(o->count));
     return fmt::format("sort_pairs {} -> {}, {} -> {} [{}{}] count {}", buf(p, o->keys_in),
                        buf(p, o->keys_out), buf(p, o->values_in), buf(p, o->values_out), keys,
                        o->descending ? " desc" : "", size_text(o->count));

@@ -163,17 +163,20 @@ class Planner {
   // The join algorithm of join node `n` (inputs already planned); see plan_sort_orders.h.
   codegen::JoinAlgorithm join_algorithm(const Node& n) const {
     using codegen::JoinAlgorithm;
-    // Auto is sort-merge: measured on an H100 (bench/RESULTS.md), the partitioned hash
-    // join is slower than sorting the right input and merging, even when that sort is
-    // needed, so it is used only when asked for.
-    if (options_.join != JoinAlgorithm::Hash || n.join_kind != JoinKind::Inner)
+    if (options_.join == JoinAlgorithm::SortMerge || n.join_kind != JoinKind::Inner)
       return JoinAlgorithm::SortMerge;
     const Node& right = node(n.inputs.at(1));
     std::vector<Type> key_types;
     for (int32_t k : n.right_key_index)
       key_types.push_back(right.schema[static_cast<size_t>(k)].type);
     if (hash_join_key_bits(key_types) == 0) return JoinAlgorithm::SortMerge;
-    return JoinAlgorithm::Hash;
+    if (options_.join == JoinAlgorithm::Hash) return JoinAlgorithm::Hash;
+    // Auto: hash when sort-merge would sort its right input and the left input has no
+    // order for the output to keep (bench/RESULTS.md, issue 9: the partitioned hash join
+    // against sort + merge on unsorted inputs, and TPC-H both ways).
+    const bool right_grouped = groups_by(phys(n.inputs.at(1)).order, n.right_key_index);
+    if (!right_grouped && phys(n.inputs.at(0)).order.empty()) return JoinAlgorithm::Hash;
+    return JoinAlgorithm::SortMerge;
   }
 
   NodeId plan_node(Node n) {

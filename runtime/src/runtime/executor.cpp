@@ -356,6 +356,12 @@ class Run {
       total = 0;
     }
     if (e.divisor > 1) total = total / e.divisor + (total % e.divisor != 0);
+    if (e.fn == SizeFn::CeilLog2) {
+      total = total <= 1 ? 0 : 64 - __builtin_clzll(static_cast<unsigned long long>(total - 1));
+    } else if (e.fn == SizeFn::Pow2) {
+      if (total >= 63) overflow(node);
+      total = int64_t{1} << total;
+    }
     total = std::max(total, e.at_least);
     return e.at_most >= 0 ? std::min(total, e.at_most) : total;
   }
@@ -546,6 +552,10 @@ class Run {
                            node_of(s.node));
     }
     std::string what = node_of(s.node) + " (sort scratch)";
+    if (s.radix_bits >= 0) {
+      partition_words(s, n, what);
+      return;
+    }
     if (std::optional<builtins::Word> word = native_word(s)) {
       sort_words(s, *word, n, what);
       return;
@@ -582,6 +592,38 @@ class Run {
       default:
         return std::nullopt;
     }
+  }
+  // A radix partition (SortPairs::radix_bits): a stable sort of encoded words on their low
+  // bits only, as CUB's onesweep passes of 8 bits; 0 bits is a copy.
+  void partition_words(const SortPairs& s, int64_t n, const std::string& what) {
+    const builtins::Word word = type_size(s.key_type) == 8 ? builtins::Word::U64 : builtins::Word::U32;
+    const int64_t key_bytes = builtins::word_bits(word) / 8;
+    const int64_t bits = slots_[static_cast<size_t>(s.radix_bits)];
+    const bool pairs = s.values_in >= 0;
+    if (!s.encoded || s.descending || bits < 0 || bits > builtins::word_bits(word) ||
+        s.keys_in == s.keys_out || (pairs && s.values_in == s.values_out)) {
+      throw InternalError(fmt::format("{}: a radix partition step that is not a partition of "
+                                      "encoded words into new buffers",
+                                      where(plan_.steps[step_index_])));
+    }
+    const auto* values_in = pairs ? static_cast<const uint32_t*>(ptr_[s.values_in]) : nullptr;
+    auto* values_out = pairs ? static_cast<uint32_t*>(ptr_[s.values_out]) : nullptr;
+    if (bits == 0) {
+      RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[s.keys_out], ptr_[s.keys_in],
+                                      static_cast<size_t>(n * key_bytes), cudaMemcpyDeviceToDevice,
+                                      stream_));
+      if (pairs) {
+        RANC_CUDA_CHECK(cudaMemcpyAsync(values_out, values_in, static_cast<size_t>(n) * 4,
+                                        cudaMemcpyDeviceToDevice, stream_));
+      }
+      return;
+    }
+    const int end_bit = static_cast<int>(bits);
+    const size_t temp_bytes = builtins::sort_words_temp_bytes(word, false, pairs, 0, end_bit, n);
+    DeviceBuffer temp(pool_, static_cast<int64_t>(temp_bytes), what);
+    RANC_CUDA_CHECK(builtins::sort_words(word, false, 0, end_bit, ptr_[s.keys_in], ptr_[s.keys_out],
+                                         values_in, values_out, n, temp.get(), temp_bytes, stream_));
+    ++stats_.kernel_launches;
   }
   // Sorts only the bits in which the keys differ (one pass over the keys and a read-back
   // find them): a key column of small range, or packed keys whose leading fields vary

@@ -172,6 +172,7 @@ void fields(A& a, SizeExpr& e) {
   a(e.at_least);
   a(e.at_most);
   a(e.saturate);
+  enum_field(a, e.fn, SizeFn::Pow2, "size function");
 }
 template <class A>
 void fields(A& a, Schema& s) {
@@ -264,6 +265,7 @@ void fields(A& a, SortPairs& s) {
   fields(a, s.count);
   a(s.node);
   a(s.encoded);
+  a(s.radix_bits);
 }
 template <class A>
 void fields(A& a, ScanInt64& s) {

@@ -262,6 +262,12 @@ class Validator {
         fail("an encoded SortPairs has 32- or 64-bit words (key type i32 or i64)");
       if (s.descending) fail("an encoded SortPairs is ascending (descending keys are inverted)");
     }
+    if (s.radix_bits >= 0) {
+      if (!s.encoded || (s.values_in >= 0 && s.values_in == s.values_out))
+        fail("a radix partition (SortPairs::radix_bits) moves encoded words (and values) into "
+             "new buffers");
+      set(s.radix_bits);
+    }
     expr(s.count);
   }
   void check(const ScanInt64& s) {

@@ -26,11 +26,13 @@ namespace ranc::rt {
 using SlotId = int32_t;
 using BufferId = int32_t;
 
-// An element count: min(at_most, max(at_least, ceil((constant + sum of terms) /
-// divisor))), where a term is factor * product of slots. Covers n, n_a * n_b, n + m
+// An element count: min(at_most, max(at_least, fn(ceil((constant + sum of terms) /
+// divisor)))), where a term is factor * product of slots and fn is the identity, ceil(log2 x)
+// (0 for x <= 1) or 2^x (SizeFn). Covers n, n_a * n_b, n + m
 // (two terms), fixed sizes, tile counts max(1, ceil((n + m) / tile)) and limits
 // min(k, max(0, n - offset)) (constant -offset with `saturate`) without a device round
 // trip. A negative sum is an error unless `saturate` is set, when it counts as 0.
+enum class SizeFn : uint8_t { None, CeilLog2, Pow2 };
 struct SizeTerm {
   int64_t factor = 1;
   std::vector<SlotId> slots;  // product of these slot values
@@ -42,6 +44,7 @@ struct SizeExpr {
   int64_t at_least = 0;         // lower bound of the result
   int64_t at_most = -1;         // upper bound of the result; -1: none
   bool saturate = false;        // a negative sum counts as 0 instead of an error
+  SizeFn fn = SizeFn::None;     // applied after the divisor, before the bounds
   static SizeExpr fixed(int64_t c) { return SizeExpr{c, {}}; }
   static SizeExpr slot(SlotId s) { return SizeExpr{0, {SizeTerm{1, {s}}}}; }
   // max(1, ceil((a [+ b]) / tile)): the number of tiles over a (+ b) items.
@@ -128,6 +131,10 @@ struct Launch {
 // words, I64: 64-bit). values_in and values_out may both be -1: a keys-only sort.
 // Integer and encoded keys are sorted on the bits in which they differ only (the
 // executor finds them with one pass over the keys).
+// `radix_bits` (a slot; -1: none) makes it a radix partition of encoded keys, ascending: a
+// stable sort on bits [0, value) of the words only (0 bits: a copy), e.g. the hash join's
+// partitions (templates/hash_join.cuh). Stable and deterministic: partitions of the same
+// keys with different values permute the values alike.
 struct SortPairs {
   BufferId keys_in, keys_out, values_in, values_out;
   Type key_type;
@@ -135,6 +142,7 @@ struct SortPairs {
   SizeExpr count;
   int32_t node = -1;
   bool encoded = false;
+  SlotId radix_bits = -1;
 };
 // Exclusive prefix sum over int64: out[i] = sum(in[0..i)), out[count] = total.
 struct ScanInt64 {
@@ -233,6 +241,7 @@ void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
           if (x.values_in >= 0) buffer(x.values_in);
           if (x.values_out >= 0) buffer(x.values_out);
           expr(x.count);
+          if (x.radix_bits >= 0) slot(x.radix_bits);
         } else if constexpr (std::is_same_v<T, ScanInt64>) {
           buffer(x.in);
           buffer(x.out);

@@ -56,8 +56,7 @@ struct TilePolicy {
 ///   JoinCount   256 x 4                   256 x 4                   per-left-row bounds + scan
 ///   JoinExpand  256 x 8                   256 x 8                   load-balanced join write
 ///   Reduce      256 x 4                   128 x 8                   segmented reduction
-///   HashPart    256 x 8                   256 x 8                   radix partition (hist+scatter)
-///   HashJoin    512 x 1                   512 x 1                   per-partition build/probe
+///   HashJoin    512 x 8                   512 x 8                   build/probe per probe tile
 ///   HashGroup   512 x 4                   512 x 4                   hash group-by (shared tables)
 template <int Arch>
 struct TuningTable {  // sm_90 and newer: the default
@@ -69,8 +68,7 @@ struct TuningTable {  // sm_90 and newer: the default
   using JoinCount = TilePolicy<256, 4>;
   using JoinExpand = TilePolicy<256, 8>;
   using Reduce = TilePolicy<128, 8>;
-  using HashPart = TilePolicy<256, 8>;
-  using HashJoin = TilePolicy<512, 1>;
+  using HashJoin = TilePolicy<512, 8>;
   using HashGroup = TilePolicy<512, 4>;
 };
 template <>
@@ -83,8 +81,7 @@ struct TuningTable<800> {
   using JoinCount = TilePolicy<256, 4>;
   using JoinExpand = TilePolicy<256, 8>;
   using Reduce = TilePolicy<256, 4>;
-  using HashPart = TilePolicy<256, 8>;
-  using HashJoin = TilePolicy<512, 1>;
+  using HashJoin = TilePolicy<512, 8>;
   using HashGroup = TilePolicy<512, 4>;
 };
 

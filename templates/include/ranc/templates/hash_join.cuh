@@ -1,50 +1,48 @@
-// ranc/templates/hash_join.cuh: partitioned hash equi-join (paper 004): stable radix partitioning
-// of (key, row) pairs of both inputs, then per-partition build + probe in shared memory producing
-// (left position, right position) pairs; payload columns are gathered afterwards by the generator,
-// either from the partitioned ("transformed") relations (GFTR: pass a Move hook to the scatter so
-// payload columns are partitioned along with the keys, then gather by position) or from the
-// original relations through the partitioned row ids.
+// ranc/templates/hash_join.cuh: partitioned hash equi-join (paper 004's PHJ: radix partitions that
+// lie contiguous in arrays, joined in shared memory, skew spread over blocks by probe tiles).
 //
-// Keys: KeyT = unsigned int or unsigned long long, compared for equality only. The generator
-// normalises keys: integers cast to unsigned; floats via total_order_key (so equal = same bits);
-// composite keys packed into one word where they fit (otherwise use the sort-merge join).
-// Row ids are 32-bit (unsigned int): each input must have fewer than 2^32 rows.
+// Keys: KeyT = unsigned int or unsigned long long. The generator packs a row's join key into one
+// word (integers as unsigned, floats via total_order_key, two 32-bit keys into 64 bits) and
+// stores h = hash_key(word). hash_key is a bijection (murmur3's finaliser), so two keys are equal
+// exactly when their h are: the join compares h and never needs the key itself, and the low bits
+// of h are a well-mixed partition number whatever the keys' distribution.
+// Row ids are 32-bit: each input has fewer than 2^32 rows. The RIGHT input is the build side.
 //
-// Hooks: HashPartitionAgent::Hooks (key, keep, move), HashJoinAgent::Hooks (residual, emit).
-//
-// bits = radix bits (0..kMaxRadixBits), parts = 2^bits, the same for both sides. Suggested:
-//   bits = clamp(ceil(log2(n_build / chunk)), 0, kMaxRadixBits), chunk = TableSlots / 2 (2048 for
-//   32-bit keys, 1024 for 64-bit) with n_build the smaller input (the
-//   RIGHT side is the build side: pass the smaller input as "right").
-//
-// Kernels, per input side X in {left, right} (H = HashPart policy, tilesX = max(1, ceil(nX / H::tile_items))):
-//   1. hist:    HashPartitionAgent<H>::histogram(temp, nX, key, bits, hist)
-//               threads H::block_threads, grid = tilesX. Buffer hist: parts * tilesX int64.
-//   2. scan:    runtime exclusive scan over hist (parts * tilesX int64) -> parts * tilesX + 1 int64
-//               (the last entry, the number of rows kept, ends the last partition)
-//   3. scatter: HashPartitionAgent<H>::scatter(temp, nX, key, bits, hist_scanned, out_keys, out_rows, move)
-//               grid = tilesX. Buffers out_keys nX KeyT, out_rows nX unsigned int (original row ids,
-//               in partition order; stable within each partition).
-// Then the join (J = HashJoin policy), grid = parts blocks, threads J::block_threads:
-//   4. count:   HashJoinAgent<J, KeyT>::run<true>(temp, bits, nl, l_keys, l_hist, l_tiles,
-//               nr, r_keys, r_hist, r_tiles, residual, NoJoinEmit{}, counts, nullptr)
-//               Buffer counts: parts + 1 int64 (block 0 writes counts[parts] = 0).
-//   5. scan:    runtime exclusive scan over counts (parts + 1) -> offsets; total = offsets[parts]
-//               (read it directly or with copy_element(offsets, parts, out_count), common.cuh).
-//   6. write:   HashJoinAgent<J, KeyT>::run<false>(temp, ..., residual, emit, nullptr, offsets)
-//               emit(lpos, rpos, o) with o in [offsets[p], offsets[p+1]). The order of output rows
-//               within a partition is unspecified (bag semantics).
-//   7. gather:  generator-emitted map over the output: l_rows[lpos], r_rows[rpos] or GFTR payloads.
-// Or, instead of 4-6, one pass writing a paged list (paged.cuh), grid = parts blocks:
-//   4'. paged:  HashJoinAgent<J, KeyT>::run_paged<R>(temp, out, bits, ..., residual, emit) with
-//               emit(lpos, rpos, h) at row handles h of `out`; heads has parts * J::warps
-//               entries (one chain of pages per warp). The probe goes in rounds of one left row
-//               per thread: each thread counts its matches (keeping the first kCache in
-//               registers), its warp reserves that many rows of pages (WarpPageWriter: a warp
-//               scan, no block barrier), then the matches are emitted (a thread with more than
-//               kCache matches walks its chain again).
-// A partition whose build side exceeds the shared-memory table is processed in chunks (each chunk
-// probed by the whole probe partition): correct under any skew, slower for heavy skew.
+// Launch sequence (ra_ops/join/hash_lowering.cpp), per side X in {left (probe), right (build)}:
+//   1. h of every row that takes part (a fused select drops rows), compacted: keys_X[n_X]
+//      (KeyT), and alongside it whatever the generator needs of the row later: 4-byte attribute
+//      values and/or the row id. A map kernel, or a select kernel when a fused stage filters.
+//   2. bits = min(kMaxRadixBits, ceil(log2(ceil(n_right / kTargetBuildRows)))): the fewest radix
+//      bits that bring the average build partition to kTargetBuildRows. parts = 2^bits. Partition
+//      p holds the rows with (h & (parts - 1)) == p.
+//   3. A stable radix sort of (h, value) on bits [0, bits) of h (CUB onesweep, one pass per 8
+//      bits), once per value array (the sort is stable and deterministic, so every array gets
+//      the same permutation: paper 004's GFTR, the join then reads the attributes it writes in
+//      partition order instead of gathering them through row ids). With bits == 0 nothing is
+//      partitioned and the arrays are read in row order.
+//   4. partition_bounds(i, n_X, keys_X, bits, bounds_X) for i < n_X (one thread per row;
+//      bounds_X: parts + 1 int64, zeroed before, so that an empty side leaves it all 0):
+//      partition p is rows [bounds_X[p], bounds_X[p + 1]).
+// Then the join, over tiles of the partitioned probe side (J = HashJoin policy, tile =
+// J::tile_items probe rows, grid = max(1, ceil(n_left / tile)), J::block_threads threads, dynamic
+// shared memory sizeof(TempStorage)):
+//   5. run(temp, bits, n_left, keys_left, bounds_left, keys_right, bounds_right, residual, emit,
+//      capacity, header): header (1 x u64, zeroed) counts the output rows claimed; emit(i, j, o)
+//      (positions i, j in partition order) runs only for o < capacity. When header[0] ends above
+//      capacity, the executor grows the output to header[0] rows and runs the kernel again
+//      (rt::Regrow): an output sized by an estimate (the probe rows, exact for a foreign-key join)
+//      needs no count pass.
+//   5'. Or run_paged<PageRows>(temp, out, bits, ...): the same, writing a paged list
+//      (paged.cuh); one chain of pages per warp of each block: out.heads has
+//      tiles * (J::block_threads / 32) entries.
+// A block takes the segments of its tile that belong to one partition each. For a segment it
+// builds the partition's build rows into a shared-memory table and probes it with the segment's
+// rows, kept in registers. A partition with more build rows than kChunk (a heavy key, or a
+// partition count capped at kMaxRadixBits) is built in chunks, each probed by the segment:
+// correct under any skew. A heavy probe key spreads over as many blocks as its rows fill tiles.
+// Each segment's matches are counted first (probes of the shared table), so a block claims its
+// output rows with one global atomic per segment, and the warps then write their rows in order,
+// coalesced. The order of output rows is unspecified (bag semantics).
 #pragma once
 
 #include <ranc/templates/join.cuh>
@@ -53,252 +51,241 @@
 
 namespace ranc::tpl {
 
-constexpr int kMaxRadixBits = 12;
+constexpr int kMaxRadixBits = 16;
 
-template <int BlockThreads, int ItemsPerThread>
-using HashPolicy = TilePolicy<BlockThreads, ItemsPerThread>;
-
-/// Move hook meaning "keys only" (no payload transformed with the partition).
-struct NoMove {
-  __device__ __forceinline__ void operator()(i64, i64) const {}
-};
-
-__device__ __forceinline__ unsigned int hash_partition(unsigned int k, int bits) {
-  return bits == 0 ? 0u : (k * 0x9E3779B1u) >> (32 - bits);
-}
-__device__ __forceinline__ unsigned int hash_partition(unsigned long long k, int bits) {
-  return bits == 0 ? 0u : static_cast<unsigned int>((k * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-}
-__device__ __forceinline__ unsigned int hash_slot(unsigned int k) {  // murmur3 fmix32
+/// A bijection of the key word (murmur3 fmix32 / fmix64): equal h <=> equal keys.
+__device__ __forceinline__ unsigned int hash_key(unsigned int k) {
   k ^= k >> 16; k *= 0x85ebca6bu; k ^= k >> 13; k *= 0xc2b2ae35u; k ^= k >> 16;
   return k;
 }
-__device__ __forceinline__ unsigned int hash_slot(unsigned long long k) {  // murmur3 fmix64
+__device__ __forceinline__ unsigned long long hash_key(unsigned long long k) {
   k ^= k >> 33; k *= 0xff51afd7ed558ccdull; k ^= k >> 33; k *= 0xc4ceb9fe1a85ec53ull; k ^= k >> 33;
-  return static_cast<unsigned int>(k);
+  return k;
+}
+/// The inverses: the key word whose hash_key is h (the join recovers key attributes from h).
+__device__ __forceinline__ unsigned int hash_key_inverse(unsigned int h) {
+  h ^= h >> 16; h *= 0x7ed1b41du; h ^= (h >> 13) ^ (h >> 26); h *= 0xa5cb9243u; h ^= h >> 16;
+  return h;
+}
+__device__ __forceinline__ unsigned long long hash_key_inverse(unsigned long long h) {
+  h ^= h >> 33; h *= 0x9cb4b2f8129337dbull; h ^= h >> 33; h *= 0x4f74430c22a54005ull; h ^= h >> 33;
+  return h;
+}
+/// The table slot of h: bits above the partition bits (at most kMaxRadixBits).
+__device__ __forceinline__ unsigned int hash_slot(unsigned int h) { return h >> 16; }
+__device__ __forceinline__ unsigned int hash_slot(unsigned long long h) {
+  return static_cast<unsigned int>(h >> 32);
 }
 
-template <class Policy>
-struct HashPartitionAgent {
+/// Step 4: with one thread per row i < n of the partitioned keys, bounds[p] = the first row of
+/// partition p for p <= parts (bounds[parts] = n).
+template <class KeyT>
+__device__ __forceinline__ void partition_bounds(i64 i, i64 n, const KeyT* keys, i64 bits, i64* bounds) {
+  if (i >= n) return;
+  const KeyT mask = static_cast<KeyT>((KeyT(1) << bits) - 1);
+  const i64 p = static_cast<i64>(keys[i] & mask);
+  const i64 prev = i == 0 ? -1 : static_cast<i64>(keys[i - 1] & mask);
+  for (i64 q = prev + 1; q <= p; ++q) bounds[q] = i;
+  if (i == n - 1) {
+    const i64 parts = i64(1) << bits;
+    for (i64 q = p + 1; q <= parts; ++q) bounds[q] = n;
+  }
+}
+
+/// Build and probe in shared memory. TableSlots: the largest table (a power of two); a
+/// partition's build rows go in chunks of kChunk = TableSlots / 2, each into the smallest table
+/// of at least twice its rows.
+template <class Policy, class KeyT, int TableSlots = 8192>
+struct HashJoinAgent {
   static constexpr int kThreads = Policy::block_threads;
   static constexpr int kItems = Policy::items_per_thread;
   static constexpr int kTile = Policy::tile_items;
-  static constexpr int kMaxParts = 1 << kMaxRadixBits;
-  using Sort = BlockRadixSort<unsigned int, kThreads, kItems, int>;
-
-  struct TempStorage {
-    union {
-      typename Sort::TempStorage sort;
-      unsigned int sorted_pid[kTile];
-    } u;
-    int counts[kMaxParts];  // histogram, then the first sorted slot of every partition in the tile
-  };
-
-  /// The hooks of histogram() and scatter() (contract.cuh).
-  struct Hooks {
-    struct KeyT;                          // the key word: unsigned int or unsigned long long
-    __device__ KeyT key(i64 row) const;   // key of an input row
-    // Optional (AlwaysTrue): the row takes part (a select fused into the partitioning); key is
-    // evaluated only on kept rows.
-    __device__ bool keep(i64 row) const;
-    // Optional (NoMove): copy payload columns of row to partitioned position pos (GFTR).
-    __device__ void move(i64 row, i64 pos) const;
-  };
-  /// Exactly `tiles` blocks, also for n == 0: every tile writes its column of the histogram.
-  static constexpr LaunchRule histogram_launch{Grid::tiles_exact, "n", Policy::block_threads};
-  static constexpr LaunchRule scatter_launch{Grid::tiles, "n", Policy::block_threads};
-
-  template <class Key, class Keep = AlwaysTrue>
-  __device__ __forceinline__ static void histogram(TempStorage& temp, i64 n, Key key, i64 bits, i64* hist,
-                                                   Keep keep = {}) {
-    const int parts = 1 << static_cast<int>(bits);
-    const i64 tiles = num_tiles(n, kTile);
-    for (int p = threadIdx.x; p < parts; p += kThreads) temp.counts[p] = 0;
-    __syncthreads();
-    const i64 base = tile_base(kTile);
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const i64 i = base + k * kThreads + threadIdx.x;
-      if (i < n && keep(i)) atomicAdd(&temp.counts[hash_partition(key(i), static_cast<int>(bits))], 1);
-    }
-    __syncthreads();
-    for (int p = threadIdx.x; p < parts; p += kThreads) hist[p * tiles + tile_index()] = temp.counts[p];
-  }
-
-  template <class Key, class KeyT, class Keep = AlwaysTrue, class Move = NoMove>
-  __device__ __forceinline__ static void scatter(TempStorage& temp, i64 n, Key key, i64 bits, const i64* hist,
-                                                 KeyT* out_keys, unsigned int* out_rows, Keep keep = {},
-                                                 Move move = {}) {
-    const int parts = 1 << static_cast<int>(bits);
-    const i64 tiles = num_tiles(n, kTile);
-    const i64 base = tile_base(kTile);
-    unsigned int pid[kItems];
-    int local[kItems];
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      // Blocked arrangement so that the stable block sort keeps the input order within a partition.
-      local[k] = threadIdx.x * kItems + k;
-      const i64 i = base + local[k];
-      pid[k] = i < n && keep(i) ? hash_partition(key(i), static_cast<int>(bits)) : static_cast<unsigned int>(parts);
-    }
-    Sort(temp.u.sort).Sort(pid, local, 0, static_cast<int>(bits) + 1);
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) temp.u.sorted_pid[threadIdx.x * kItems + k] = pid[k];
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const int s = threadIdx.x * kItems + k;
-      if (pid[k] < static_cast<unsigned int>(parts) && (s == 0 || temp.u.sorted_pid[s - 1] != pid[k]))
-        temp.counts[pid[k]] = s;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const int s = threadIdx.x * kItems + k;
-      if (pid[k] < static_cast<unsigned int>(parts)) {
-        const i64 i = base + local[k];
-        const i64 dst = hist[pid[k] * tiles + tile_index()] + (s - temp.counts[pid[k]]);
-        out_keys[dst] = key(i);
-        out_rows[dst] = static_cast<unsigned int>(i);
-        move(i, dst);
-      }
-    }
-  }
-};
-
-/// Per-partition build (right) and probe (left). TableSlots: shared-memory hash table size
-/// (power of two; default 4096 for 32-bit keys, 2048 for 64-bit keys: static shared memory is
-/// limited to 48 KiB); the build side is inserted in chunks of TableSlots / 2 rows.
-template <class Policy, class KeyT, int TableSlots = (sizeof(KeyT) == 8 ? 2048 : 4096)>
-struct HashJoinAgent {
-  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kWarps = kThreads / 32;
   static_assert((TableSlots & (TableSlots - 1)) == 0, "TableSlots must be a power of two");
   static constexpr int kChunk = TableSlots / 2;
+  /// The average build rows per partition the radix bits aim at (step 2): half a chunk, so
+  /// that partitions rarely need a second chunk.
+  static constexpr i64 kTargetBuildRows = kChunk / 2;
+  static constexpr unsigned int kEmpty = 0xffffffffu;
 
   struct TempStorage {
     KeyT keys[TableSlots];
-    int idx[TableSlots];
-    unsigned long long counter;
+    unsigned int rows[TableSlots];  // build positions; kEmpty marks a free slot
+    unsigned long long base;        // run: the first output row of the segment's matches
+    unsigned int total;             // run: the segment's matches
+    unsigned int cursor;            // run: matches of the segment claimed by warps so far
   };
 
-  /// The hooks of run() and run_paged() (contract.cuh); lpos, rpos are positions in the
-  /// partitioned relations.
+  /// The hooks of run() and run_paged() (contract.cuh); i is a left (probe) position, j a right
+  /// (build) position, both in partition order (the generator reads the rows' attributes from
+  /// columns partitioned alike, or through partitioned row ids).
   struct Hooks {
-    __device__ bool residual(i64 lpos, i64 rpos) const;  // NoResidual = none
+    __device__ bool residual(i64 i, i64 j) const;  // NoResidual = none
     // Write the match to output row out_row (run) or to row handle out_row of the pages (run_paged).
-    __device__ void emit(i64 lpos, i64 rpos, i64 out_row) const;
+    __device__ void emit(i64 i, i64 j, i64 out_row) const;
   };
-  static constexpr LaunchRule run_launch{Grid::partitions, "parts", Policy::block_threads};
-  static constexpr LaunchRule run_paged_launch{Grid::partitions, "parts", Policy::block_threads};
+  static constexpr LaunchRule run_launch{Grid::tiles, "nl", Policy::block_threads};
+  static constexpr LaunchRule run_paged_launch{Grid::tiles, "nl", Policy::block_threads};
 
-  // The shared-memory table of build rows [c0, c1) (at most kChunk), ready for probing when it
-  // returns (every thread must call it).
-  __device__ __forceinline__ static void build(TempStorage& temp, const KeyT* r_keys, i64 c0, i64 c1) {
-    for (int s = threadIdx.x; s < TableSlots; s += kThreads) temp.idx[s] = -1;
-    __syncthreads();
-    for (i64 r = c0 + threadIdx.x; r < c1; r += kThreads) {
-      const KeyT k = r_keys[r];
-      unsigned int s = hash_slot(k) & (TableSlots - 1);
-      while (atomicCAS(&temp.idx[s], -1, static_cast<int>(r - c0)) != -1) s = (s + 1) & (TableSlots - 1);
-      temp.keys[s] = k;
-    }
-    __syncthreads();
-  }
-
-  template <bool CountOnly, class Residual, class Emit>
+  template <class Residual, class Emit>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 bits, i64 nl, const KeyT* l_keys,
-                                             const i64* l_hist, i64 l_tiles, i64 nr, const KeyT* r_keys,
-                                             const i64* r_hist, i64 r_tiles, Residual residual, Emit emit,
-                                             i64* counts, const i64* offsets) {
-    const i64 parts = i64(1) << bits;
-    const i64 p = tile_index();
-    if (p >= parts) return;
-    // The scanned histograms hold parts * tiles + 1 entries: the last is the number of rows kept.
-    const i64 l0 = l_hist[p * l_tiles], l1 = l_hist[(p + 1) * l_tiles];
-    const i64 r0 = r_hist[p * r_tiles], r1 = r_hist[(p + 1) * r_tiles];
-    if (threadIdx.x == 0) temp.counter = 0;
-    unsigned long long my_count = 0;
-    const i64 out_base = CountOnly ? 0 : offsets[p];
-    for (i64 c0 = r0; c0 < r1; c0 += kChunk) {
-      const i64 c1 = min64(c0 + kChunk, r1);
-      build(temp, r_keys, c0, c1);
-      for (i64 l = l0 + threadIdx.x; l < l1; l += kThreads) {
-        const KeyT k = l_keys[l];
-        unsigned int s = hash_slot(k) & (TableSlots - 1);
-        for (int e = temp.idx[s]; e >= 0; s = (s + 1) & (TableSlots - 1), e = temp.idx[s]) {
-          if (temp.keys[s] == k && residual(l, c0 + e)) {
-            if constexpr (CountOnly) {
-              ++my_count;
-            } else {
-              const i64 o = out_base + static_cast<i64>(atomicAdd(&temp.counter, 1ull));
-              emit(l, c0 + e, o);
-            }
-          }
-        }
-      }
-      __syncthreads();
-    }
-    if constexpr (CountOnly) {
-      if (my_count) atomicAdd(&temp.counter, my_count);
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        counts[p] = static_cast<i64>(temp.counter);
-        if (p == 0) counts[parts] = 0;
-      }
-    }
+                                             const i64* l_bounds, const KeyT* r_keys, const i64* r_bounds,
+                                             Residual residual, Emit emit, i64 capacity,
+                                             unsigned long long* header) {
+    WarpPageWriter<1> unused;
+    drive<false, 1>(temp, unused, PagedOut{}, bits, nl, l_keys, l_bounds, r_keys, r_bounds, residual, emit,
+                    capacity, header);
   }
-
-  static constexpr int kCache = 4;  // matches per probe row kept in registers by run_paged
 
   template <int PageRows, class Residual, class Emit>
-  __device__ __forceinline__ static void run_paged(TempStorage& temp, const PagedOut& out, i64 bits, i64 nl, const KeyT* l_keys,
-                                                   const i64* l_hist, i64 l_tiles, i64 nr, const KeyT* r_keys,
-                                                   const i64* r_hist, i64 r_tiles, Residual residual,
-                                                   Emit emit) {
-    const i64 parts = i64(1) << bits;
-    const i64 p = tile_index();
-    if (p >= parts) return;
-    const i64 l0 = l_hist[p * l_tiles], l1 = l_hist[(p + 1) * l_tiles];
-    const i64 r0 = r_hist[p * r_tiles], r1 = r_hist[(p + 1) * r_tiles];
+  __device__ __forceinline__ static void run_paged(TempStorage& temp, const PagedOut& out, i64 bits, i64 nl,
+                                                   const KeyT* l_keys, const i64* l_bounds, const KeyT* r_keys,
+                                                   const i64* r_bounds, Residual residual, Emit emit) {
     WarpPageWriter<PageRows> w;
-    for (i64 c0 = r0; c0 < r1 && l0 < l1; c0 += kChunk) {
-      const i64 c1 = min64(c0 + kChunk, r1);
-      build(temp, r_keys, c0, c1);
-      for (i64 b = l0; b < l1; b += kThreads) {  // the same trip count in every thread
-        const i64 l = b + threadIdx.x;
-        int cache[kCache];
-        int found = 0;
-        KeyT k{};
-        if (l < l1) {
-          k = l_keys[l];
-          unsigned int s = hash_slot(k) & (TableSlots - 1);
-          for (int e = temp.idx[s]; e >= 0; s = (s + 1) & (TableSlots - 1), e = temp.idx[s]) {
-            if (temp.keys[s] == k && residual(l, c0 + e)) {
-              if (found < kCache) cache[found] = e;
-              ++found;
-            }
+    drive<true, PageRows>(temp, w, out, bits, nl, l_keys, l_bounds, r_keys, r_bounds, residual, emit, 0,
+                          nullptr);
+    w.finish(out, tile_index() * kWarps + threadIdx.x / 32);
+  }
+
+ private:
+  // The table of build rows [c0, c1) (at most kChunk), ready for probing when it returns (every
+  // thread calls it); returns the table's slot mask.
+  __device__ __forceinline__ static unsigned int build(TempStorage& temp, const KeyT* r_keys, i64 c0, i64 c1) {
+    const unsigned int n = static_cast<unsigned int>(c1 - c0);
+    unsigned int size = 64;
+    while (size < 2 * n) size <<= 1;
+    const unsigned int mask = size - 1;
+    for (unsigned int s = threadIdx.x; s < size; s += kThreads) temp.rows[s] = kEmpty;
+    __syncthreads();
+    for (i64 r = c0 + threadIdx.x; r < c1; r += kThreads) {
+      const KeyT h = r_keys[r];
+      unsigned int s = hash_slot(h) & mask;
+      while (atomicCAS(&temp.rows[s], kEmpty, static_cast<unsigned int>(r)) != kEmpty) s = (s + 1) & mask;
+      temp.keys[s] = h;
+    }
+    __syncthreads();
+    return mask;
+  }
+
+  // Matches of probe key h (position i) in the table: their number, and the first one's build
+  // position.
+  template <class Residual>
+  __device__ __forceinline__ static int probe(const TempStorage& temp, unsigned int mask, KeyT h, i64 i,
+                                              Residual& residual, unsigned int& first) {
+    int found = 0;
+    unsigned int s = hash_slot(h) & mask;
+    for (unsigned int j = temp.rows[s]; j != kEmpty; s = (s + 1) & mask, j = temp.rows[s]) {
+      if (temp.keys[s] == h && residual(i, static_cast<i64>(j))) {
+        if (found == 0) first = j;
+        ++found;
+      }
+    }
+    return found;
+  }
+
+  // Passes the `found` matches of probe position i to place(i, j, m), m = 0, 1, ...
+  template <class Residual, class Emit, class Place>
+  __device__ __forceinline__ static void write(const TempStorage& temp, unsigned int mask, KeyT h, i64 i,
+                                               int found, unsigned int first, Residual& residual, Emit& emit,
+                                               Place place) {
+    if (found == 1) {
+      place(i, static_cast<i64>(first), 0);
+    } else if (found > 1) {
+      int m = 0;
+      unsigned int s = hash_slot(h) & mask;
+      for (unsigned int j = temp.rows[s]; j != kEmpty; s = (s + 1) & mask, j = temp.rows[s])
+        if (temp.keys[s] == h && residual(i, static_cast<i64>(j))) place(i, static_cast<i64>(j), m++);
+    }
+  }
+
+  template <bool Paged, int PageRows, class Residual, class Emit>
+  __device__ __forceinline__ static void drive(TempStorage& temp, WarpPageWriter<PageRows>& w, const PagedOut& out,
+                                               i64 bits, i64 nl, const KeyT* l_keys, const i64* l_bounds,
+                                               const KeyT* r_keys, const i64* r_bounds, Residual& residual,
+                                               Emit& emit, i64 capacity,
+                                               unsigned long long* header) {
+    const i64 start = tile_base(kTile);
+    if (start >= nl) return;  // the whole block: no rows
+    const i64 end = min64(start + kTile, nl);
+    const KeyT pmask = static_cast<KeyT>((KeyT(1) << bits) - 1);
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    for (i64 pos = start; pos < end;) {
+      // The segment [pos, seg_end) of partition `part` (every thread reads the same words).
+      const i64 part = static_cast<i64>(l_keys[pos] & pmask);
+      const i64 seg_end = min64(end, l_bounds[part + 1]);
+      const i64 r0 = r_bounds[part], r1 = r_bounds[part + 1];
+      for (i64 c0 = r0; c0 < r1; c0 += kChunk) {
+        if constexpr (!Paged) {
+          if (threadIdx.x == 0) temp.total = 0;
+        }
+        const unsigned int mask = build(temp, r_keys, c0, min64(c0 + kChunk, r1));
+        KeyT h[kItems];
+        i64 li[kItems];
+        int found[kItems];
+        unsigned int first[kItems];
+        int mine = 0;
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+          const i64 l = pos + k * kThreads + threadIdx.x;
+          found[k] = 0;
+          h[k] = 0;
+          li[k] = 0;
+          first[k] = 0;
+          if (l < seg_end) {
+            h[k] = l_keys[l];
+            li[k] = l;
+            found[k] = probe(temp, mask, h[k], li[k], residual, first[k]);
+            mine += found[k];
           }
         }
-        i64 x = w.reserve(out, found);
-        if (found <= kCache) {
-          for (int m = 0; m < found; ++m, ++x) {
-            const i64 h = w.handle(out, x);
-            if (h >= 0) emit(l, c0 + cache[m], h);
+        if constexpr (Paged) {
+#pragma unroll
+          for (int k = 0; k < kItems; ++k) {
+            const i64 x = w.reserve(out, found[k]);  // every lane of the warp, also with nothing
+            write(temp, mask, h[k], li[k], found[k], first[k], residual, emit,
+                  [&](i64 i, i64 j, int m) {
+                    const i64 hdl = w.handle(out, x + m);
+                    if (hdl >= 0) emit(i, j, hdl);
+                  });
           }
         } else {
-          unsigned int s = hash_slot(k) & (TableSlots - 1);
-          for (int e = temp.idx[s]; e >= 0; s = (s + 1) & (TableSlots - 1), e = temp.idx[s]) {
-            if (temp.keys[s] == k && residual(l, c0 + e)) {
-              const i64 h = w.handle(out, x++);
-              if (h >= 0) emit(l, c0 + e, h);
+          // The segment's matches: one global claim, then warps take their rows in order.
+          int wsum = mine;
+#pragma unroll
+          for (int d = 16; d > 0; d >>= 1) wsum += __shfl_xor_sync(0xffffffffu, wsum, d);
+          if (lane == 0 && wsum) atomicAdd(&temp.total, static_cast<unsigned int>(wsum));
+          __syncthreads();
+          if (threadIdx.x == 0) {
+            temp.cursor = 0;
+            if (temp.total) temp.base = atomicAdd(header, static_cast<unsigned long long>(temp.total));
+          }
+          __syncthreads();
+          if (temp.total) {
+            const i64 base = static_cast<i64>(temp.base);
+#pragma unroll
+            for (int k = 0; k < kItems; ++k) {
+              int incl = found[k];
+#pragma unroll
+              for (int d = 1; d < 32; d <<= 1) {
+                const int v = __shfl_up_sync(0xffffffffu, incl, d);
+                if (lane >= d) incl += v;
+              }
+              const int wtotal = __shfl_sync(0xffffffffu, incl, 31);
+              if (wtotal == 0) continue;  // uniform in the warp
+              unsigned int wbase = 0;
+              if (lane == 31) wbase = atomicAdd(&temp.cursor, static_cast<unsigned int>(wtotal));
+              wbase = __shfl_sync(0xffffffffu, wbase, 31);
+              const i64 o = base + wbase + (incl - found[k]);
+              write(temp, mask, h[k], li[k], found[k], first[k], residual, emit, [&](i64 i, i64 j, int m) {
+                if (o + m < capacity) emit(i, j, o + m);
+              });
             }
           }
         }
+        __syncthreads();  // the table, total and cursor are rewritten by the next chunk
       }
-      __syncthreads();
+      pos = seg_end;
     }
-    w.finish(out, p * (kThreads / 32) + threadIdx.x / 32);
   }
 };
 
