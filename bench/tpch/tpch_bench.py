@@ -84,10 +84,11 @@ def duckdb_load(con, data, table, columns=None):
         f"header=false, columns={{{spec}}}, auto_detect=false)")
 
 
-def ranc_run(ranc, query, data, cache_dir, out_csv, output_name, gpu):
+def ranc_run(ranc, query, data, cache_dir, out_csv, output_name, gpu, extra=()):
     env = dict(os.environ, RANC_CACHE_DIR=cache_dir)
     cmd = [ranc, "run", os.path.join(ROOT, "examples", "tpch", f"q{query}.ra"), "--data", data,
-           "--time", "--output", f"{output_name}={out_csv}", "--gpu" if gpu else "--cpu"]
+           "--time", "--output", f"{output_name}={out_csv}", "--gpu" if gpu else "--cpu",
+           *extra]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"ranc q{query} failed ({p.returncode}): {p.stderr.strip()}")
@@ -140,6 +141,8 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--cpu", action="store_true", help="ranc on its CPU reference executor")
     ap.add_argument("--markdown")
+    ap.add_argument("--ranc-arg", action="append", default=[],
+                    help="pass this option to every ranc run (e.g. --ranc-arg=--join=hash)")
     a = ap.parse_args()
     import duckdb  # noqa: E402  (after --help works without it)
 
@@ -187,8 +190,8 @@ def main():
             shutil.rmtree(cache, ignore_errors=True)
             out_csv = os.path.join(tmp, f"q{q}.csv")
             try:
-                cold = ranc_run(a.ranc, q, data, cache, out_csv, output_name, not a.cpu)
-                warm = [ranc_run(a.ranc, q, data, cache, out_csv, output_name, not a.cpu)
+                cold = ranc_run(a.ranc, q, data, cache, out_csv, output_name, not a.cpu, a.ranc_arg)
+                warm = [ranc_run(a.ranc, q, data, cache, out_csv, output_name, not a.cpu, a.ranc_arg)
                         for _ in range(max(a.repeat, 1))]
             except RuntimeError as e:  # recorded; the other queries still run
                 log(f"Q{q}: {e}")

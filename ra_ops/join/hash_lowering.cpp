@@ -248,6 +248,21 @@ struct HashJoinCode {
   int64_t tile() const {
     return static_cast<int64_t>(ctx.policy_threads("HashJoin")) * ctx.policy_items("HashJoin");
   }
+  // The join's grid: a block per probe tile and one more per two partitions (the kernel
+  // spreads the probe rows evenly), so that a probe side smaller than the build side still
+  // gets about a block per partition or two rather than a few blocks building many tables.
+  rt::SizeExpr join_items() const {
+    return rt::SizeExpr{0, {rt::SizeTerm{1, {left.kept}}, rt::SizeTerm{tile() / 2, {parts}}}};
+  }
+  // A paged output has a chain of pages per warp, each ending in a partial page: its grid is
+  // capped at kPagedBlocks blocks (each then takes several tiles) so that the partial pages
+  // stay a bounded overhead.
+  static constexpr int64_t kPagedBlocks = 1024;
+  rt::SizeExpr paged_items() const {
+    rt::SizeExpr e = join_items();
+    e.at_most = kPagedBlocks * tile();
+    return e;
+  }
   // Bytes of HashJoinAgent's TempStorage with its default 8192 slots (a static_assert in the
   // kernel checks it).
   int64_t smem_bytes() const { return int64_t{8192} * (key_size + 4) + 64; }
@@ -330,7 +345,7 @@ struct HashJoinCode {
     g.capacity = cap;
     g.needed = total;
     g.grow = out.columns;
-    LaunchShape shape{rt::SizeExpr::slot(left.kept), tile(), ctx.policy_threads("HashJoin"), true};
+    LaunchShape shape{join_items(), tile(), ctx.policy_threads("HashJoin"), true};
     shape.nodes = v.nodes;
     shape.regrow = g;
     shape.dynamic_smem = static_cast<int32_t>(smem_bytes());
@@ -352,7 +367,13 @@ struct HashJoinCode {
     const std::string ops = v.op_names(ctx.program());
     const int64_t R = ctx.options().page_rows;
     const int64_t warps = ctx.policy_threads("HashJoin") / 32;  // one chain of pages each
-    const rt::SlotId tiles = ctx.num_tiles(id, left.kept, -1, tile());
+    const rt::SlotId tiles = ctx.new_slot();  // the join's blocks
+    {
+      rt::SizeExpr b = paged_items();
+      b.divisor = tile();
+      b.at_least = 1;
+      ctx.step(rt::SetSize{tiles, b});
+    }
     const rt::SlotId cap = ctx.new_slot();
     rt::SizeExpr capx{0, {rt::SizeTerm{1, {left.kept}}, rt::SizeTerm{warps * R, {tiles}}}, R};
     capx.at_least = 1;
@@ -385,7 +406,7 @@ struct HashJoinCode {
           agent.call("run_paged",
                      join_call({"temp", "out"}, std::move(args), hook, emit_hook(), {}),
                      {std::to_string(R)});
-      LaunchShape shape{rt::SizeExpr::slot(left.kept), tile(), ctx.policy_threads("HashJoin"), true};
+      LaunchShape shape{paged_items(), tile(), ctx.policy_threads("HashJoin"), true};
       shape.nodes = v.nodes;
       shape.dynamic_smem = static_cast<int32_t>(smem_bytes());
       rt::Regrow g;

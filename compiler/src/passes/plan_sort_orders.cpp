@@ -171,11 +171,12 @@ class Planner {
       key_types.push_back(right.schema[static_cast<size_t>(k)].type);
     if (hash_join_key_bits(key_types) == 0) return JoinAlgorithm::SortMerge;
     if (options_.join == JoinAlgorithm::Hash) return JoinAlgorithm::Hash;
-    // Auto: hash when sort-merge would sort its right input and the left input has no
-    // order for the output to keep (bench/RESULTS.md, issue 9: the partitioned hash join
-    // against sort + merge on unsorted inputs, and TPC-H both ways).
-    const bool right_grouped = groups_by(phys(n.inputs.at(1)).order, n.right_key_index);
-    if (!right_grouped && phys(n.inputs.at(0)).order.empty()) return JoinAlgorithm::Hash;
+    // Auto is sort-merge. The partitioned hash join is 4.4x faster than sort + merge on
+    // large unsorted PK-FK inputs (2^27 x 2^27 on an H100), but hashing every join of
+    // unsorted inputs made TPC-H SF 10 2-5x slower on Q2, Q3, Q5, Q7, Q13 and Q18
+    // (bench/RESULTS.md, issue 9): their joins are small or filtered, where sorting the
+    // right input and searching it costs less than partitioning both sides. The choice
+    // needs the inputs' sizes, which the planner does not have.
     return JoinAlgorithm::SortMerge;
   }
 

@@ -18,8 +18,9 @@
 //   Hash:      the partitioned hash join for an inner join whose keys pack into one
 //              32- or 64-bit word (hash_join_key_bits); semi/anti joins and other keys
 //              use sort-merge.
-//   Auto:      sort-merge (the hash join measured slower than sort + merge on an H100,
-//              bench/RESULTS.md; Auto will pick it once it is faster).
+//   Auto:      sort-merge. The hash join wins on large unsorted joins but lost on
+//              TPC-H's small and filtered ones (bench/RESULTS.md, issue 9); choosing
+//              needs input sizes the planner does not have.
 #pragma once
 
 #include <vector>

@@ -24,8 +24,9 @@
 //      bounds_X: parts + 1 int64, zeroed before, so that an empty side leaves it all 0):
 //      partition p is rows [bounds_X[p], bounds_X[p + 1]).
 // Then the join, over tiles of the partitioned probe side (J = HashJoin policy, tile =
-// J::tile_items probe rows, grid = max(1, ceil(n_left / tile)), J::block_threads threads, dynamic
-// shared memory sizeof(TempStorage)):
+// J::tile_items probe rows, grid = at least max(1, ceil(n_left / tile)) blocks, J::block_threads
+// threads, dynamic shared memory sizeof(TempStorage); the probe rows spread evenly over the
+// grid, so the generator may launch more blocks, e.g. one per two partitions more):
 //   5. run(temp, bits, n_left, keys_left, bounds_left, keys_right, bounds_right, residual, emit,
 //      capacity, header): header (1 x u64, zeroed) counts the output rows claimed; emit(i, j, o)
 //      (positions i, j in partition order) runs only for o < capacity. When header[0] ends above
@@ -112,8 +113,9 @@ struct HashJoinAgent {
     KeyT keys[TableSlots];
     unsigned int rows[TableSlots];  // build positions; kEmpty marks a free slot
     unsigned long long base;        // run: the first output row of the segment's matches
-    unsigned int total;             // run: the segment's matches
-    unsigned int cursor;            // run: matches of the segment claimed by warps so far
+    unsigned int total;             // run: the round's matches, added by the warps
+    unsigned int claimed;           // run: the round's matches, claimed in the output
+    unsigned int cursor;            // run: matches of the round taken by warps so far
   };
 
   /// The hooks of run() and run_paged() (contract.cuh); i is a left (probe) position, j a right
@@ -126,6 +128,7 @@ struct HashJoinAgent {
   };
   static constexpr LaunchRule run_launch{Grid::tiles, "nl", Policy::block_threads};
   static constexpr LaunchRule run_paged_launch{Grid::tiles, "nl", Policy::block_threads};
+  // (Grid::tiles is the fewest blocks; more spread the probe rows thinner.)
 
   template <class Residual, class Emit>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 bits, i64 nl, const KeyT* l_keys,
@@ -204,21 +207,27 @@ struct HashJoinAgent {
                                                const KeyT* r_keys, const i64* r_bounds, Residual& residual,
                                                Emit& emit, i64 capacity,
                                                unsigned long long* header) {
-    const i64 start = tile_base(kTile);
+    // The probe rows spread evenly over the grid: a grid of more blocks than probe tiles gives
+    // a small probe side against a large build side a block per partition or two, instead of
+    // a few blocks each building many partitions' tables; a grid of fewer blocks (paged
+    // outputs: fewer page chains) gives each block several tiles.
+    const i64 per_block = (nl + gridDim.x - 1) / gridDim.x;
+    const i64 start = tile_index() * per_block;
     if (start >= nl) return;  // the whole block: no rows
-    const i64 end = min64(start + kTile, nl);
+    const i64 end = min64(start + per_block, nl);
     const KeyT pmask = static_cast<KeyT>((KeyT(1) << bits) - 1);
     const int lane = static_cast<int>(threadIdx.x & 31);
+    if (threadIdx.x == 0) temp.total = 0;  // the first build's barriers order it before any add
     for (i64 pos = start; pos < end;) {
       // The segment [pos, seg_end) of partition `part` (every thread reads the same words).
       const i64 part = static_cast<i64>(l_keys[pos] & pmask);
       const i64 seg_end = min64(end, l_bounds[part + 1]);
       const i64 r0 = r_bounds[part], r1 = r_bounds[part + 1];
       for (i64 c0 = r0; c0 < r1; c0 += kChunk) {
-        if constexpr (!Paged) {
-          if (threadIdx.x == 0) temp.total = 0;
-        }
         const unsigned int mask = build(temp, r_keys, c0, min64(c0 + kChunk, r1));
+        // The segment's rows in rounds of a tile, each probing the table.
+        for (i64 rb = pos; rb < seg_end; rb += kTile) {
+        const i64 round_end = min64(seg_end, rb + kTile);
         KeyT h[kItems];
         i64 li[kItems];
         int found[kItems];
@@ -226,12 +235,12 @@ struct HashJoinAgent {
         int mine = 0;
 #pragma unroll
         for (int k = 0; k < kItems; ++k) {
-          const i64 l = pos + k * kThreads + threadIdx.x;
+          const i64 l = rb + k * kThreads + threadIdx.x;
           found[k] = 0;
           h[k] = 0;
           li[k] = 0;
           first[k] = 0;
-          if (l < seg_end) {
+          if (l < round_end) {
             h[k] = l_keys[l];
             li[k] = l;
             found[k] = probe(temp, mask, h[k], li[k], residual, first[k]);
@@ -256,11 +265,14 @@ struct HashJoinAgent {
           if (lane == 0 && wsum) atomicAdd(&temp.total, static_cast<unsigned int>(wsum));
           __syncthreads();
           if (threadIdx.x == 0) {
+            // total is zeroed here, before the barrier that the next round's adds come after.
+            temp.claimed = temp.total;
+            temp.total = 0;
             temp.cursor = 0;
-            if (temp.total) temp.base = atomicAdd(header, static_cast<unsigned long long>(temp.total));
+            if (temp.claimed) temp.base = atomicAdd(header, static_cast<unsigned long long>(temp.claimed));
           }
           __syncthreads();
-          if (temp.total) {
+          if (temp.claimed) {
             const i64 base = static_cast<i64>(temp.base);
 #pragma unroll
             for (int k = 0; k < kItems; ++k) {
@@ -282,7 +294,8 @@ struct HashJoinAgent {
             }
           }
         }
-        __syncthreads();  // the table, total and cursor are rewritten by the next chunk
+        __syncthreads();  // claimed and cursor (and after the last round the table) are rewritten
+        }
       }
       pos = seg_end;
     }
