@@ -1,27 +1,31 @@
-// Lowering of an inner join as a partitioned hash join (hash_join.cuh, paper 004), chosen
-// by physical planning (PhysicalNode::join == Hash). The right input is the build side,
-// the left the probe side, so the output columns are left then right non-key columns as
-// the schema says. Steps, in the order hash_join.cuh documents:
+// Lowering of an inner join as a partitioned hash join (hash_join.cuh, paper 004's PHJ
+// with GFTR), chosen by physical planning (PhysicalNode::join == Hash). The right input is
+// the build side, the left the probe side, so the output columns are left then right
+// non-key columns as the schema says. Steps, in the order hash_join.cuh documents:
 //   per side X in {left, right}:
-//     n<id>_hash_keys_X:  h = hash_key(packed key) and the row id of every row, compacted
-//                         when a fused select filters the side (a select kernel), else a
-//                         map kernel.
+//     n<id>_hash_keys_X:  h = hash_key(packed key) of every row that takes part, with what
+//                         the join reads of the row later (Read): the 32-bit words of its
+//                         4-byte attributes (Carried) and, when an 8-byte attribute is
+//                         read, its row id (Row); key attributes are recovered from h
+//                         (Key). Compacted when a fused select filters the side (a select
+//                         kernel), else a map kernel.
 //   s_bits = min(kMaxRadixBits, ceil_log2(ceil(n_right / kTargetBuildRows))), s_parts =
 //   2^s_bits, computed on the host (no read-back).
-//   per side: a radix partition of (h, row) on bits [0, s_bits) (CUB onesweep) and
-//     n<id>_hash_bounds_X: the first row of every partition.
-//   n<id>_hash_join:  over tiles of the probe side, build each partition's rows into a
+//   per side: radix partitions of (h, row id or carried word) on bits [0, s_bits) (CUB
+//     onesweep; one per array, all permuted alike), and n<id>_hash_bounds_X: the first
+//     row of every partition. With 0 bits nothing is partitioned (row order is read).
+//   n<id>_<ops>_hash: over tiles of the probe side, build each partition's rows into a
 //                     shared-memory table and probe it, writing every output attribute of
-//                     each match from the original (left row, right row) directly into the
-//                     output columns, sized by the probe rows (exact for a foreign-key join)
-//                     and grown and run again when the matches need more (rt::Regrow).
+//                     each match (left position i, right position j in partition order)
+//                     directly into the output columns, sized by the probe rows (exact
+//                     for a foreign-key join) and grown and run again when the matches
+//                     need more (rt::Regrow).
 // Or, when plan_paged_edges makes the output a paged list (its consumers all stream it),
-// the same kernel writes pages claimed per warp.
-// The join's output is a view over the matches (left row, right row), so select and
-// project stages after the join are evaluated in the join kernel (a select joins the
-// residual); it is emitted when the view is materialised. Either input may be a view over
-// row numbers (select/project fused into the key kernel): rows it drops are not
-// partitioned.
+// the same kernel (n<id>_<ops>_hash_paged) writes pages claimed per warp.
+// The join's output is a view over the matches (i, j), so select and project stages after
+// the join are evaluated in the join kernel (a select joins the residual); it is emitted
+// when the view is materialised. Either input may be a view over row numbers
+// (select/project fused into the key kernel): rows it drops are not partitioned.
 // Keys are packed into one 32- or 64-bit word (passes::hash_join_key_bits): integers,
 // dates, string codes and bools as unsigned values, floats by total_order_key so that two
 // keys are equal exactly when their bits are (the IR's key semantics). The output has no
