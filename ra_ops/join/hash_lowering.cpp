@@ -165,7 +165,6 @@ struct HashJoinCode {
       s.kept = ctx.select_kernel(n.id, what, s.rel.size, p, keep, stmts, {},
                                  LoweringContext::fused_nodes({&s.rel}, n.id));
     } else {
-      if (s.rel.view) p.use(*s.rel.view);
       ctx.map_kernel(n.id, what, p, s.rel.size, stmts, {}, LoweringContext::fused_nodes({&s.rel}, n.id));
       s.kept = s.rel.size;
     }
@@ -322,6 +321,19 @@ struct HashJoinCode {
         ctx.copy_row(p, view, "i, j", out, "o"));
   }
 
+  // Emits join kernel `name` (dense or paged): its functor with `member`, the agent's
+  // TempStorage in dynamic shared memory, `pre` statements and the agent `call`, launched
+  // over `items` with `regrow`.
+  void join_kernel(const RowView& v, const std::string& name, KernelParams& p,
+                   const std::string& member, const SkeletonCall& agent, const std::string& pre,
+                   const std::string& call, rt::SizeExpr items, rt::Regrow regrow) {
+    const std::string body = ctx.functor(name + "_fn", p, member) + agent.declare() +
+                             agent.dynamic_temp_storage(smem_bytes()) + pre + call;
+    const LaunchShape shape{std::move(items), tile(), ctx.policy_threads("HashJoin"), true,
+                            v.nodes, std::move(regrow), static_cast<int32_t>(smem_bytes())};
+    ctx.kernel(n.id, name, p, body, shape, agent);
+  }
+
   // The dense output, sized by the probe rows and grown when the matches need more.
   DeviceRelation write_dense(const DeviceRelation& rel) {
     const RowView& v = *rel.view;
@@ -343,19 +355,8 @@ struct HashJoinCode {
     std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash");
     SkeletonCall agent = join_agent();
     std::string call = agent.call("run", join_call({"temp"}, std::move(args), hook, emit_hook(), {pc, hd}));
-    rt::Regrow g;
-    g.header = header;
-    g.index = 0;
-    g.capacity = cap;
-    g.needed = total;
-    g.grow = out.columns;
-    LaunchShape shape{join_items(), tile(), ctx.policy_threads("HashJoin"), true};
-    shape.nodes = v.nodes;
-    shape.regrow = g;
-    shape.dynamic_smem = static_cast<int32_t>(smem_bytes());
-    std::string make = ctx.functor(name + "_fn", p, member);
-    std::string body = make + agent.declare() + agent.dynamic_temp_storage(smem_bytes()) + call;
-    ctx.kernel(n.id, name, p, body, shape, agent);
+    join_kernel(v, name, p, member, agent, "", call, join_items(),
+                rt::Regrow{header, 0, cap, total, out.columns});
     return out;
   }
 
@@ -401,28 +402,17 @@ struct HashJoinCode {
                   pc = p.slot(cap);
       std::string member = emit_member(p, rel, out);
       std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash_paged");
-      std::string make = ctx.functor(name + "_fn", p, member);
       SkeletonCall agent = join_agent();
-      std::string body =
-          make + agent.declare() + agent.dynamic_temp_storage(smem_bytes()) +
-          fmt::format("  const ranc::tpl::PagedOut out{{{}, {}, {}, {}, {}}};\n", pr, pn, ph, hd,
-                      pc) +
-          agent.call("run_paged",
-                     join_call({"temp", "out"}, std::move(args), hook, emit_hook(), {}),
-                     {std::to_string(R)});
-      LaunchShape shape{paged_items(), tile(), ctx.policy_threads("HashJoin"), true};
-      shape.nodes = v.nodes;
-      shape.dynamic_smem = static_cast<int32_t>(smem_bytes());
-      rt::Regrow g;
-      g.header = header;
-      g.index = 0;
-      g.capacity = cap;
-      g.needed = claimed;
-      g.grow = out.columns;
-      g.grow.push_back(page_rows);
-      g.grow.push_back(page_next);
-      shape.regrow = g;
-      ctx.kernel(id, name, p, body, shape, agent);
+      std::string call = agent.call(
+          "run_paged", join_call({"temp", "out"}, std::move(args), hook, emit_hook(), {}),
+          {std::to_string(R)});
+      std::vector<rt::BufferId> grow = out.columns;
+      grow.push_back(page_rows);
+      grow.push_back(page_next);
+      join_kernel(v, name, p, member, agent,
+                  fmt::format("  const ranc::tpl::PagedOut out{{{}, {}, {}, {}, {}}};\n", pr, pn,
+                              ph, hd, pc),
+                  call, paged_items(), rt::Regrow{header, 0, cap, claimed, std::move(grow)});
     }
     // The paged list as a view over its page slots.
     rt::SlotId slots = ctx.new_slot();

@@ -11,7 +11,6 @@
 #include <ranc/templates/set_ops.cuh>
 #include <ranc/templates/unique.cuh>
 
-#include <cub/device/device_scan.cuh>
 
 #include <algorithm>
 #include <cstdint>
@@ -427,16 +426,6 @@ __global__ void k_hj(ll bits, ll nl, const unsigned* lk, const unsigned* lr, con
   extern __shared__ __align__(16) unsigned char smem[];
   auto& temp = *reinterpret_cast<typename A::TempStorage*>(smem);
   A::run(temp, bits, nl, lk, lb, rk, rb, Res{lr, rr}, HEmit{o, lr, rr}, capacity, header);
-}
-
-void exclusive_scan(ll* d, ll n) {
-  if (n == 0) return;
-  size_t bytes = 0;
-  cub::DeviceScan::ExclusiveSum(nullptr, bytes, d, d, n);
-  void* tmp = nullptr;
-  cudaMalloc(&tmp, bytes);
-  cub::DeviceScan::ExclusiveSum(tmp, bytes, d, d, n);
-  cudaFree(tmp);
 }
 
 struct Partitioned { std::unique_ptr<Buf<unsigned>> keys, rows; std::unique_ptr<Buf<ll>> bounds; };
