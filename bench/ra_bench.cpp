@@ -168,18 +168,68 @@ void bench_joins(rt::Executor& ex, int lg, double copy_gbps) {
   }
 }
 
+// Semi and anti joins of unsorted inputs: S(fk, s1) against R(k) with k the even numbers of
+// [0, 2n) shuffled and fk uniform in [0, 2n) (half of S matches), 4-byte keys and payload.
+// Hash (a probe of a hash set of R's keys, the default for unsorted right inputs) against
+// sort-merge (R sorted, then a binary search per S row; the default before), on the same
+// device arrays. Bytes: S and R read once, the kept rows written.
+void bench_semi_joins(rt::Executor& ex, int lg, double copy_gbps) {
+  const size_t n = size_t{1} << lg;
+  std::mt19937_64 rng(11);
+  std::vector<int32_t> k(n), fk(n), s1(n);
+  for (size_t i = 0; i < n; ++i) k[i] = static_cast<int32_t>(2 * i);
+  std::shuffle(k.begin(), k.end(), rng);
+  for (size_t i = 0; i < n; ++i) {
+    fk[i] = static_cast<int32_t>(rng() % (2 * n));
+    s1[i] = static_cast<int32_t>(i);
+  }
+  const std::vector<Attribute> ra{{"k", Type::I32}}, sa{{"fk", Type::I32}, {"s1", Type::I32}};
+  DeviceRel dr = upload(Schema{ra, 0}, {k}), ds = upload(Schema{sa, 0}, {fk, s1});
+  for (bool anti : {false, true}) {
+    ProgramBuilder b;
+    Rel S = b.input("s", sa), R = b.input("r", ra);
+    b.output(anti ? S.anti_join(R, {"fk"}, {"k"}) : S.semi_join(R, {"fk"}, {"k"}), "out");
+    const Program prog = b.check();
+    for (auto algo : {codegen::JoinAlgorithm::Hash, codegen::JoinAlgorithm::SortMerge}) {
+      codegen::CodegenOptions o;
+      o.join = algo;
+      rt::Plan plan = codegen::generate_plan(prog, o);
+      std::vector<double> t;
+      int64_t rows = 0, peak = 0;
+      for (int i = 0; i < 4; ++i) {
+        rt::RunResult res = ex.run_bound(plan, {{"s", ds.binding()}, {"r", dr.binding()}});
+        rows = static_cast<int64_t>(res.outputs.at(0).second.num_rows());
+        peak = std::max(peak, res.stats.peak_device_bytes);
+        if (i > 0) t.push_back(res.stats.execute_seconds);
+      }
+      std::sort(t.begin(), t.end());
+      const double sec = t[t.size() / 2];
+      const double bytes = 12.0 * n + 8.0 * static_cast<double>(rows);
+      std::printf("  %-20s %-10s %10.3f ms %9.1f GB/s %6.1f%% of copy  rows %lld  peak %.2f GB\n",
+                  anti ? "anti join" : "semi join",
+                  algo == codegen::JoinAlgorithm::Hash ? "hash" : "sort-merge", sec * 1e3,
+                  bytes / sec / 1e9, 100.0 * bytes / sec / 1e9 / copy_gbps,
+                  static_cast<long long>(rows), (static_cast<double>(peak) + 12.0 * n) / 1e9);
+    }
+  }
+  dr.free();
+  ds.free();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // "ra_bench chains 28": only the fused operator chains; "ra_bench groupby 28": only the
   // group-by rows.
-  bool chains_only = false, groupby_only = false, joins_only = false;
+  bool chains_only = false, groupby_only = false, joins_only = false, semi_only = false;
   std::vector<int> log_sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "chains")
       chains_only = true;
     else if (std::string(argv[i]) == "joins")
       joins_only = true;
+    else if (std::string(argv[i]) == "semijoins")
+      joins_only = semi_only = true;
     else if (std::string(argv[i]) == "groupby")
       groupby_only = true;
     else
@@ -193,12 +243,15 @@ int main(int argc, char** argv) {
   }
   std::printf("device: %s\n", dev.c_str());
   rt::Executor ex;
-  if (joins_only) {  // "ra_bench joins 27": paper 004's join workloads only
+  // "ra_bench joins 27": paper 004's join workloads, then semi/anti joins ("semijoins": only
+  // those).
+  if (joins_only) {
     for (int lg : log_sizes) {
       const double copy_gbps = bench::measure_copy((size_t{1} << lg) * 8).gbps();
       std::printf("\n|R| = |S| = 2^%d, copy %.1f GB/s\n", lg, copy_gbps);
       try {
-        bench_joins(ex, lg, copy_gbps);
+        if (!semi_only) bench_joins(ex, lg, copy_gbps);
+        bench_semi_joins(ex, lg, copy_gbps);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "ranc failed: %s\n", e.what());
         return 1;

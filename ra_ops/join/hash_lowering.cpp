@@ -524,4 +524,111 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
   ctx.set_relation(n.id, make_view(std::move(v), std::move(types), L.size));
 }
 
+void lower_hash_semi_join(LoweringContext& ctx, const Node& n) {
+  // The right side is streamed once by the build kernel (a fused select drops rows there);
+  // the left side is the stream the stage joins.
+  auto streamed = [&](DeviceRelation r) {
+    if (r.view && r.view->source != RowView::Source::Index) r = ctx.dense(r);
+    return r;
+  };
+  DeviceRelation L = streamed(ctx.relation(n.inputs.at(0)));
+  const DeviceRelation R = streamed(ctx.relation(n.inputs.at(1)));
+  std::vector<Type> key_types;
+  for (int32_t c : n.right_key_index) key_types.push_back(R.types.at(static_cast<size_t>(c)));
+  const int key_bits = passes::hash_join_key_bits(key_types);
+  internal_check((n.join_kind == JoinKind::Semi || n.join_kind == JoinKind::Anti) && key_bits != 0,
+                 "hash semi join planned for a join it cannot run");
+  const std::string key_t = key_bits == 64 ? "unsigned long long" : "unsigned int";
+  const int32_t key_size = key_bits / 8;
+  const bool residual = n.predicate.ptr() != nullptr;
+  std::vector<int32_t> right_rest;
+  for (size_t c = 0; c < R.types.size(); ++c)
+    if (std::find(n.right_key_index.begin(), n.right_key_index.end(), static_cast<int32_t>(c)) ==
+        n.right_key_index.end())
+      right_rest.push_back(static_cast<int32_t>(c));
+
+  // capacity = 2^ceil_log2(2 * n_right): at most half full (n_right counts the rows a fused
+  // select may drop, so it bounds the keys). Computed on the host, no read-back.
+  const rt::SlotId bits = ctx.new_slot();
+  {
+    rt::SizeExpr b{0, {rt::SizeTerm{2, {R.size}}}};
+    b.at_least = 2;
+    b.fn = rt::SizeFn::CeilLog2;
+    ctx.step(rt::SetSize{bits, b});
+  }
+  const rt::SlotId capacity = ctx.new_slot();
+  {
+    rt::SizeExpr q = rt::SizeExpr::slot(bits);
+    q.fn = rt::SizeFn::Pow2;
+    ctx.step(rt::SetSize{capacity, q});
+  }
+  const rt::SizeExpr table{1, {rt::SizeTerm{1, {capacity}}}};  // capacity + 1
+  const rt::BufferId slots =
+      ctx.allocate(fmt::format("n{}.hash_set", n.id), key_size, table, n.id, /*zero=*/true);
+  rt::BufferId heads = -1, next = -1;
+  if (residual) {
+    heads = ctx.allocate(fmt::format("n{}.hash_heads", n.id), 8, table, n.id, /*zero=*/true);
+    next = ctx.allocate(fmt::format("n{}.hash_next", n.id), 8, rt::SizeExpr::slot(R.size), n.id);
+  }
+
+  // The build: one thread per right row that takes part.
+  {
+    KernelParams p;
+    const std::string keep = LoweringContext::keep(p, R, "i");
+    const std::string word = packed_key(p, R, n.right_key_index, "i");
+    const std::string ps = p.buffer(slots, key_t, false), pc = p.slot(capacity);
+    std::string body = fmt::format(
+        "    if (!({})) return;\n"
+        "    const long long at = ranc::tpl::hash_set_insert({}, {}, ({})({}));\n",
+        keep, ps, pc, key_t, word);
+    if (residual)
+      body += fmt::format("    ranc::tpl::hash_chain_push({}, {}, at, i);\n",
+                          p.buffer(heads, "long long", false), p.buffer(next, "long long", false));
+    else
+      body += "    (void)at;\n";
+    const std::string what =
+        (R.view ? R.view->op_names(ctx.program()) + "_" : std::string()) + "hash_set_build";
+    ctx.map_kernel(n.id, what, p, R.size, body, {}, LoweringContext::fused_nodes({&R}, n.id));
+  }
+
+  // The stage over the left rows: keep(i) = the left view keeps row i and its key is in the
+  // set (with a residual: some right row of its key's chain satisfies it), negated for anti.
+  RowView v = view_of(L);
+  KernelParams& d = v.deps;
+  const std::string pre = fmt::format("v{}_", n.id);
+  const std::string ds = d.buffer(slots, key_t), dc = d.slot(capacity);
+  std::string m = fmt::format(
+      "  __device__ __forceinline__ long long {0}slot(long long i) const {{\n"
+      "    return ranc::tpl::hash_set_find({1}, {2}, ({3})({4}));\n  }}\n",
+      pre, ds, dc, key_t, packed_key(d, L, n.left_key_index, "i"));
+  std::string found = fmt::format("{}slot(i) >= 0", pre);
+  if (residual) {
+    const size_t la = L.types.size();
+    const std::string r = ctx.expr(n.predicate.ptr(), d, [&](int32_t c) {
+      if (static_cast<size_t>(c) < la) return LoweringContext::load(d, L, static_cast<size_t>(c), "i");
+      return LoweringContext::load(d, R, static_cast<size_t>(right_rest.at(static_cast<size_t>(c) - la)),
+                                   "j");
+    });
+    m += fmt::format(
+        "  __device__ __forceinline__ bool {0}residual(long long i, long long j) const {{ return {1}; }}\n"
+        "  __device__ __forceinline__ bool {0}exists(long long i) const {{\n"
+        "    return ranc::tpl::hash_chain_any({2}, {3}, {0}slot(i), [&](long long j) {{ return "
+        "{0}residual(i, j); }});\n  }}\n",
+        pre, r, d.buffer(heads, "long long"), d.buffer(next, "long long"));
+    found = pre + "exists(i)";
+  }
+  const std::string prev = LoweringContext::keep(d, L, "i");
+  const std::string fn = pre + "keep";
+  m += fmt::format(
+      "  __device__ __forceinline__ bool {}(long long i) const {{\n    if (!{}) return false;\n"
+      "    return {}({});\n  }}\n",
+      fn, prev, n.join_kind == JoinKind::Anti ? "!" : "", found);
+  d.add_member(fn, m);
+  v.keep_fn = fn;
+  v.filters = true;
+  v.searches = true;  // a probe of a table in device memory: dependent random loads
+  v.nodes.push_back(n.id);
+  ctx.set_relation(n.id, make_view(std::move(v), L.types, L.size));
+}
+
 }  // namespace ranc::codegen

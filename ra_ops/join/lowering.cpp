@@ -14,8 +14,8 @@
 // rows that the view drops have no matches. The right input is read at random, so it is
 // dense (or a view that keeps every row and checks nothing).
 // The output keeps the left input's order.
-// An inner join that physical planning gave JoinAlgorithm::Hash is lowered by
-// lower_hash_join (hash_lowering.cpp) instead.
+// A join that physical planning gave JoinAlgorithm::Hash is lowered by lower_hash_join
+// (inner) or lower_hash_semi_join (semi/anti; hash_lowering.cpp) instead.
 #include "ranc/codegen/lowering.h"
 #include "hash_lowering.h"
 
@@ -67,7 +67,10 @@ struct JoinCode {
 
 void lower_join(LoweringContext& ctx, const Node& n) {
   if (ctx.physical(n.id).join == JoinAlgorithm::Hash) {
-    lower_hash_join(ctx, n);
+    if (n.join_kind == JoinKind::Inner)
+      lower_hash_join(ctx, n);
+    else
+      lower_hash_semi_join(ctx, n);
     return;
   }
   DeviceRelation L = ctx.relation(n.inputs.at(0));

@@ -120,10 +120,57 @@ TEST(PlanSortOrders, AutoJoinIsSortMerge) {
             "n1 input()\n"
             "n2 join(n0, n1) hash\n"
             "n3 output(n2)\n");
+}
+
+// A semi or anti join probes a hash set of its right keys unless the right input is
+// already ordered by them (then the binary search needs no preparation); it keeps the
+// left input's order either way. --join=merge sorts the right input instead.
+TEST(PlanSortOrders, AutoSemiJoinHashesUnsortedRightInput) {
   ProgramBuilder d;
-  auto r2 = d.input("r", {{"k", Type::I32}});
-  d.output(r2.semi_join(d.input("q", {{"qk", Type::I32}}), {"k"}, {"qk"}), "semi");
-  EXPECT_EQ(physical(d.check(), codegen::JoinAlgorithm::Hash).find("hash"), std::string::npos);
+  auto r = d.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto q = d.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
+  d.output(r.sort({"k"}).semi_join(q, {"k"}, {"qk"}), "semi");
+  d.output(r.anti_join(q.sort({"qk"}), {"k"}, {"qk"}), "anti");
+  EXPECT_EQ(physical(d.check()),
+            "n0 input()\n"
+            "n1 input()\n"
+            "n2 sort(n0) by [k, v] order [k, v]\n"
+            "n3 join(n2, n1) hash order [k, v]\n"
+            "n4 sort(n1) by [qk, w] order [qk, w]\n"
+            "n5 join(n0, n4)\n"
+            "n6 output(n3) order [k, v]\n"
+            "n7 output(n5)\n");
+  EXPECT_EQ(physical(d.check(), codegen::JoinAlgorithm::SortMerge),
+            "n0 input()\n"
+            "n1 input()\n"
+            "n2 sort(n0) by [k, v] order [k, v]\n"
+            "n3 sort(n1) by [qk] (inserted) order [qk]\n"
+            "n4 join(n2, n3) order [k, v]\n"
+            "n5 sort(n1) by [qk, w] order [qk, w]\n"
+            "n6 join(n0, n5)\n"
+            "n7 output(n4) order [k, v]\n"
+            "n8 output(n6)\n");
+  // Forced, the sorted right input is hashed too.
+  EXPECT_EQ(count_of(physical(d.check(), codegen::JoinAlgorithm::Hash), ") hash"), 2);
+
+  // An inner join sorts q by qk anyway: the anti join shares that sort and searches it
+  // (a left outer join's two halves); by another key it hashes.
+  ProgramBuilder e;
+  auto r2 = e.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto q2 = e.input("q", {{"qk", Type::I32}, {"w", Type::I32}});
+  e.output(r2.join(q2, {"k"}, {"qk"}), "inner");
+  e.output(r2.anti_join(q2, {"k"}, {"qk"}), "anti");
+  e.output(r2.semi_join(q2, {"k"}, {"w"}), "semi");
+  EXPECT_EQ(physical(e.check()),
+            "n0 input()\n"
+            "n1 input()\n"
+            "n2 sort(n1) by [qk] (inserted) order [qk]\n"
+            "n3 join(n0, n2)\n"
+            "n4 join(n0, n2)\n"
+            "n5 join(n0, n1) hash\n"
+            "n6 output(n3)\n"
+            "n7 output(n4)\n"
+            "n8 output(n5)\n");
 }
 
 // A hash join's output has no order: the left input's order is lost, so a reduce by
@@ -159,10 +206,11 @@ TEST(PlanSortOrders, HashJoinFallsBackToSortMerge) {
   b.output(r.join(q, {"l"}, {"ql"}), "i64");
   b.output(r.join(q, {"k", "f"}, {"qk", "qf"}), "i32_f32");
   std::string p = physical(b.check(), codegen::JoinAlgorithm::Hash);
-  EXPECT_EQ(count_of(p, " hash"), 2) << p;
-  EXPECT_EQ(count_of(p, "join(n0, n1) hash"), 2) << p;
-  // Sorts of q by [qk] (shared by semi and anti), [qk, ql] and [qk, qf, qx].
-  EXPECT_EQ(count_of(p, "(inserted)"), 3) << p;
+  // semi, anti, i64 and i32_f32 hash; i32_i64 (96 bits) and three_keys do not pack.
+  EXPECT_EQ(count_of(p, " hash"), 4) << p;
+  EXPECT_EQ(count_of(p, "join(n0, n1) hash"), 4) << p;
+  // Sorts of q by [qk, ql] and [qk, qf, qx].
+  EXPECT_EQ(count_of(p, "(inserted)"), 2) << p;
 }
 
 // A right input sorted (even descending) by the key is used as is.

@@ -99,6 +99,44 @@ TEST(FusePipelines, SelectsAroundJoins) {
   }
 }
 
+// A hash semi/anti join: the select in front of its right input fuses into the build of
+// the hash set (a kernel of the join's own), the left chain and the probe stage into the
+// consumer's kernel (here a global reduce); nothing is materialised but the set.
+TEST(FusePipelines, HashSemiJoinBuildsFromAFusedChain) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::I64}});
+  b.output(r.select(col("v") > 1)
+               .semi_join(q.select(col("w") < 9), {"k"}, {"qk"})
+               .anti_join(q.project({"qk"}), {"k"}, {"qk"})
+               .reduce({}, {ranc::count("n")}),
+           "o");
+  Program p = b.check();
+  EXPECT_EQ(physical(p),
+            "n0 input()\n"
+            "n1 input()\n"
+            "n2 select(n0) fused into n7\n"
+            "n3 select(n1) fused into n4\n"
+            "n4 join(n2, n3) hash fused into n7\n"
+            "n5 project(n1) fused into n6\n"
+            "n6 join(n4, n5) hash fused into n7\n"
+            "n7 reduce(n6) unique\n"
+            "n8 output(n7) unique\n");
+  auto res = pipeline(p, {});
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+  std::vector<std::string> launched;
+  for (const auto& s : res.plan.steps)
+    if (const auto* l = std::get_if<rt::Launch>(&s)) launched.push_back(l->kernel);
+  const std::vector<std::string> want = {"n4_select_hash_set_build", "n6_project_hash_set_build",
+                                         "n7_select_semijoin_antijoin_reduce"};
+  for (const auto& k : want)
+    EXPECT_NE(std::find(launched.begin(), launched.end(), k), launched.end())
+        << k << "\n" << codegen::describe_plan(res.plan);
+  // Unfused, the same joins hash and every operator runs kernels of its own.
+  auto off = pipeline(p, {.fusion = false});
+  EXPECT_EQ(testing::kernel_group_mismatch(off), "");
+}
+
 // A reduce with no group keys at the end of any pipeline over rows; a grouped reduce
 // takes a fused project but not a select (a filter could leave a group empty).
 TEST(FusePipelines, ReducesAtTheEndOfPipelines) {

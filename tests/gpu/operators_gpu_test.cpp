@@ -233,9 +233,10 @@ TEST_P(GpuOperators, DistinctAndSetOps) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, GpuOperators, ::testing::ValuesIn(cases()), case_name);
 
-// Inner joins with the join algorithm forced (the default, auto, picks hash for these
-// unsorted inputs): every size and distribution, i32, i64, two-attribute and string keys
-// (Multi's i64 + i32 keys do not pack into one word, so Hash falls back to sort-merge).
+// Joins with the join algorithm forced (auto picks sort-merge for inner joins and hash
+// for semi/anti joins of these unsorted inputs): every size and distribution, i32, i64,
+// two-attribute and string keys (Multi's i64 + i32 keys do not pack into one word, so Hash
+// falls back to sort-merge).
 struct JoinCase {
   Case c;
   codegen::JoinAlgorithm join;
@@ -289,6 +290,25 @@ TEST_P(GpuInnerJoins, MatchTheReference) {
   rk_x.push_back("x");
   b.output(r.join(q, d.rkeys, d.qkeys).project(attrs(rk_x)).join(q, d.rkeys, d.qkeys),
            "paged_join_join");
+  // Semi and anti joins, forced the same way (hashed: a probe of a hash set of the right
+  // keys, with chains of right rows for a residual), with selects fused into both sides
+  // (the right one into the set's build) and a paged hash join as the right input.
+  b.output(r.semi_join(q, d.rkeys, d.qkeys), "semi");
+  b.output(r.anti_join(q, d.rkeys, d.qkeys), "anti");
+  b.output(r.semi_join(q, d.rkeys, d.qkeys, col("s") < col("qs")), "semi_residual");
+  b.output(r.anti_join(q, d.rkeys, d.qkeys, col("x") > col("qv")), "anti_residual");
+  b.output(r.select(col("x") > 0)
+               .semi_join(q.select(col("qv") < 0), d.rkeys, d.qkeys)
+               .reduce({}, {ranc::count("n"), ranc::sum(col("x"), "sx")}),
+           "semi_fused");
+  b.output(r.select(col("w") < 0.7)
+               .anti_join(q.select(col("qv") > 0), d.rkeys, d.qkeys, col("x") < col("qv"))
+               .project(attrs(rk_x)),
+           "anti_fused_residual");
+  // A foreign-key join (each q row matches at most one distinct key) as the build input.
+  b.output(r.semi_join(q.join(r.project(attrs(d.rkeys)).distinct(), d.qkeys, d.rkeys), d.rkeys,
+                       d.qkeys),
+           "semi_of_join");
   Program p = b.check();
   EXPECT_EQ(run_and_compare(p, d.inputs, {.join = jc.join}), "") << print_program(p);
   if (jc.join == codegen::JoinAlgorithm::Hash) {
@@ -356,8 +376,61 @@ TEST(GpuJoinKeys, HashJoinBuildSideSkew) {
     auto q = b.input("q", qs.attributes);
     b.output(r.join(q, {"k"}, {"qk"}), "inner");
     b.output(r.join(q, {"k"}, {"qk"}, JoinKind::Inner, col("v") < col("qv")), "residual");
+    // Semi/anti joins: key 7's chain of 16000 right rows walked by the residual.
+    b.output(r.semi_join(q, {"k"}, {"qk"}, col("v") < col("qv")), "semi_residual");
+    b.output(r.anti_join(q, {"k"}, {"qk"}, col("v") > col("qv")), "anti_residual");
+    b.output(q.semi_join(r, {"qk"}, {"k"}), "semi_reversed");
     EXPECT_EQ(run_and_compare(b.check(), in, {.join = codegen::JoinAlgorithm::Hash}), "")
         << type_name(kt);
+  }
+}
+
+// The hash set of a semi/anti join stores ~hash_key(key) with 0 as the empty slot, so the
+// one key whose hash is all ones is recorded apart (hash_join.cuh): semi and anti joins
+// with that key on both sides, on the left only, and with a residual, for i32 and i64 keys.
+TEST(GpuJoinKeys, HashSetAllOnesKey) {
+  RANC_REQUIRE_GPU();
+  // hash_key_inverse of all ones, on the host (TemplatesGpu.HashKeyInverse checks the
+  // device functions are inverses).
+  uint32_t h32 = 0xffffffffu;
+  h32 ^= h32 >> 16;
+  h32 *= 0x7ed1b41du;
+  h32 ^= (h32 >> 13) ^ (h32 >> 26);
+  h32 *= 0xa5cb9243u;
+  h32 ^= h32 >> 16;
+  uint64_t h64 = ~uint64_t{0};
+  h64 ^= h64 >> 33;
+  h64 *= 0x9cb4b2f8129337dbull;
+  h64 ^= h64 >> 33;
+  h64 *= 0x4f74430c22a54005ull;
+  h64 ^= h64 >> 33;
+  for (Type kt : {Type::I32, Type::I64}) {
+    const int64_t special = kt == Type::I32 ? static_cast<int64_t>(static_cast<int32_t>(h32))
+                                            : static_cast<int64_t>(h64);
+    const std::vector<int64_t> rk = {special, 1, 2, special, 5, 9};
+    const std::vector<int64_t> with = {3, special, 2, special, 8};
+    const std::vector<int64_t> without = {3, 2, 8};
+    for (const auto* qk : {&with, &without}) {
+      Schema rs{{{"k", kt}, {"v", Type::I32}}, 0}, qs{{{"qk", kt}, {"qv", Type::I32}}, 0};
+      Column rv(Type::I32), qv(Type::I32);
+      for (size_t i = 0; i < rk.size(); ++i) rv.data<int32_t>().push_back(static_cast<int32_t>(i));
+      for (size_t i = 0; i < qk->size(); ++i) qv.data<int32_t>().push_back(static_cast<int32_t>(2 * i));
+      Inputs in;
+      in.emplace_back("r", make_relation(rs, {column_from_keys(kt, rk), rv}));
+      in.emplace_back("q", make_relation(qs, {column_from_keys(kt, *qk), qv}));
+      ProgramBuilder b;
+      auto r = b.input("r", rs.attributes);
+      auto q = b.input("q", qs.attributes);
+      b.output(r.semi_join(q, {"k"}, {"qk"}), "semi");
+      b.output(r.anti_join(q, {"k"}, {"qk"}), "anti");
+      b.output(r.semi_join(q, {"k"}, {"qk"}, col("v") < col("qv")), "semi_residual");
+      b.output(r.anti_join(q, {"k"}, {"qk"}, col("v") < col("qv")), "anti_residual");
+      Program p = b.check();
+      for (auto join : {codegen::JoinAlgorithm::Hash, codegen::JoinAlgorithm::SortMerge})
+        EXPECT_EQ(run_and_compare(p, in, {.join = join}), "")
+            << type_name(kt) << (qk == &with ? " with" : " without") << " the key, "
+            << (join == codegen::JoinAlgorithm::Hash ? "hash" : "sort-merge");
+    }
   }
 }
 

@@ -324,8 +324,10 @@ class CommandLine {
                      : v == "merge" ? codegen::JoinAlgorithm::SortMerge
                                     : codegen::JoinAlgorithm::Auto;
          },
-         "join algorithm of inner joins on the GPU: hash (partitioned hash join), merge "
-         "(sort-merge) or auto (default: merge, which measures faster than hash today)")
+         "join algorithm on the GPU: hash (inner joins: partitioned hash join; semi/anti "
+         "joins: a probe of a hash set of the right keys), merge (sort the right input and "
+         "search it) or auto (the default: inner joins merge, which measures faster on "
+         "TPC-H; semi/anti joins hash unless the right input is already sorted by the keys)")
         ->type_name("ALGO")
         ->check(CLI::IsMember({"auto", "merge", "hash"}));
     c->add_option_function<std::string>(

@@ -72,8 +72,12 @@ class Fuser {
       PhysicalNode& p = plan_.nodes[i];
       p.kernel = static_cast<NodeId>(i);
       if (!p.fused) continue;
-      const Node& c = prog_.node(consumers_[i][0].first);
-      p.kernel = is_inner_join(c) ? c.id : plan_.nodes[static_cast<size_t>(c.id)].kernel;
+      const auto [cid, k] = consumers_[i][0];
+      const Node& c = prog_.node(cid);
+      // A hash semi/anti join streams its right side in its build kernel.
+      const bool builds = c.kind == OpKind::Join && k == 1 &&
+                          plan_.nodes[static_cast<size_t>(c.id)].join == codegen::JoinAlgorithm::Hash;
+      p.kernel = is_inner_join(c) || builds ? c.id : plan_.nodes[static_cast<size_t>(c.id)].kernel;
     }
   }
 
@@ -115,7 +119,7 @@ class Fuser {
         s.length = 1;
         break;
       case OpKind::Join:
-        if (n.join_kind != JoinKind::Inner) {  // a stage over the left rows (sort-merge)
+        if (n.join_kind != JoinKind::Inner) {  // a stage over the left rows (search or probe)
           const ViewShape& l = in_shape(n, 0);
           extend(l.source == Source::Index ? l : ViewShape{});
           s.filters = s.checks = true;
@@ -140,7 +144,9 @@ class Fuser {
         return true;  // thread-level: the stage joins the chain, whatever its source
       case OpKind::Join: {
         const bool hash = plan_.nodes[static_cast<size_t>(c.id)].join == codegen::JoinAlgorithm::Hash;
-        if (hash) return index;  // both sides are streamed by the partitioning
+        // Inner: both sides are streamed by the partitioning. Semi/anti: the left side by
+        // the stage, the right by the hash set's build.
+        if (hash) return index;
         // Sort-merge: the left side is streamed (count stage, or the semi/anti stage); the
         // right side is binary-searched, so only a view keeping every row.
         return k == 0 ? index : index && !s.checks;

@@ -51,10 +51,13 @@ bool known(std::string_view name) {
 void verify_physical(const PhysicalPlan& pp) {
   std::vector<int> uses(pp.program.size(), 0);
   std::vector<NodeId> consumer(pp.program.size(), -1);
+  std::vector<size_t> input_of(pp.program.size(), 0);  // which input of its consumer
   for (const Node& n : pp.program.nodes())
-    for (NodeId i : n.inputs) {
-      ++uses[static_cast<size_t>(i)];
-      consumer[static_cast<size_t>(i)] = n.id;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const auto i = static_cast<size_t>(n.inputs[k]);
+      ++uses[i];
+      consumer[i] = n.id;
+      input_of[i] = k;
     }
   for (const Node& n : pp.program.nodes()) {
     const PhysicalNode& p = pp.nodes.at(static_cast<size_t>(n.id));
@@ -67,8 +70,14 @@ void verify_physical(const PhysicalPlan& pp) {
                    fmt::format("fuse_pipelines: fused n{} has {} consumers", n.id,
                                uses[static_cast<size_t>(n.id)]));
     const Node& c = pp.program.node(consumer[static_cast<size_t>(n.id)]);
-    const bool inner_join = c.kind == OpKind::Join && c.join_kind == JoinKind::Inner;
-    internal_check(p.kernel == (inner_join ? c.id : pp.nodes[static_cast<size_t>(c.id)].kernel),
+    // An inner join's kernels run the chains of both inputs, a hash semi/anti join's build
+    // kernel the chain of its right input.
+    const bool join_kernel =
+        c.kind == OpKind::Join &&
+        (c.join_kind == JoinKind::Inner ||
+         (input_of[static_cast<size_t>(n.id)] == 1 &&
+          pp.nodes[static_cast<size_t>(c.id)].join == codegen::JoinAlgorithm::Hash));
+    internal_check(p.kernel == (join_kernel ? c.id : pp.nodes[static_cast<size_t>(c.id)].kernel),
                    fmt::format("fuse_pipelines: n{} is not in its consumer's kernel", n.id));
   }
 }

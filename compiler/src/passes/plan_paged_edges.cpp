@@ -12,8 +12,8 @@ bool streams_paged_input(const PhysicalPlan& plan, const Node& c, size_t k) {
     case OpKind::Limit:
       return true;
     case OpKind::Join:
-      if (plan.nodes.at(static_cast<size_t>(c.id)).join == codegen::JoinAlgorithm::Hash &&
-          c.join_kind == JoinKind::Inner)
+      // Hash: the partitioning (inner) or the hash set's build (semi/anti) streams the right.
+      if (plan.nodes.at(static_cast<size_t>(c.id)).join == codegen::JoinAlgorithm::Hash)
         return true;
       return k == 0;  // sort-merge: the left side is streamed, the right binary-searched
     case OpKind::Reduce:  // folds row by row: global, or grouped by hashing

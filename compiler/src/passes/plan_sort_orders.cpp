@@ -49,11 +49,15 @@ class Planner {
   Planner(const Program& in, const codegen::CodegenOptions& options) : in_(in), options_(options) {}
 
   PhysicalPlan run() {
+    // The right inputs that an inner (sort-merge, under Auto) join sorts by its keys.
+    for (const Node& n : in_.nodes())
+      if (n.kind == OpKind::Join && n.join_kind == JoinKind::Inner)
+        merge_sorted_.insert({n.inputs.at(1), distinct_in_order(n.right_key_index)});
     std::vector<NodeId> map(in_.size(), -1);
     for (const Node& old : in_.nodes()) {
       Node n = old;
       for (NodeId& i : n.inputs) i = map.at(static_cast<size_t>(i));
-      map[static_cast<size_t>(old.id)] = plan_node(std::move(n));
+      map[static_cast<size_t>(old.id)] = plan_node(std::move(n), old);
     }
     out_.program.set_checked();
     return std::move(out_);
@@ -160,17 +164,30 @@ class Planner {
     return {insert_sort(input, o), o};
   }
 
-  // The join algorithm of join node `n` (inputs already planned); see plan_sort_orders.h.
-  codegen::JoinAlgorithm join_algorithm(const Node& n) const {
+  // The join algorithm of join node `n` (inputs already planned; `old` is the node in the
+  // checked program); see plan_sort_orders.h.
+  codegen::JoinAlgorithm join_algorithm(const Node& n, const Node& old) const {
     using codegen::JoinAlgorithm;
-    if (options_.join == JoinAlgorithm::SortMerge || n.join_kind != JoinKind::Inner)
-      return JoinAlgorithm::SortMerge;
+    if (options_.join == JoinAlgorithm::SortMerge) return JoinAlgorithm::SortMerge;
     const Node& right = node(n.inputs.at(1));
     std::vector<Type> key_types;
     for (int32_t k : n.right_key_index)
       key_types.push_back(right.schema[static_cast<size_t>(k)].type);
     if (hash_join_key_bits(key_types) == 0) return JoinAlgorithm::SortMerge;
     if (options_.join == JoinAlgorithm::Hash) return JoinAlgorithm::Hash;
+    if (n.join_kind == JoinKind::Semi || n.join_kind == JoinKind::Anti) {
+      // A semi/anti join probes a hash set of the right keys (one pass to build, about one
+      // random load a left row) unless the right input is already ordered by the keys, where
+      // the binary search needs no preparation at all (a fixpoint's full relation). Sorting
+      // an unsorted right input costs several passes over it and the search log2(n) dependent
+      // loads a row (bench/RESULTS.md, issue 9). When an inner join sorts the same right
+      // input by the same keys, the sort is shared and the search is the cheaper addition
+      // (TPC-H Q13's left outer join, lowered to an inner join and an anti join).
+      if (groups_by(phys(n.inputs.at(1)).order, n.right_key_index) ||
+          merge_sorted_.count({old.inputs.at(1), distinct_in_order(n.right_key_index)}))
+        return JoinAlgorithm::SortMerge;
+      return JoinAlgorithm::Hash;
+    }
     // Auto is sort-merge. The partitioned hash join is 4.4x faster than sort + merge on
     // large unsorted PK-FK inputs (2^27 x 2^27 on an H100), but hashing every join of
     // unsorted inputs made TPC-H SF 10 2-5x slower on Q2, Q3, Q5, Q7, Q13 and Q18
@@ -180,7 +197,7 @@ class Planner {
     return JoinAlgorithm::SortMerge;
   }
 
-  NodeId plan_node(Node n) {
+  NodeId plan_node(Node n, const Node& old) {
     PhysicalNode p;
     auto in = [&](size_t k) { return n.inputs.at(k); };
     switch (n.kind) {
@@ -220,10 +237,14 @@ class Planner {
         p.unique = phys(in(0)).unique && phys(in(1)).unique;
         break;
       case OpKind::Join: {
-        p.join = join_algorithm(n);
+        p.join = join_algorithm(n, old);
         if (p.join == codegen::JoinAlgorithm::Hash) {
-          // Partitioned hash join: no input order needed, and the output has none.
-          p.unique = false;
+          // No input order needed. The partitioned (inner) join's output has none; a semi
+          // or anti join is a stage over the left rows and keeps their order.
+          if (n.join_kind != JoinKind::Inner) {
+            p.order = phys(in(0)).order;
+            p.unique = phys(in(0)).unique;
+          }
           break;
         }
         auto [right, seq] = grouped(in(1), n.right_key_index);
@@ -318,6 +339,8 @@ class Planner {
   const codegen::CodegenOptions& options_;
   PhysicalPlan out_;
   std::map<std::pair<NodeId, std::string>, NodeId> sorts_;
+  // (right input in the checked program, its keys) of every inner join.
+  std::set<std::pair<NodeId, std::vector<int32_t>>> merge_sorted_;
 };
 
 std::string order_text(const Program& prog, const Node& n, const Order& o) {

@@ -13,7 +13,9 @@
 //   kernel-level (a global order or total): a sort, a partitioning stage, a build side
 //     that must be complete, a size that must be known before the next stage (a join's
 //     match count), a product's or a set operation's random reads of a whole input:
-//     barriers; the chain in front of them is materialised.
+//     barriers; the chain in front of them is materialised, except where the barrier's
+//     own kernel streams it (a hash join's partitioning kernels, a hash semi/anti join's
+//     build of its set: those chains run in the join's kernels).
 // A consumer takes a view only if it can evaluate the view's keep function for every
 // row (streamed consumers) or the view keeps every row and checks nothing (consumers
 // that read rows at random: a merge join's right side, set operations, distinct, a

@@ -5,7 +5,8 @@
 // its input grouped or ordered when the input is not already so:
 //   join (sort-merge):       the right input ordered by the join keys (any order of the
 //                            keys, any directions: the comparator follows the order);
-//   join (hash):             nothing (the output has no order);
+//   join (hash):             nothing (an inner join's output has no order; a semi or
+//                            anti join keeps its left input's order);
 //   reduce:                  the input grouped by the group keys;
 //   distinct:                the input grouped by the whole tuple;
 //   union/intersect/diff.:   both inputs ordered the same way by the whole tuple
@@ -15,12 +16,14 @@
 //
 // Join algorithm (PhysicalNode::join, from CodegenOptions::join):
 //   SortMerge: always.
-//   Hash:      the partitioned hash join for an inner join whose keys pack into one
-//              32- or 64-bit word (hash_join_key_bits); semi/anti joins and other keys
-//              use sort-merge.
-//   Auto:      sort-merge. The hash join wins on large unsorted joins but lost on
-//              TPC-H's small and filtered ones (bench/RESULTS.md, issue 9); choosing
-//              needs input sizes the planner does not have.
+//   Hash:      for a join whose keys pack into one 32- or 64-bit word
+//              (hash_join_key_bits): an inner join is a partitioned hash join, a semi or
+//              anti join probes a hash set of the right keys; other keys use sort-merge.
+//   Auto:      semi and anti joins hash when their right input is not already ordered by
+//              the keys (and the keys pack); inner joins are sort-merge. The partitioned
+//              hash join wins on large unsorted joins but lost on TPC-H's small and
+//              filtered ones (bench/RESULTS.md, issue 9); choosing needs input sizes the
+//              planner does not have.
 #pragma once
 
 #include <vector>

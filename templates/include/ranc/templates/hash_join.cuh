@@ -302,4 +302,67 @@ struct HashJoinAgent {
   }
 };
 
+// ---- Hash semi and anti joins: a global hash set of the build side's keys ----
+// A semi or anti join only asks whether a left row has a matching right row, so the right
+// side is not partitioned: its keys go into one open-addressing table in device memory
+// (linear probing, capacity a power of two of at least twice the right rows, so it is at
+// most half full), and the join is a predicate over the left rows that probes it (a fused
+// stage of whatever kernel streams the left side; the left order is kept).
+//   slots: capacity + 1 KeyT, zeroed. A slot holds ~hash_key(word) (0 = empty); the one key
+//          whose hash is all ones would store 0, so it is recorded in slots[capacity] instead.
+//   heads, next (only with a residual, which must see the matching right rows): heads
+//          (capacity + 1 int64, zeroed) holds per slot 1 + the last right row inserted with
+//          its key, next (one int64 per right row) 1 + the row inserted before it (0 ends
+//          the chain). The residual walks the chain of the left row's key.
+// Build: one thread per right row, hash_set_insert, then with chains hash_chain_push.
+// Probe: hash_set_find; -1 when the key is absent.
+
+/// Inserts `word`'s key (if absent) and returns its slot (capacity for the all-ones hash).
+template <class KeyT>
+__device__ __forceinline__ i64 hash_set_insert(KeyT* slots, i64 capacity, KeyT word) {
+  const KeyT h = hash_key(word);
+  const KeyT mark = static_cast<KeyT>(~h);
+  if (mark == 0) {
+    slots[capacity] = 1;  // every writer stores the same value
+    return capacity;
+  }
+  const i64 mask = capacity - 1;
+  for (i64 at = static_cast<i64>(h) & mask;; at = (at + 1) & mask) {
+    // A slot only goes from empty to a key, so a stale empty read is caught by the CAS, and
+    // a key already present (a duplicate right key) costs a load, not an atomic.
+    KeyT cur = slots[at];
+    if (cur == 0) cur = atomicCAS(slots + at, KeyT(0), mark);
+    if (cur == 0 || cur == mark) return at;
+  }
+}
+
+/// The slot of `word`'s key, or -1 when the set does not hold it.
+template <class KeyT>
+__device__ __forceinline__ i64 hash_set_find(const KeyT* slots, i64 capacity, KeyT word) {
+  const KeyT h = hash_key(word);
+  const KeyT mark = static_cast<KeyT>(~h);
+  if (mark == 0) return slots[capacity] != 0 ? capacity : -1;
+  const i64 mask = capacity - 1;
+  for (i64 at = static_cast<i64>(h) & mask;; at = (at + 1) & mask) {
+    const KeyT cur = slots[at];
+    if (cur == mark) return at;
+    if (cur == 0) return -1;
+  }
+}
+
+/// Links right row j into the chain of its key's slot.
+__device__ __forceinline__ void hash_chain_push(i64* heads, i64* next, i64 slot, i64 j) {
+  next[j] = static_cast<i64>(atomicExch(reinterpret_cast<unsigned long long*>(heads + slot),
+                                        static_cast<unsigned long long>(j + 1)));
+}
+
+/// Does some right row of the chain of `slot` (-1: none) satisfy pred(j)?
+template <class Pred>
+__device__ __forceinline__ bool hash_chain_any(const i64* heads, const i64* next, i64 slot, Pred pred) {
+  if (slot < 0) return false;
+  for (i64 e = heads[slot]; e != 0; e = next[e - 1])
+    if (pred(e - 1)) return true;
+  return false;
+}
+
 }  // namespace ranc::tpl
