@@ -469,6 +469,48 @@ TEST(GpuPaged, EstimateShortGrowsOnceAndMatches) {
   }
 }
 
+// A join whose output passes 2^31 rows (46341 x 46341 rows of one key = 2,147,488,281
+// matches), into a global count and sums: every count, offset and output row index on the
+// way must be 64-bit. The reference is computed by hand (the CPU reference would enumerate
+// the 2^31 pairs). Sort-merge materialises the output densely (about 26 GB), the hash join
+// as a paged list grown once from its estimate.
+TEST(GpuOperatorsLarge, JoinOutputBeyondTwoToThe31) {
+  RANC_REQUIRE_GPU();
+  const int64_t n = 46341;
+  Schema ls{{{"k", Type::I32}, {"lv", Type::I32}}, 0}, rs{{{"qk", Type::I32}, {"rv", Type::I32}}, 0};
+  Column lk(Type::I32), lv(Type::I32), rk(Type::I32), rv(Type::I32);
+  for (int64_t i = 0; i < n; ++i) {
+    lk.data<int32_t>().push_back(7);
+    lv.data<int32_t>().push_back(static_cast<int32_t>(i));
+    rk.data<int32_t>().push_back(7);
+    rv.data<int32_t>().push_back(1);
+  }
+  Inputs in;
+  in.emplace_back("l", make_relation(ls, {lk, lv}));
+  in.emplace_back("r", make_relation(rs, {rk, rv}));
+  ProgramBuilder b;
+  auto l = b.input("l", ls.attributes);
+  auto r = b.input("r", rs.attributes);
+  b.output(l.join(r, {"k"}, {"qk"})
+               .reduce({}, {ranc::count("n"), ranc::sum(col("lv"), "slv"), ranc::sum(col("rv"), "srv")}),
+           "big");
+  Program p = b.check();
+  const int64_t pairs = n * n;
+  ASSERT_GT(pairs, int64_t{1} << 31);
+  // Sums are nullable (NULL over no rows), counts are not.
+  Column cn(Type::I64), cl(Type::I64, true), cr(Type::I64, true);
+  cn.data<int64_t>().push_back(pairs);
+  cl.data<int64_t>().push_back(n * (n * (n - 1) / 2));  // each left row once per right row
+  cl.validity().push_back(1);
+  cr.data<int64_t>().push_back(pairs);
+  cr.validity().push_back(1);
+  Schema os{{{"n", Type::I64}, {"slv", Type::I64, true}, {"srv", Type::I64, true}}, 0};
+  const std::vector<HostRelation> ref = {make_relation(os, {cn, cl, cr})};
+  for (auto join : {codegen::JoinAlgorithm::SortMerge, codegen::JoinAlgorithm::Hash})
+    EXPECT_EQ(compare_with_reference(p, in, ref, "", {.join = join}), "")
+        << (join == codegen::JoinAlgorithm::Hash ? "hash" : "sort-merge");
+}
+
 // 2^24 rows through the main operators.
 TEST(GpuOperatorsLarge, TwoToThe24) {
   RANC_REQUIRE_GPU();
