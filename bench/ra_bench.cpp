@@ -100,6 +100,26 @@ void print_row(const Measurement& m, double copy_gbps, const char* who) {
               m.tuples, m.seconds * 1e3, m.gbps(), 100.0 * m.gbps() / copy_gbps);
 }
 
+// A plan's median execute time over three runs after a warm-up, its first output's rows
+// and the pool's peak bytes.
+struct PlanTiming {
+  double seconds;
+  int64_t rows, peak;
+};
+PlanTiming time_plan(rt::Executor& ex, const rt::Plan& plan,
+                     const std::map<std::string, rt::InputBinding>& inputs) {
+  std::vector<double> t;
+  int64_t rows = 0, peak = 0;
+  for (int i = 0; i < 4; ++i) {
+    rt::RunResult res = ex.run_bound(plan, inputs);
+    rows = static_cast<int64_t>(res.outputs.at(0).second.num_rows());
+    peak = std::max(peak, res.stats.peak_device_bytes);
+    if (i > 0) t.push_back(res.stats.execute_seconds);
+  }
+  std::sort(t.begin(), t.end());
+  return {t[t.size() / 2], rows, peak};
+}
+
 // Paper 004's join workloads (its artifact's defaults): R(k, r1..rp) with k a shuffled
 // permutation of [0, n) (primary keys), S(fk, s1..sp) with fk in [0, n) uniform or Zipf
 // (foreign keys, every one matching), 4-byte keys and payloads; S join R on fk = k,
@@ -145,17 +165,8 @@ void bench_joins(rt::Executor& ex, int lg, double copy_gbps) {
       for (auto algo : {codegen::JoinAlgorithm::Hash, codegen::JoinAlgorithm::SortMerge}) {
         codegen::CodegenOptions o;
         o.join = algo;
-        rt::Plan plan = codegen::generate_plan(prog, o);
-        std::vector<double> t;
-        int64_t rows = 0, peak = 0;
-        for (int i = 0; i < 4; ++i) {
-          rt::RunResult res = ex.run_bound(plan, {{"s", ds.binding()}, {"r", dr.binding()}});
-          rows = static_cast<int64_t>(res.outputs.at(0).second.num_rows());
-          peak = std::max(peak, res.stats.peak_device_bytes);
-          if (i > 0) t.push_back(res.stats.execute_seconds);
-        }
-        std::sort(t.begin(), t.end());
-        const double sec = t[t.size() / 2];
+        const auto [sec, rows, peak] =
+            time_plan(ex, codegen::generate_plan(prog, o), {{"s", ds.binding()}, {"r", dr.binding()}});
         std::printf("  %-20s %-10s %10.3f ms %9.1f GB/s %6.1f%% of copy  rows %lld  peak %.2f GB\n",
                     op.c_str(), algo == codegen::JoinAlgorithm::Hash ? "hash" : "sort-merge",
                     sec * 1e3, bytes / sec / 1e9, 100.0 * bytes / sec / 1e9 / copy_gbps,
@@ -193,17 +204,8 @@ void bench_semi_joins(rt::Executor& ex, int lg, double copy_gbps) {
     for (auto algo : {codegen::JoinAlgorithm::Hash, codegen::JoinAlgorithm::SortMerge}) {
       codegen::CodegenOptions o;
       o.join = algo;
-      rt::Plan plan = codegen::generate_plan(prog, o);
-      std::vector<double> t;
-      int64_t rows = 0, peak = 0;
-      for (int i = 0; i < 4; ++i) {
-        rt::RunResult res = ex.run_bound(plan, {{"s", ds.binding()}, {"r", dr.binding()}});
-        rows = static_cast<int64_t>(res.outputs.at(0).second.num_rows());
-        peak = std::max(peak, res.stats.peak_device_bytes);
-        if (i > 0) t.push_back(res.stats.execute_seconds);
-      }
-      std::sort(t.begin(), t.end());
-      const double sec = t[t.size() / 2];
+      const auto [sec, rows, peak] =
+          time_plan(ex, codegen::generate_plan(prog, o), {{"s", ds.binding()}, {"r", dr.binding()}});
       const double bytes = 12.0 * n + 8.0 * static_cast<double>(rows);
       std::printf("  %-20s %-10s %10.3f ms %9.1f GB/s %6.1f%% of copy  rows %lld  peak %.2f GB\n",
                   anti ? "anti join" : "semi join",

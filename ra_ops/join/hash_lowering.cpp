@@ -61,6 +61,19 @@ std::string packed_key(KernelParams& p, const DeviceRelation& rel, const std::ve
                      key_word(p, rel, cols[1], row));
 }
 
+// `r` itself when its rows can be streamed by row number, else materialised.
+DeviceRelation streamed(LoweringContext& ctx, DeviceRelation r) {
+  if (r.view && r.view->source != RowView::Source::Index) r = ctx.dense(r);
+  return r;
+}
+
+// The width of the word join `n`'s keys pack into (passes::hash_join_key_bits; 0: none).
+int packed_key_bits(const Node& n, const DeviceRelation& R) {
+  std::vector<Type> key_types;
+  for (int32_t c : n.right_key_index) key_types.push_back(R.types.at(static_cast<size_t>(c)));
+  return passes::hash_join_key_bits(key_types);
+}
+
 // How the join reads an attribute of a side at a position in partition order.
 enum class Read : uint8_t {
   Key,      // a key attribute: recovered from the hashed key word (hash_key_inverse)
@@ -302,15 +315,6 @@ struct HashJoinCode {
     return lead;
   }
 
-  std::vector<int32_t> rest_of_right() const {
-    std::vector<int32_t> rest;
-    for (size_t c = 0; c < right.rel.types.size(); ++c)
-      if (std::find(n.right_key_index.begin(), n.right_key_index.end(), static_cast<int32_t>(c)) ==
-          n.right_key_index.end())
-        rest.push_back(static_cast<int32_t>(c));
-    return rest;
-  }
-
   // The functor member that writes every output attribute of the match (left position i,
   // right position j) to output row (or page handle) o of `out`.
   std::string emit_member(KernelParams& p, const DeviceRelation& view,
@@ -435,15 +439,9 @@ struct HashJoinCode {
 
 void lower_hash_join(LoweringContext& ctx, const Node& n) {
   // Both inputs are streamed once by the key kernels: views over row numbers fuse.
-  auto streamed = [&](DeviceRelation r) {
-    if (r.view && r.view->source != RowView::Source::Index) r = ctx.dense(r);
-    return r;
-  };
-  const DeviceRelation L = streamed(ctx.relation(n.inputs.at(0)));
-  const DeviceRelation R = streamed(ctx.relation(n.inputs.at(1)));
-  std::vector<Type> key_types;
-  for (int32_t c : n.right_key_index) key_types.push_back(R.types.at(static_cast<size_t>(c)));
-  const int key_bits = passes::hash_join_key_bits(key_types);
+  const DeviceRelation L = streamed(ctx, ctx.relation(n.inputs.at(0)));
+  const DeviceRelation R = streamed(ctx, ctx.relation(n.inputs.at(1)));
+  const int key_bits = packed_key_bits(n, R);
   internal_check(n.join_kind == JoinKind::Inner && key_bits != 0,
                  "hash join planned for a join it cannot run");
   auto hjp = std::make_shared<HashJoinCode>(HashJoinCode{ctx,
@@ -457,7 +455,7 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
 
   // What the output reads of each side: every left attribute, the right's non-keys.
   for (size_t c = 0; c < L.types.size(); ++c) hj.left.needed.push_back(static_cast<int32_t>(c));
-  const std::vector<int32_t> right_rest = hj.rest_of_right();
+  const std::vector<int32_t> right_rest = right_non_keys(n, R);
   hj.right.needed = right_rest;
   // Hashed keys of both sides, then the radix bits from the build rows kept (on the host),
   // then both partitions.
@@ -527,25 +525,14 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
 void lower_hash_semi_join(LoweringContext& ctx, const Node& n) {
   // The right side is streamed once by the build kernel (a fused select drops rows there);
   // the left side is the stream the stage joins.
-  auto streamed = [&](DeviceRelation r) {
-    if (r.view && r.view->source != RowView::Source::Index) r = ctx.dense(r);
-    return r;
-  };
-  DeviceRelation L = streamed(ctx.relation(n.inputs.at(0)));
-  const DeviceRelation R = streamed(ctx.relation(n.inputs.at(1)));
-  std::vector<Type> key_types;
-  for (int32_t c : n.right_key_index) key_types.push_back(R.types.at(static_cast<size_t>(c)));
-  const int key_bits = passes::hash_join_key_bits(key_types);
+  const DeviceRelation L = streamed(ctx, ctx.relation(n.inputs.at(0)));
+  const DeviceRelation R = streamed(ctx, ctx.relation(n.inputs.at(1)));
+  const int key_bits = packed_key_bits(n, R);
   internal_check((n.join_kind == JoinKind::Semi || n.join_kind == JoinKind::Anti) && key_bits != 0,
                  "hash semi join planned for a join it cannot run");
   const std::string key_t = key_bits == 64 ? "unsigned long long" : "unsigned int";
   const int32_t key_size = key_bits / 8;
   const bool residual = n.predicate.ptr() != nullptr;
-  std::vector<int32_t> right_rest;
-  for (size_t c = 0; c < R.types.size(); ++c)
-    if (std::find(n.right_key_index.begin(), n.right_key_index.end(), static_cast<int32_t>(c)) ==
-        n.right_key_index.end())
-      right_rest.push_back(static_cast<int32_t>(c));
 
   // capacity = 2^ceil_log2(2 * n_right): at most half full (n_right counts the rows a fused
   // select may drop, so it bounds the keys). Computed on the host, no read-back.
@@ -601,37 +588,24 @@ void lower_hash_semi_join(LoweringContext& ctx, const Node& n) {
       "  __device__ __forceinline__ long long {0}slot(long long i) const {{\n"
       "    return ranc::tpl::hash_set_find({1}, {2}, ({3})({4}));\n  }}\n",
       pre, ds, dc, key_t, packed_key(d, L, n.left_key_index, "i"));
-  std::string found = fmt::format("{}slot(i) >= 0", pre);
+  std::string found = fmt::format("({}slot(i) >= 0)", pre);
   if (residual) {
-    const size_t la = L.types.size();
-    const std::string r = ctx.expr(n.predicate.ptr(), d, [&](int32_t c) {
-      if (static_cast<size_t>(c) < la) return LoweringContext::load(d, L, static_cast<size_t>(c), "i");
-      return LoweringContext::load(d, R, static_cast<size_t>(right_rest.at(static_cast<size_t>(c) - la)),
-                                   "j");
-    });
+    // Registered in this order (the kernel's parameter order).
+    const std::string r = join_residual(ctx, n, d, L, R, right_non_keys(n, R));
+    const std::string dh = d.buffer(heads, "long long");
+    const std::string dn = d.buffer(next, "long long");
     m += fmt::format(
         "  __device__ __forceinline__ bool {0}residual(long long i, long long j) const {{ return {1}; }}\n"
         "  __device__ __forceinline__ bool {0}exists(long long i) const {{\n"
         "    return ranc::tpl::hash_chain_any({2}, {3}, {0}slot(i), [&](long long j) {{ return "
         "{0}residual(i, j); }});\n  }}\n",
-        pre, r, d.buffer(heads, "long long"), d.buffer(next, "long long"));
+        pre, r, dh, dn);
     found = pre + "exists(i)";
   }
-  const std::string prev = LoweringContext::keep(d, L, "i");
-  const std::string fn = pre + "keep";
-  m += fmt::format(
-      "  __device__ __forceinline__ bool {}(long long i) const {{\n    if (!{}) return false;\n"
-      "    return {}({});\n  }}\n",
-      fn, prev, n.join_kind == JoinKind::Anti ? "!" : "", found);
-  d.add_member(fn, m);
-  v.keep_fn = fn;
-  v.filters = true;
   // A probe is one or two random loads, not a chain of log2(n): materialised, the stage
   // takes the select's 16 rows a thread (their probes overlap), which measured 18.2 ms
   // against 19.5 ms with one row a thread (2^27 semi join, H100).
-  v.searches = false;
-  v.nodes.push_back(n.id);
-  ctx.set_relation(n.id, make_view(std::move(v), L.types, L.size));
+  set_semi_stage(ctx, n, L, std::move(v), std::move(m), found, /*searches=*/false);
 }
 
 }  // namespace ranc::codegen

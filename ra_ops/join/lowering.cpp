@@ -47,13 +47,7 @@ struct JoinCode {
         "{1}cmp(i, j) >= 0; }});\n  }}\n",
         nr, pre);
     if (n.predicate.ptr()) {
-      const size_t la = L.types.size();
-      std::string r = ctx.expr(n.predicate.ptr(), p, [&](int32_t c) {
-        if (static_cast<size_t>(c) < la)
-          return LoweringContext::load(p, L, static_cast<size_t>(c), "i");
-        return LoweringContext::load(
-            p, R, static_cast<size_t>(right_rest.at(static_cast<size_t>(c) - la)), "j");
-      });
+      const std::string r = join_residual(ctx, n, p, L, R, right_rest);
       s += fmt::format(
           "  __device__ __forceinline__ bool {}residual(long long i, long long j) const {{ return "
           "{}; }}\n",
@@ -64,6 +58,43 @@ struct JoinCode {
 };
 
 }  // namespace
+
+std::vector<int32_t> right_non_keys(const Node& n, const DeviceRelation& R) {
+  std::vector<int32_t> rest;
+  for (size_t c = 0; c < R.types.size(); ++c)
+    if (std::find(n.right_key_index.begin(), n.right_key_index.end(), static_cast<int32_t>(c)) ==
+        n.right_key_index.end())
+      rest.push_back(static_cast<int32_t>(c));
+  return rest;
+}
+
+std::string join_residual(LoweringContext& ctx, const Node& n, KernelParams& p,
+                          const DeviceRelation& L, const DeviceRelation& R,
+                          const std::vector<int32_t>& right_rest) {
+  const size_t la = L.types.size();
+  return ctx.expr(n.predicate.ptr(), p, [&](int32_t c) {
+    if (static_cast<size_t>(c) < la) return LoweringContext::load(p, L, static_cast<size_t>(c), "i");
+    return LoweringContext::load(p, R, static_cast<size_t>(right_rest.at(static_cast<size_t>(c) - la)),
+                                 "j");
+  });
+}
+
+void set_semi_stage(LoweringContext& ctx, const Node& n, const DeviceRelation& L, RowView v,
+                    std::string members, const std::string& found, bool searches) {
+  KernelParams& d = v.deps;
+  const std::string prev = LoweringContext::keep(d, L, "i");
+  const std::string fn = fmt::format("v{}_keep", n.id);
+  members += fmt::format(
+      "  __device__ __forceinline__ bool {}(long long i) const {{\n    if (!{}) return false;\n"
+      "    return {}{};\n  }}\n",
+      fn, prev, n.join_kind == JoinKind::Anti ? "!" : "", found);
+  d.add_member(fn, members);
+  v.keep_fn = fn;
+  v.filters = true;
+  v.searches = searches;
+  v.nodes.push_back(n.id);
+  ctx.set_relation(n.id, make_view(std::move(v), L.types, L.size));
+}
 
 void lower_join(LoweringContext& ctx, const Node& n) {
   if (ctx.physical(n.id).join == JoinAlgorithm::Hash) {
@@ -78,16 +109,12 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   DeviceRelation R = ctx.relation(n.inputs.at(1));
   if (R.view && (R.view->source != RowView::Source::Index || !R.view->keep_fn.empty()))
     R = ctx.dense(R);
-  JoinCode jc{n, L, R, {}, {}, {}, {}};
+  JoinCode jc{n, L, R, {}, {}, {}, right_non_keys(n, R)};
   for (const auto& k : ctx.physical(n.id).compare_keys) {
     jc.lcols.push_back(n.left_key_index.at(static_cast<size_t>(k.index)));
     jc.rcols.push_back(n.right_key_index.at(static_cast<size_t>(k.index)));
     jc.desc.push_back(k.descending);
   }
-  for (size_t c = 0; c < R.types.size(); ++c)
-    if (std::find(n.right_key_index.begin(), n.right_key_index.end(), static_cast<int32_t>(c)) ==
-        n.right_key_index.end())
-      jc.right_rest.push_back(static_cast<int32_t>(c));
   const bool residual = n.predicate.ptr() != nullptr;
 
   if (n.join_kind != JoinKind::Inner) {
@@ -114,20 +141,9 @@ void lower_join(LoweringContext& ctx, const Node& n) {
           "    for (long long j = lo; j < hi; ++j)\n      if ({0}residual(i, j)) return true;\n"
           "    return false;\n  }}\n",
           pre);
-    const std::string prev = LoweringContext::keep(d, L, "i");
-    const std::string fn = pre + "keep";
-    m += fmt::format(
-        "  __device__ __forceinline__ bool {}(long long i) const {{\n    if (!{}) return false;\n"
-        "    return {}{};\n  }}\n",
-        fn, prev, n.join_kind == JoinKind::Anti ? "!" : "", found);
-    d.add_member(fn, m);
-    v.keep_fn = fn;
-    v.filters = true;
-    v.searches = true;
     // A chain fused into the right side is read by this stage's searches.
     if (R.view) v.nodes.insert(v.nodes.end(), R.view->nodes.begin(), R.view->nodes.end());
-    v.nodes.push_back(n.id);
-    ctx.set_relation(n.id, make_view(std::move(v), L.types, L.size));
+    set_semi_stage(ctx, n, L, std::move(v), std::move(m), found, /*searches=*/true);
     return;
   }
 
