@@ -266,11 +266,17 @@ struct GlobalReduceAgent {
     using State = typename Agg::State;
     const i64 base = tile_base(kTile);
     State s = agg.init();
+    // Every row's keep first, then the kept rows' values: the loads of each phase are
+    // independent of each other, so a thread has kItems of them in flight at once.
+    bool kept[kItems];
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       const i64 i = base + k * kThreads + threadIdx.x;
-      if (i < n && keep(i)) agg.accumulate(s, i);
+      kept[k] = i < n && keep(i);
     }
+#pragma unroll
+    for (int k = 0; k < kItems; ++k)
+      if (kept[k]) agg.accumulate(s, base + k * kThreads + threadIdx.x);
     const State total = BlockReduce<State, kThreads>(temp.reduce).Reduce(s, MergeOp<Agg>{agg});
     if (threadIdx.x == 0) static_cast<State*>(partials_buf)[tile_index()] = total;
   }
