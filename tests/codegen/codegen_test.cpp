@@ -413,17 +413,17 @@ TEST(GeneratePlan, KernelNamesCarryOperatorAndNode) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
   auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
-  b.output(r.select(col("v") > 1).join(q, {"k"}, {"qk"}), "out");
+  b.output(r.project({"k", as(col("v") * 2, "v2")}).join(q, {"k"}, {"qk"}), "out");
   rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::SortMerge});
-  // n0 r, n1 q, n2 select, n3 inserted sort of q, n4 join, n5 output. Fused, the select
+  // n0 r, n1 q, n2 project, n3 inserted sort of q, n4 join, n5 output. Fused, the project
   // runs in the join's count kernel, which is named after both.
-  for (const char* k : {"n4_select_join_count", "n4_join_write"}) {
+  for (const char* k : {"n4_project_join_count", "n4_join_write"}) {
     EXPECT_NE(std::find(plan.kernels.begin(), plan.kernels.end(), k), plan.kernels.end()) << k;
     EXPECT_NE(plan.source.find(fmt::format(" {}(", k)), std::string::npos) << k;
   }
   rt::Plan unfused = codegen::generate_plan(
       b.check(), {.join = codegen::JoinAlgorithm::SortMerge, .fusion = false});
-  for (const char* k : {"n2_select", "n4_join_count", "n4_join_write"}) {
+  for (const char* k : {"n2_project", "n4_join_count", "n4_join_write"}) {
     EXPECT_NE(std::find(unfused.kernels.begin(), unfused.kernels.end(), k), unfused.kernels.end())
         << k;
     EXPECT_NE(unfused.source.find(fmt::format(" {}(", k)), std::string::npos) << k;
@@ -692,6 +692,36 @@ TEST(NvrtcCompile, HashJoinEveryKeyType) {
 TEST(NvrtcCompile, EveryFusedShape) {
   expect_compiles(testing::fusion_program(), {.join = codegen::JoinAlgorithm::SortMerge});
   expect_compiles(testing::fusion_program(), {.join = codegen::JoinAlgorithm::Hash});
+}
+// Input sharing (fuse_pipelines): one kernel for 2, 3 and 4 filtering chains over one
+// relation, with and without chains that keep every row, chains of only those, and chains
+// over a paged hash join output.
+TEST(NvrtcCompile, InputSharingShapes) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}, {"f", Type::F64}, {"s", Type::String}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
+  auto t = b.input("t", {{"tk", Type::I32}, {"tv", Type::I32}});
+  auto u = b.input("u", {{"uk", Type::I64}, {"ub", Type::Bool}});
+  for (int i = 0; i < 4; ++i) b.output(r.select(col("k") > i).project({"s", as(col("v") / (i + 1), "d")}), fmt::format("r{}", i));
+  b.output(r.project({as(col("f") * 2.0, "f2")}), "rmap");
+  b.output(q.select(col("w") < 0.5), "q0");
+  b.output(q.select(col("qk") % 3 == 1).project({as(col("w") + 1.0, "w1")}), "q1");
+  b.output(q.select(col("qk") == 7), "q2");
+  b.output(t.project({as(col("tv") + 1, "a")}), "t0");
+  b.output(t.project({"tk", as(col("tk") * col("tv"), "b")}), "t1");
+  b.output(u.select(col("ub")), "u0");
+  b.output(u.project({as(col("uk") - 1, "uk1")}), "u1");
+  auto j = r.join(q, {"k"}, {"qk"});
+  b.output(j.select(col("w") > 0.1), "j0");
+  b.output(j.select(col("v") < 3).project({"k", "s"}), "j1");
+  Program p = b.check();
+  for (codegen::JoinAlgorithm a : {codegen::JoinAlgorithm::Hash, codegen::JoinAlgorithm::SortMerge}) {
+    rt::Plan plan = codegen::generate_plan(p, {.join = a});
+    for (int k = 2; k <= 4; ++k)
+      EXPECT_NE(plan.source.find(fmt::format("SharedSelectAgent<P::Select, {}>", k)), std::string::npos) << k;
+    Compiled c = nvrtc_compile(plan.source);
+    EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
+  }
 }
 // Paged hash join outputs (plan_paged_edges.h) read by every streaming consumer, with
 // a residual and fused stages, fused and unfused.

@@ -3,6 +3,9 @@
 // every plan contain exactly the operators the pass grouped (kernel_group_mismatch).
 #include <gtest/gtest.h>
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cstdlib>
 
 #include "ranc/codegen/codegen.h"
@@ -58,9 +61,11 @@ TEST(FusePipelines, SelectProjectChainIsOneKernel) {
   EXPECT_EQ(passes::print_physical_plan(off.physical).find("fused"), std::string::npos);
 }
 
-// Block-level: a select/project in front of a join fuses into its input loading (the
-// left side of a sort-merge join, both sides of a hash join); a select after a join
-// joins its output stage (the residual).
+// Block-level: a select/project in front of a join fuses into its input loading (both
+// sides of a hash join; the left side of a sort-merge join, where an inner join takes
+// only a chain that keeps every row: its count stage writes 16 bytes for every row of
+// the chain's input, so a select in front is cheaper materialised); a select after a
+// join joins its output stage (the residual).
 TEST(FusePipelines, SelectsAroundJoins) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
@@ -71,11 +76,12 @@ TEST(FusePipelines, SelectsAroundJoins) {
                .project({"k", as(col("w") - col("v"), "d")}),
            "o");
   Program p = b.check();
-  // Sort-merge: the right side is sorted (a barrier: its select is materialised).
+  // Sort-merge: the right side is sorted (a barrier: its select is materialised), the
+  // left select too.
   EXPECT_EQ(physical(p, {.join = JoinAlgorithm::SortMerge}),
             "n0 input()\n"
             "n1 input()\n"
-            "n2 select(n0) fused into n5\n"
+            "n2 select(n0)\n"
             "n3 select(n1)\n"
             "n4 sort(n3) by [qk] (inserted) order [qk]\n"
             "n5 join(n2, n4) fused into n7\n"
@@ -95,8 +101,26 @@ TEST(FusePipelines, SelectsAroundJoins) {
   for (JoinAlgorithm j : {JoinAlgorithm::SortMerge, JoinAlgorithm::Hash}) {
     auto res = pipeline(p, {.join = j});
     EXPECT_EQ(testing::kernel_group_mismatch(res), "");
-    EXPECT_EQ(res.plan.source.find("n2_select("), std::string::npos);
+    EXPECT_EQ(res.plan.source.find("n2_select(") != std::string::npos, j == JoinAlgorithm::SortMerge);
   }
+  // A project in front of the sort-merge join's left side fuses into its count stage; a
+  // select in front of a semi join's left side into the semi join's stage.
+  ProgramBuilder c;
+  auto cr = c.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto cq = c.input("q", {{"qk", Type::I32}, {"w", Type::I64}}, 0, {"qk"});
+  c.output(cr.project({"k", as(col("v") * 2, "v2")}).join(cq, {"k"}, {"qk"}), "inner");
+  c.output(cr.select(col("v") > 1).semi_join(cq, {"k"}, {"qk"}), "semi");
+  auto cres = pipeline(c.check(), {.join = JoinAlgorithm::SortMerge});
+  EXPECT_EQ(passes::print_physical_plan(cres.physical),
+            "n0 input()\n"
+            "n1 input() order [qk]\n"
+            "n2 project(n0) fused into n3\n"
+            "n3 join(n2, n1)\n"
+            "n4 select(n0) fused into n5\n"
+            "n5 join(n4, n1)\n"
+            "n6 output(n3)\n"
+            "n7 output(n5)\n");
+  EXPECT_EQ(testing::kernel_group_mismatch(cres), "");
 }
 
 // A hash semi/anti join: the select in front of its right input fuses into the build of
@@ -235,11 +259,11 @@ TEST(FusePipelines, NothingFusesAcrossBarriers) {
   EXPECT_EQ(text,
             "n0 input()\n"
             "n1 input()\n"
-            "n2 select(n0)\n"
+            "n2 select(n0) shares the read of n0 in the kernel of n6\n"
             "n3 sort(n2) by [k, v] order [k, v]\n"
             "n4 project(n2)\n"
             "n5 select(n0) fused into n6\n"
-            "n6 project(n5)\n"
+            "n6 project(n5) shares the read of n0 in the kernel of n6\n"
             "n7 sort(n6) by [k] (inserted) order [k]\n"
             "n8 sort(n1) by [qk] (inserted) order [qk]\n"
             "n9 union(n7, n8) order [k] unique\n"
@@ -284,6 +308,75 @@ TEST(FusePipelines, DistinctIsAStageOfItsConsumer) {
   EXPECT_TRUE(own);
   auto off = pipeline(b.check(), {.join = JoinAlgorithm::SortMerge, .fusion = false});
   EXPECT_EQ(testing::kernel_group_mismatch(off), "");
+}
+
+// Input sharing: select/project chains over one relation that are materialised each run
+// in one kernel that reads the relation once (SharedSelectAgent for the chains that
+// filter, a map over the same tiles for the others), in groups of up to four in node
+// order. A chain that only passes attributes through runs no kernel and shares nothing.
+// The consumers of a group's earlier chains are lowered after its last chain.
+TEST(FusePipelines, InputSharing) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto q = b.input("q", {{"qk", Type::I32}}, 0, {"qk"});
+  // A sort-merge join's left select is materialised: its join comes before the other
+  // chains, so it is lowered after the group's last chain.
+  b.output(r.select(col("k") < 0).join(q, {"k"}, {"qk"}), "joined");
+  b.output(r.select(col("k") > 5).project({"k", as(col("v") * 2, "v2")}), "high");
+  b.output(r.project({"v"}), "renamed");
+  b.output(r.project({as(col("v") + 1, "v1")}), "map");
+  b.output(r.select(col("v") == 3), "three");
+  b.output(r.select(col("v") == 4), "four");  // the fifth chain: alone, no sharing
+  Program p = b.check();
+  auto res = pipeline(p, {.join = JoinAlgorithm::SortMerge});
+  EXPECT_EQ(passes::print_physical_plan(res.physical),
+            "n0 input()\n"
+            "n1 input() order [qk]\n"
+            "n2 select(n0) shares the read of n0 in the kernel of n8\n"
+            "n3 join(n2, n1)\n"
+            "n4 select(n0) fused into n8\n"
+            "n5 project(n4) shares the read of n0 in the kernel of n8\n"
+            "n6 project(n0)\n"
+            "n7 project(n0) shares the read of n0 in the kernel of n8\n"
+            "n8 select(n0) shares the read of n0 in the kernel of n8\n"
+            "n9 select(n0)\n"
+            "n10 output(n3)\n"
+            "n11 output(n5)\n"
+            "n12 output(n6)\n"
+            "n13 output(n7)\n"
+            "n14 output(n8)\n"
+            "n15 output(n9)\n");
+  EXPECT_EQ(passes::print_fusion(res.physical),
+            "kernel of n8: n2 select, n4 select, n5 project, n7 project, n8 select (one read of n0)\n");
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+  // One kernel (after its init) writes the four chains, then the join runs.
+  std::vector<std::string> kernels;
+  for (const auto& s : res.plan.steps)
+    if (const auto* l = std::get_if<rt::Launch>(&s)) kernels.push_back(l->kernel);
+  EXPECT_EQ(fmt::format("{}", fmt::join(kernels, " ")),
+            "n1_check_order n8_select_and_n2_select_and_n5_select_project_and_n7_project_init "
+            "n8_select_and_n2_select_and_n5_select_project_and_n7_project n3_join_count "
+            "n3_join_write n9_select_init n9_select");
+  EXPECT_NE(res.plan.source.find("SharedSelectAgent<P::Select, 3>"), std::string::npos);
+  EXPECT_EQ(res.plan.source.find("n2_select("), std::string::npos);
+  EXPECT_NE(res.plan.source.find("n9_select("), std::string::npos);
+  std::vector<std::string> outputs;
+  for (const auto& o : res.plan.outputs) outputs.push_back(o.name);
+  EXPECT_EQ(fmt::format("{}", fmt::join(outputs, " ")), "joined high renamed map three four");
+  // Unfused: nothing shares.
+  auto off = pipeline(p, {.fusion = false});
+  EXPECT_EQ(passes::print_physical_plan(off.physical).find("shares"), std::string::npos);
+  EXPECT_EQ(off.plan.source.find("SharedSelectAgent"), std::string::npos);
+
+  // Only chains that keep every row: one map kernel writes both.
+  ProgramBuilder m;
+  auto mr = m.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  m.output(mr.project({as(col("k") * 2, "k2")}), "a");
+  m.output(mr.project({"k", as(col("v") - 1, "v1")}), "b");
+  auto mres = pipeline(m.check());
+  EXPECT_EQ(launches(mres.plan), 1) << codegen::describe_plan(mres.plan);
+  EXPECT_NE(mres.plan.source.find("n2_project_and_n1_project("), std::string::npos) << mres.plan.source;
+  EXPECT_EQ(testing::kernel_group_mismatch(mres), "");
 }
 
 // Every rule at once, and the operator programs: the kernels contain exactly the

@@ -222,6 +222,8 @@ inline std::string kernel_group_mismatch(const passes::PipelineResult& r) {
     const int32_t group = l->nodes.back();
     for (size_t i = 0; i + 1 < l->nodes.size(); ++i) {
       const auto& p = pn.at(static_cast<size_t>(l->nodes[i]));
+      // Input sharing: an unfused chain written by its group's kernel.
+      if (!p.fused && p.shared_read >= 0 && p.kernel == group) continue;
       if (!p.fused || p.kernel != group)
         return fmt::format("kernel {} runs n{}, which fuse_pipelines put in the kernel of n{}{}",
                            l->kernel, l->nodes[i], p.kernel, p.fused ? "" : " (not fused)");

@@ -135,6 +135,32 @@ TEST_P(GpuOperators, Select) {
   });
 }
 
+// Input sharing (fuse_pipelines): chains over one relation written by one kernel
+// (SharedSelectAgent): four filtering chains (one keeping nothing, one everything), a
+// chain keeping every row, a renaming chain (no kernel), a materialised select whose join
+// is lowered after the group, and two chains over a hash join's (paged) output.
+TEST_P(GpuOperators, InputSharing) {
+  auto d = make_data(GetParam(), 12);
+  for (auto a : {codegen::JoinAlgorithm::SortMerge, codegen::JoinAlgorithm::Hash}) {
+    ProgramBuilder b;
+    Rel r = b.input("r", d.r.attributes);
+    Rel q = b.input("q", d.q.attributes);
+    b.output(r.select(col("x") < 0).join(q, d.rkeys, d.qkeys), "joined");
+    b.output(r.select(col("x") >= 0).project({"s", as(col("v") * 3, "v3")}), "high");
+    b.output(r.select(col("x") > 100000), "none");
+    b.output(r.select(col("w") == col("w") || col("w") != col("w")).project({"x"}), "all");
+    b.output(r.project({as(col("w") * 2.0, "w2"), "s"}), "map");
+    b.output(r.project({"x", "v"}), "renamed");
+    auto j = r.join(q, d.rkeys, d.qkeys);
+    b.output(j.select(col("x") > 0), "j_pos");
+    b.output(j.select(col("qv") % 2 == 0).project({"qs", "v"}), "j_even");
+    Program p = b.check();
+    std::string diff = run_and_compare(p, d.inputs, {.join = a});
+    EXPECT_EQ(diff, "") << (a == codegen::JoinAlgorithm::Hash ? "hash" : "sort-merge") << "\n"
+                        << print_program(p);
+  }
+}
+
 TEST_P(GpuOperators, Project) {
   auto d = make_data(GetParam(), 2);
   check(d, [](ProgramBuilder& b, Rel r, Rel) {

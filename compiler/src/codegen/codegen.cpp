@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -398,6 +399,140 @@ class Context final : public LoweringContext {
     return out;
   }
 
+  // Input sharing (fuse_pipelines): the select/project chains of the sharing group whose
+  // last node is `leader` are written by one kernel that reads their relation once:
+  // SharedSelectAgent for the chains that filter (a tile state and a count each), and a
+  // map over the same tiles for those that keep every row. A chain that turns out to need
+  // no kernel (it only passes attributes through) or cannot share (another size, a
+  // searching view) is materialised on its own.
+  void materialize_shared(NodeId leader) {
+    std::vector<NodeId> selects, maps;
+    rt::SlotId size = -1;
+    for (NodeId m = 0; m <= leader; ++m) {
+      const passes::PhysicalNode& pm = pp_.nodes.at(static_cast<size_t>(m));
+      if (pm.fused || pm.shared_read < 0 || pm.kernel != leader) continue;
+      const DeviceRelation rel = relation(m);
+      if (!rel.view) continue;
+      const RowView& v = *rel.view;
+      const bool shares = v.source == RowView::Source::Index && !v.paged && !v.searches &&
+                          (size < 0 || rel.size == size);
+      KernelParams scratch;
+      bool computes = LoweringContext::keep(scratch, rel, "i") != "true";
+      for (const ViewAttr& a : v.attrs) computes = computes || a.column < 0;
+      if (!shares || !computes) {
+        set_relation(m, dense(rel));
+        continue;
+      }
+      (v.filters ? selects : maps).push_back(m);
+      size = rel.size;
+    }
+    if (selects.size() + maps.size() < 2) {
+      for (NodeId m : selects) set_relation(m, dense(relation(m)));
+      for (NodeId m : maps) set_relation(m, dense(relation(m)));
+      return;
+    }
+    std::vector<NodeId> all = selects;
+    all.insert(all.end(), maps.begin(), maps.end());
+    std::sort(all.begin(), all.end());
+    std::vector<NodeId> nodes;  // the operators of every chain, the leader's last
+    std::string what;
+    for (NodeId m : all) {
+      const RowView& v = *relation(m).view;
+      nodes.insert(nodes.end(), v.nodes.begin(), v.nodes.end());
+      if (m != all.back()) what += fmt::format("_and_n{}_{}", m, v.op_names(pp_.program));
+    }
+    what = relation(all.back()).view->op_names(pp_.program) + what;
+
+    KernelParams p;
+    std::string members;
+    std::vector<std::pair<NodeId, DeviceRelation>> outs;
+    if (!selects.empty()) {
+      std::string preds, emits;
+      for (size_t o = 0; o < selects.size(); ++o) {
+        const DeviceRelation rel = relation(selects[o]);
+        DeviceRelation out = allocate_relation(pp_.program.node(selects[o]),
+                                               rt::SizeExpr::slot(rel.size), -1);
+        preds += fmt::format("      case {}: return {};\n", o, LoweringContext::keep(p, rel, "i"));
+        emits += fmt::format("      case {}: {{\n{}      }} break;\n", o, copy_row(p, rel, "i", out, "o"));
+        outs.emplace_back(selects[o], std::move(out));
+      }
+      members += fmt::format(
+          "  __device__ __forceinline__ bool pred(int s, long long i) const {{\n"
+          "    switch (s) {{\n{}    }}\n    return false;\n  }}\n"
+          "  __device__ __forceinline__ void emit(int s, long long i, long long o) const {{\n"
+          "    switch (s) {{\n{}    }}\n  }}\n",
+          preds, emits);
+    }
+    std::string map_stmts;
+    for (NodeId m : maps) {
+      const DeviceRelation rel = relation(m);
+      DeviceRelation out;
+      out.types = rel.types;
+      out.size = rel.size;
+      std::string stmts;
+      for (size_t c = 0; c < rel.types.size(); ++c) {
+        if (rel.view->attrs[c].column >= 0) {
+          out.columns.push_back(rel.view->attrs[c].column);
+          continue;
+        }
+        rt::BufferId b = allocate(fmt::format("n{}.c{}", m, c), type_size(rel.types[c]),
+                                  rt::SizeExpr::slot(rel.size), m);
+        out.columns.push_back(b);
+        stmts += fmt::format("      {}[i] = ({}){};\n", p.buffer(b, storage_ctype(rel.types[c]), false),
+                             storage_ctype(rel.types[c]), LoweringContext::raw(p, rel, c, "i"));
+      }
+      map_stmts += fmt::format("    if ({}) {{\n{}    }}\n", LoweringContext::keep(p, rel, "i"), stmts);
+      outs.emplace_back(m, std::move(out));
+    }
+    if (selects.empty()) {
+      map_kernel(leader, what, p, size, map_stmts, {}, nodes, "Select");
+    } else {
+      const auto k = static_cast<int64_t>(selects.size());
+      const int64_t tile = static_cast<int64_t>(policy_threads("Select")) * policy_items("Select");
+      rt::SlotId tiles = num_tiles(leader, size, -1, tile);
+      rt::BufferId states = allocate(fmt::format("n{}.tile_states", leader), 8,
+                                     rt::SizeExpr{64 * k, {rt::SizeTerm{2 * k, {tiles}}}}, leader);
+      KernelParams ip;
+      std::string init = fmt::format("  ranc::tpl::init_tile_states({}, {}, {});\n",
+                                     ip.buffer(states, "void", false), ip.slot(tiles), k);
+      kernel(leader, kernel_name(leader, what + "_init"), ip, init,
+             LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
+      rt::BufferId counts =
+          allocate(fmt::format("n{}.counts", leader), 8, rt::SizeExpr::fixed(k), leader);
+      std::string ts = p.buffer(states, "void", false), cn = p.buffer(counts, "long long", false);
+      std::string ns = p.slot(size);
+      if (!maps.empty())
+        members += fmt::format("  __device__ __forceinline__ void map(long long i) const {{\n{}  }}\n",
+                               map_stmts);
+      const std::string name = kernel_name(leader, what);
+      std::string body = functor(name + "_fn", p, members);
+      SkeletonCall agent(templates(), "SharedSelectAgent",
+                         {tile_policy("Select"), std::to_string(k)}, "Agent");
+      body += agent.declare() + agent.temp_storage() +
+              agent.call("run", {"temp", ns,
+                                 HookArg::lambda("bool", {{"int", "s"}, {"long long", "i"}},
+                                                 " return f.pred(s, i); "),
+                                 HookArg::lambda("void",
+                                                 {{"int", "s"}, {"long long", "i"}, {"long long", "o"}},
+                                                 " f.emit(s, i, o); "),
+                                 ts, cn});
+      if (!maps.empty()) {
+        // Over the same tiles (the Select policy), after the selects: its loads hit the cache.
+        SkeletonCall mapper(templates(), "MapAgent", {tile_policy("Select")});
+        body += mapper.call("run", {ns, HookArg::lambda("void", {{"long long", "i"}}, " f.map(i); ")});
+      }
+      kernel(leader, name, p, body,
+             LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads("Select"), false, nodes},
+             agent);
+      for (size_t o = 0; o < selects.size(); ++o) {
+        rt::SlotId n = new_slot();
+        step(rt::ReadSize{n, counts, static_cast<int64_t>(o)});
+        outs[o].second.size = n;
+      }
+    }
+    for (auto& [m, out] : outs) set_relation(m, std::move(out));
+  }
+
   // Packed keys (sort_layout.h): one kernel writes the least significant word of the
   // packed key (and the row ids), CUB sorts it; each more significant word is written
   // through the row ids so far and sorted in turn. A last kernel writes the output: the
@@ -641,11 +776,14 @@ class Context final : public LoweringContext {
 
 }  // namespace
 
-// The `lower` pass (passes/pass_runner.h): one lowering per node into one unit.
+// The `lower` pass (passes/pass_runner.h): one lowering per node into one unit, in node
+// order, except that the chains of an input-sharing group are materialised together when
+// its last node is lowered: the consumers of its earlier chains wait until then.
 rt::Plan lower_plan(const passes::PhysicalPlan& physical, const CodegenOptions& options) {
   Context ctx(physical, options);
   const Program& prog = ctx.program();
-  for (const Node& n : prog.nodes()) {
+  std::vector<bool> ready(prog.size(), false);  // the relation is what consumers read
+  auto lower_node = [&](const Node& n) {
     ctx.comment(fmt::format("n{} {}{}", n.id, describe_node(prog, n),
                             ctx.physical(n.id).inserted ? " (inserted by the planner)" : ""));
     switch (n.kind) {
@@ -694,13 +832,48 @@ rt::Plan lower_plan(const passes::PhysicalPlan& physical, const CodegenOptions& 
         lower_scalar(ctx, n);
         break;
     }
+    ready[static_cast<size_t>(n.id)] = true;
     // A view that fuse_pipelines did not fuse into its consumer is materialised here.
     // plan_paged_edges chose a paged list for it when its consumers all stream one.
-    if (!ctx.fused(n.id) && ctx.relation(n.id).is_view())
-      ctx.set_relation(n.id, ctx.physical(n.id).paged ? ctx.paged(ctx.relation(n.id))
-                                                      : ctx.dense(ctx.relation(n.id)));
+    const passes::PhysicalNode& p = ctx.physical(n.id);
+    if (!ctx.fused(n.id) && ctx.relation(n.id).is_view()) {
+      if (p.shared_read >= 0 && p.kernel != n.id) {
+        ready[static_cast<size_t>(n.id)] = false;  // written with its group's last node
+      } else if (p.shared_read >= 0) {
+        ctx.materialize_shared(n.id);
+        for (const Node& m : prog.nodes())
+          if (ctx.physical(m.id).shared_read >= 0 && ctx.physical(m.id).kernel == n.id)
+            ready[static_cast<size_t>(m.id)] = true;
+      } else {
+        ctx.set_relation(n.id, p.paged ? ctx.paged(ctx.relation(n.id)) : ctx.dense(ctx.relation(n.id)));
+      }
+    }
     ctx.emit("\n");
+  };
+  auto inputs_ready = [&](const Node& n) {
+    return std::all_of(n.inputs.begin(), n.inputs.end(),
+                       [&](NodeId i) { return ready[static_cast<size_t>(i)]; });
+  };
+  std::vector<NodeId> waiting;  // nodes whose inputs are not ready yet, in node order
+  for (const Node& n : prog.nodes()) {
+    if (!inputs_ready(n)) {
+      waiting.push_back(n.id);
+      continue;
+    }
+    lower_node(n);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (auto it = waiting.begin(); it != waiting.end(); ++it)
+        if (inputs_ready(prog.node(*it))) {
+          const NodeId w = *it;
+          waiting.erase(it);
+          lower_node(prog.node(w));
+          progress = true;
+          break;
+        }
+    }
   }
+  internal_check(waiting.empty(), "codegen: an input-sharing group was never materialised");
   return ctx.finish();
 }
 

@@ -63,7 +63,11 @@ void verify_physical(const PhysicalPlan& pp) {
     const PhysicalNode& p = pp.nodes.at(static_cast<size_t>(n.id));
     internal_check(p.kernel >= 0, fmt::format("fuse_pipelines: n{} has no kernel", n.id));
     if (!p.fused) {
-      internal_check(p.kernel == n.id, fmt::format("fuse_pipelines: unfused n{} in another kernel", n.id));
+      // Input sharing: the group's chains over one relation are written by its last node.
+      const PhysicalNode& k = pp.nodes.at(static_cast<size_t>(p.kernel));
+      internal_check(p.kernel == n.id || (p.shared_read >= 0 && p.kernel > n.id && !k.fused &&
+                                          k.kernel == p.kernel && k.shared_read == p.shared_read),
+                     fmt::format("fuse_pipelines: unfused n{} in another kernel", n.id));
       continue;
     }
     internal_check(uses[static_cast<size_t>(n.id)] == 1,

@@ -377,6 +377,8 @@ std::string print_physical_plan(const PhysicalPlan& plan) {
     if (!p.order.empty()) out += fmt::format(" order [{}]", order_text(plan.program, n, p.order));
     if (p.unique) out += " unique";
     if (p.fused) out += fmt::format(" fused into n{}", p.kernel);
+    if (p.shared_read >= 0)
+      out += fmt::format(" shares the read of n{} in the kernel of n{}", p.shared_read, p.kernel);
     if (p.paged) out += " -> paged";
     out += "\n";
   }

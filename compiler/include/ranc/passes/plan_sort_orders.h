@@ -60,8 +60,13 @@ struct PhysicalNode {
   // handed to its one consumer as a view, so this operator runs inside the kernels of
   // `kernel`: the inner join it feeds (its count or partitioning stage), or else the
   // first unfused node downstream. Otherwise `kernel` is the node itself.
+  // Input sharing (also fuse_pipelines): an unfused select/project chain materialised in
+  // one kernel with other chains over the same relation, which that kernel reads once.
+  // `shared_read` is that relation; `kernel` is then the group's last node, whose
+  // materialisation writes every chain of the group (SharedSelectAgent).
   bool fused = false;
   NodeId kernel = -1;
+  NodeId shared_read = -1;
   // Set by plan_paged_edges (passes/plan_paged_edges.h): the output is materialised as a
   // paged list, which every consumer streams.
   bool paged = false;

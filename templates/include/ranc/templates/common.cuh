@@ -156,6 +156,13 @@ __device__ __forceinline__ void init_tile_state(void* tile_state, i64 tiles) {
   if (t < tiles) s.init(t);
 }
 
+/// Body of the init kernel of `count` tile states laid out one after another, each
+/// tile_state_elems(tiles) int64 (SharedSelectAgent's). Launch as init_tile_state.
+__device__ __forceinline__ void init_tile_states(void* tile_states, i64 tiles, int count) {
+  for (int o = 0; o < count; ++o)
+    init_tile_state(static_cast<i64*>(tile_states) + o * tile_state_elems(tiles), tiles);
+}
+
 /// Exclusive prefix over tiles of one long long per tile, computed in one pass (decoupled
 /// look-back). Call from ALL threads of the block; returns the tile's exclusive prefix in every
 /// thread and the inclusive prefix through `inclusive`.

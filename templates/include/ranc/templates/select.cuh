@@ -23,6 +23,20 @@
 // called in place with a non-coalesced output position; no staging area used), SelectMode::count_only
 // (no emit; only *out_count, e.g. to size an output before a second pass).
 //
+// SharedSelectAgent<P, Outputs>: input sharing (fuse_pipelines). `Outputs` (1..4) selects over
+// the same n rows in one pass: each warp evaluates every output's predicate on its rows (the rows'
+// attributes are loaded once, the other predicates hit the cache), then per output the block
+// ranks the survivors, looks back over that output's tile states and writes them staged, as
+// SelectAgent does.
+//   Hooks (SharedSelectAgent::Hooks): pred(out, i): keep row i in output `out`?;
+//          emit(out, i, o): copy row i to row o of output `out`.
+//   Kernels: 1. init: ranc::tpl::init_tile_states(tile_states, tiles, Outputs)
+//               items = tiles, threads 256, grid = max(1, ceil(tiles / 256))
+//            2. run(temp, n, pred, emit, tile_states, out_counts)
+//               items = n, threads P::block_threads, grid = tiles = max(1, ceil(n / P::tile_items))
+//   Buffers: tile_states: Outputs * tile_state_elems(tiles) int64 (output o's states at
+//            o * tile_state_elems(tiles)); out_counts: Outputs int64 (written by the last block).
+//
 // MapAgent: out-of-place element-wise map (project, limit, fused project chains).
 //   Hook f (MapAgent::Hooks): produce output row i.
 //   Kernel: MapAgent<P>::run(n, f); items = n, threads P::block_threads,
@@ -135,6 +149,106 @@ struct SelectAgent {
       }
     }
     if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && out_count != nullptr) *out_count = inclusive;
+  }
+};
+
+template <class Policy, int Outputs>
+struct SharedSelectAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+  static constexpr int kWarps = Policy::warps;
+  static_assert(kItems <= 32, "SharedSelectAgent: at most 32 items per thread");
+  static_assert(Outputs >= 1 && Outputs <= 4, "SharedSelectAgent: 1 to 4 outputs");
+
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    __device__ bool pred(int out, i64 row) const;               // keep row `row` in output `out`?
+    __device__ void emit(int out, i64 row, i64 out_row) const;  // copy it to out_row of `out`
+  };
+  /// Exactly `tiles` blocks, also for n == 0: the last block writes out_counts.
+  static constexpr LaunchRule run_launch{Grid::tiles_exact, "n", Policy::block_threads};
+
+  struct TempStorage {
+    TilePrefix::TempStorage prefix[Outputs];
+    int warp_total[Outputs][kWarps];
+    int warp_offset[Outputs][kWarps];
+    int stage[kTile];
+  };
+
+  template <class Pred, class Emit>
+  __device__ __forceinline__ static void run(TempStorage& temp, i64 n, Pred pred, Emit emit,
+                                             void* tile_states, i64* out_counts) {
+    const i64 tiles = gridDim.x;
+    const i64 base = tile_base(kTile);
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const unsigned lt_mask = (1u << lane) - 1u;
+    const i64 wbase = base + static_cast<i64>(warp) * 32 * kItems;
+
+    // Every output's predicate on the warp's rows: one read of their attributes.
+    unsigned masks[Outputs][kItems];
+    int warp_count[Outputs];
+#pragma unroll
+    for (int o = 0; o < Outputs; ++o) warp_count[o] = 0;
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const i64 i = wbase + k * 32 + lane;
+#pragma unroll
+      for (int o = 0; o < Outputs; ++o) {
+        masks[o][k] = __ballot_sync(0xffffffffu, i < n && pred(o, i));
+        warp_count[o] += __popc(masks[o][k]);
+      }
+    }
+    if (lane == 0) {
+#pragma unroll
+      for (int o = 0; o < Outputs; ++o) temp.warp_total[o][warp] = warp_count[o];
+    }
+    __syncthreads();
+
+    // The tile's counts, then every output's look-back before any output is written, so that
+    // each output's tile prefix is published as early as SelectAgent publishes its one.
+    i64 tile_count[Outputs], prefix[Outputs], inclusive[Outputs];
+#pragma unroll
+    for (int o = 0; o < Outputs; ++o) {
+      tile_count[o] = 0;
+      if (warp == 0) {
+        const int v = lane < kWarps ? temp.warp_total[o][lane] : 0;
+        int incl = v;
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+          const int x = __shfl_up_sync(0xffffffffu, incl, d);
+          if (lane >= d) incl += x;
+        }
+        if (lane < kWarps) temp.warp_offset[o][lane] = incl - v;
+        tile_count[o] = __shfl_sync(0xffffffffu, incl, 31);
+      }
+    }
+#pragma unroll
+    for (int o = 0; o < Outputs; ++o) {
+      TileState state = make_tile_state(static_cast<i64*>(tile_states) + o * tile_state_elems(tiles));
+      prefix[o] = TilePrefix::run(temp.prefix[o], state, tile_count[o], inclusive[o]);
+    }
+
+#pragma unroll
+    for (int o = 0; o < Outputs; ++o) {
+      int pos = temp.warp_offset[o][warp];
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        if (masks[o][k] & (1u << lane))
+          temp.stage[pos + __popc(masks[o][k] & lt_mask)] = warp * 32 * kItems + k * 32 + lane;
+        pos += __popc(masks[o][k]);
+      }
+      __syncthreads();
+      const i64 count = inclusive[o] - prefix[o];
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        const int j = k * kThreads + static_cast<int>(threadIdx.x);
+        if (j < count) emit(o, base + temp.stage[j], prefix[o] + j);
+      }
+      if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) out_counts[o] = inclusive[o];
+      __syncthreads();  // the stage is the next output's
+    }
   }
 };
 
