@@ -16,6 +16,12 @@
 //     barriers; the chain in front of them is materialised, except where the barrier's
 //     own kernel streams it (a hash join's partitioning kernels, a hash semi/anti join's
 //     build of its set: those chains run in the join's kernels).
+// Input sharing: chains of selects and projects that are materialised (two consumers, a
+// barrier, an output) and read the same relation are written by one kernel that reads it
+// once (PhysicalNode::shared_read; kernel = the group's last node), up to four chains a
+// kernel; a chain that only passes attributes through runs no kernel and shares nothing.
+// A sort-merge inner join takes no filtering left view: its count stage writes a lower
+// bound and an offset for every row of the view's input, dropped or not.
 // A consumer takes a view only if it can evaluate the view's keep function for every
 // row (streamed consumers) or the view keeps every row and checks nothing (consumers
 // that read rows at random: a merge join's right side, set operations, distinct, a
