@@ -405,12 +405,14 @@ class Context final : public LoweringContext {
   // map over the same tiles for those that keep every row. A chain that turns out to need
   // no kernel (it only passes attributes through) or cannot share (another size, a
   // searching view) is materialised on its own.
-  void materialize_shared(NodeId leader) {
-    std::vector<NodeId> selects, maps;
+  // Returns the group's nodes.
+  std::vector<NodeId> materialize_shared(NodeId leader) {
+    std::vector<NodeId> group, selects, maps;
     rt::SlotId size = -1;
     for (NodeId m = 0; m <= leader; ++m) {
       const passes::PhysicalNode& pm = pp_.nodes.at(static_cast<size_t>(m));
       if (pm.fused || pm.shared_read < 0 || pm.kernel != leader) continue;
+      group.push_back(m);
       const DeviceRelation rel = relation(m);
       if (!rel.view) continue;
       const RowView& v = *rel.view;
@@ -429,7 +431,7 @@ class Context final : public LoweringContext {
     if (selects.size() + maps.size() < 2) {
       for (NodeId m : selects) set_relation(m, dense(relation(m)));
       for (NodeId m : maps) set_relation(m, dense(relation(m)));
-      return;
+      return group;
     }
     std::vector<NodeId> all = selects;
     all.insert(all.end(), maps.begin(), maps.end());
@@ -467,20 +469,7 @@ class Context final : public LoweringContext {
     for (NodeId m : maps) {
       const DeviceRelation rel = relation(m);
       DeviceRelation out;
-      out.types = rel.types;
-      out.size = rel.size;
-      std::string stmts;
-      for (size_t c = 0; c < rel.types.size(); ++c) {
-        if (rel.view->attrs[c].column >= 0) {
-          out.columns.push_back(rel.view->attrs[c].column);
-          continue;
-        }
-        rt::BufferId b = allocate(fmt::format("n{}.c{}", m, c), type_size(rel.types[c]),
-                                  rt::SizeExpr::slot(rel.size), m);
-        out.columns.push_back(b);
-        stmts += fmt::format("      {}[i] = ({}){};\n", p.buffer(b, storage_ctype(rel.types[c]), false),
-                             storage_ctype(rel.types[c]), LoweringContext::raw(p, rel, c, "i"));
-      }
+      const std::string stmts = map_columns(p, rel, m, out);
       map_stmts += fmt::format("    if ({}) {{\n{}    }}\n", LoweringContext::keep(p, rel, "i"), stmts);
       outs.emplace_back(m, std::move(out));
     }
@@ -490,13 +479,7 @@ class Context final : public LoweringContext {
       const auto k = static_cast<int64_t>(selects.size());
       const int64_t tile = static_cast<int64_t>(policy_threads("Select")) * policy_items("Select");
       rt::SlotId tiles = num_tiles(leader, size, -1, tile);
-      rt::BufferId states = allocate(fmt::format("n{}.tile_states", leader), 8,
-                                     rt::SizeExpr{64 * k, {rt::SizeTerm{2 * k, {tiles}}}}, leader);
-      KernelParams ip;
-      std::string init = fmt::format("  ranc::tpl::init_tile_states({}, {}, {});\n",
-                                     ip.buffer(states, "void", false), ip.slot(tiles), k);
-      kernel(leader, kernel_name(leader, what + "_init"), ip, init,
-             LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
+      rt::BufferId states = tile_state(leader, "tile_states", what + "_init", tiles, k);
       rt::BufferId counts =
           allocate(fmt::format("n{}.counts", leader), 8, rt::SizeExpr::fixed(k), leader);
       std::string ts = p.buffer(states, "void", false), cn = p.buffer(counts, "long long", false);
@@ -531,6 +514,7 @@ class Context final : public LoweringContext {
       }
     }
     for (auto& [m, out] : outs) set_relation(m, std::move(out));
+    return group;
   }
 
   // Packed keys (sort_layout.h): one kernel writes the least significant word of the
@@ -679,21 +663,8 @@ class Context final : public LoweringContext {
     DeviceRelation out;
     out.types = rel.types;
     if (!v.filters) {
-      out.size = rel.size;
       KernelParams p;
-      std::string stmts;
-      for (size_t c = 0; c < rel.types.size(); ++c) {
-        if (v.attrs[c].column >= 0) {
-          out.columns.push_back(v.attrs[c].column);
-          continue;
-        }
-        rt::BufferId b = allocate(fmt::format("n{}.c{}", id, c), type_size(rel.types[c]),
-                                  rt::SizeExpr::slot(rel.size), id);
-        out.columns.push_back(b);
-        stmts += fmt::format("      {}[i] = ({}){};\n",
-                             p.buffer(b, storage_ctype(rel.types[c]), false),
-                             storage_ctype(rel.types[c]), LoweringContext::raw(p, rel, c, "i"));
-      }
+      const std::string stmts = map_columns(p, rel, id, out);
       const std::string keep = LoweringContext::keep(p, rel, "i");
       if (stmts.empty() && keep == "true") return out;  // all attributes alias the base
       map_kernel(id, what, p, rel.size, fmt::format("    if ({}) {{\n{}    }}\n", keep, stmts), {},
@@ -707,6 +678,27 @@ class Context final : public LoweringContext {
     out.size = select_kernel(id, what, rel.size, p, pred, copy, {}, v.nodes,
                              v.searches ? "SelectSearch" : "Select");
     return out;
+  }
+
+  // A view over row numbers that keeps every row, written by a map: `out` gets its plain
+  // column attributes as the base's buffers and a new buffer of node `id` for each computed
+  // one; returns the statements writing those at row i.
+  std::string map_columns(KernelParams& p, const DeviceRelation& rel, NodeId id, DeviceRelation& out) {
+    out.types = rel.types;
+    out.size = rel.size;
+    std::string stmts;
+    for (size_t c = 0; c < rel.types.size(); ++c) {
+      if (rel.view->attrs[c].column >= 0) {
+        out.columns.push_back(rel.view->attrs[c].column);
+        continue;
+      }
+      rt::BufferId b = allocate(fmt::format("n{}.c{}", id, c), type_size(rel.types[c]),
+                                rt::SizeExpr::slot(rel.size), id);
+      out.columns.push_back(b);
+      stmts += fmt::format("      {}[i] = ({}){};\n", p.buffer(b, storage_ctype(rel.types[c]), false),
+                           storage_ctype(rel.types[c]), LoweringContext::raw(p, rel, c, "i"));
+    }
+    return stmts;
   }
 
   std::pair<int32_t, int32_t> policy_shape(std::string_view f) const {
@@ -840,10 +832,7 @@ rt::Plan lower_plan(const passes::PhysicalPlan& physical, const CodegenOptions& 
       if (p.shared_read >= 0 && p.kernel != n.id) {
         ready[static_cast<size_t>(n.id)] = false;  // written with its group's last node
       } else if (p.shared_read >= 0) {
-        ctx.materialize_shared(n.id);
-        for (const Node& m : prog.nodes())
-          if (ctx.physical(m.id).shared_read >= 0 && ctx.physical(m.id).kernel == n.id)
-            ready[static_cast<size_t>(m.id)] = true;
+        for (NodeId m : ctx.materialize_shared(n.id)) ready[static_cast<size_t>(m)] = true;
       } else {
         ctx.set_relation(n.id, p.paged ? ctx.paged(ctx.relation(n.id)) : ctx.dense(ctx.relation(n.id)));
       }

@@ -22,12 +22,16 @@ struct ViewShape {
   bool checks = false;   // its keep function must run on every row (filters or errors)
   int length = 0;        // fused operators in the chain
   // Input sharing: the relation a chain of only selects and projects reads (-1 for any
-  // other chain), and whether its materialisation runs a kernel at all (a select, or a
-  // project computing an attribute; a chain that only passes attributes through aliases
-  // their buffers).
+  // other chain), and per attribute whether it is computed (a member function, not a
+  // column of `base`).
   NodeId base = -1;
-  bool computes = false;
-  std::vector<bool> computed;  // per attribute: a member function, not a column of `base`
+  std::vector<bool> computed;
+  // Its materialisation runs a kernel (codegen's materialize_index) when the chain has a
+  // keep function (a select, or a project that can fail) or computes an attribute it
+  // keeps; a chain that only passes attributes through aliases their buffers.
+  bool computes() const {
+    return checks || std::find(computed.begin(), computed.end(), true) != computed.end();
+  }
 };
 
 // Can evaluating `e` set the error flag (integer division or modulo)?
@@ -107,7 +111,7 @@ class Fuser {
     for (const Node& n : prog_.nodes()) {
       const ViewShape& s = shapes_[static_cast<size_t>(n.id)];
       plan_.nodes[static_cast<size_t>(n.id)].shared_read = -1;
-      if (!plan_.nodes[static_cast<size_t>(n.id)].fused && s.base >= 0 && s.computes)
+      if (!plan_.nodes[static_cast<size_t>(n.id)].fused && s.base >= 0 && s.computes())
         by_base[s.base].push_back(n.id);
     }
     for (const auto& [base, chains] : by_base)
@@ -136,14 +140,10 @@ class Fuser {
       s.length = in.length + 1;
     };
     // A select or project continues its input's chain (or starts one over a relation).
-    // Its materialisation runs a kernel (codegen's materialize_index) when the chain has a
-    // keep function (a select, or a project that can fail) or computes an attribute it keeps.
-    auto chain = [&](const std::vector<bool>& computed) {
+    auto chain = [&](std::vector<bool> computed) {
       const NodeId in = n.inputs.at(0);
       s.base = plan_.nodes[static_cast<size_t>(in)].fused ? shapes_[static_cast<size_t>(in)].base : in;
-      s.computed = computed;
-      s.computes = s.checks;
-      for (bool c : computed) s.computes = s.computes || c;
+      s.computed = std::move(computed);
     };
     auto in_computed = [&](size_t c) {
       const ViewShape& in = in_shape(n, 0);
@@ -155,7 +155,7 @@ class Fuser {
         s.filters = s.checks = true;
         std::vector<bool> computed(n.schema.size());
         for (size_t c = 0; c < computed.size(); ++c) computed[c] = in_computed(c);
-        chain(computed);
+        chain(std::move(computed));
         break;
       }
       case OpKind::Project: {
@@ -166,7 +166,7 @@ class Fuser {
           const ExprNode& x = *e.expr.ptr();
           computed.push_back(x.kind != ExprKind::Attr || in_computed(static_cast<size_t>(x.attr_index)));
         }
-        chain(computed);
+        chain(std::move(computed));
         break;
       }
       case OpKind::Distinct:
@@ -197,7 +197,6 @@ class Fuser {
     }
     if (n.kind != OpKind::Select && n.kind != OpKind::Project) {
       s.base = -1;
-      s.computes = false;
       s.computed.clear();
     }
     return s;

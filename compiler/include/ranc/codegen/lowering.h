@@ -423,14 +423,19 @@ class LoweringContext {
     return out;
   }
   // The decoupled look-back state of `tiles` tiles (buffer n<id>.<buffer>), allocated
-  // and initialised by kernel n<id>_<init_kernel>, as every single-pass template needs.
+  // and initialised by kernel n<id>_<init_kernel>, as every single-pass template needs;
+  // `count` such states one after another for a template with several outputs
+  // (SharedSelectAgent).
   rt::BufferId tile_state(NodeId id, std::string_view buffer, std::string_view init_kernel,
-                          rt::SlotId tiles) {
+                          rt::SlotId tiles, int64_t count = 1) {
     rt::BufferId state = allocate(fmt::format("n{}.{}", id, buffer), 8,
-                                  rt::SizeExpr{64, {rt::SizeTerm{2, {tiles}}}}, id);
+                                  rt::SizeExpr{64 * count, {rt::SizeTerm{2 * count, {tiles}}}}, id);
     KernelParams ip;
-    std::string body = fmt::format("  ranc::tpl::init_tile_state({}, {});\n",
-                                   ip.buffer(state, "void", false), ip.slot(tiles));
+    std::string body =
+        count == 1 ? fmt::format("  ranc::tpl::init_tile_state({}, {});\n",
+                                 ip.buffer(state, "void", false), ip.slot(tiles))
+                   : fmt::format("  ranc::tpl::init_tile_states({}, {}, {});\n",
+                                 ip.buffer(state, "void", false), ip.slot(tiles), count);
     kernel(id, kernel_name(id, init_kernel), ip, body,
            LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
     return state;
