@@ -218,12 +218,65 @@ void bench_semi_joins(rt::Executor& ex, int lg, double copy_gbps) {
   ds.free();
 }
 
+// Top-k sorts (passes/plan_top_k.h): `sort |> limit k` of 2^lg unsorted (k, v) rows, ranc's
+// radix select + compaction + sort of the kept rows against ranc's full sort of the same plan
+// (the pass switched off) and CUB's full radix sort of the rows as 64-bit words (CCCL 3.0 has
+// no top-k: a hand-written chain sorts everything). Bytes = the input read once (8 per row).
+void bench_top_k(rt::Executor& ex, int lg, double copy_gbps) {
+  const size_t n = size_t{1} << lg;
+  std::mt19937_64 rng(5);
+  std::vector<int32_t> k(n), v(n), g(n);
+  for (size_t i = 0; i < n; ++i) {
+    k[i] = static_cast<int32_t>(rng() & 0x7fffffff);
+    v[i] = static_cast<int32_t>(rng());
+    g[i] = static_cast<int32_t>(rng() % 1000);
+  }
+  DeviceRel dr = upload(kv("k", "v", 0), {k, v}), dg = upload(kv("g", "v", 0), {g, v});
+  std::map<std::string, Measurement> base;
+  for (auto& m : bench::run_thrust_baselines(n)) base[m.op] = m;
+  struct Case {
+    const char* name;
+    const DeviceRel* rel;
+    std::vector<SortSpec> keys;
+    int64_t limit;
+  };
+  const std::vector<Case> cases = {
+      {"sort k |> limit 100", &dr, {SortSpec("k")}, 100},
+      {"sort k desc |> limit 10^4", &dr, {desc("k")}, 10000},
+      {"sort v, k |> limit 10", &dr, {SortSpec("v"), SortSpec("k")}, 10},
+      {"sort g (1000 values) |> limit 100", &dg, {SortSpec("g")}, 100},
+      {"sort k |> limit 2^20", &dr, {SortSpec("k")}, int64_t{1} << 20},
+  };
+  for (const Case& c : cases) {
+    ProgramBuilder b;
+    b.output(b.input("r", c.rel->schema.attributes).sort(c.keys).limit(c.limit), "out");
+    const Program prog = b.check();
+    const auto top = time_plan(ex, codegen::generate_plan(prog), {{"r", c.rel->binding()}});
+    codegen::CodegenOptions full;
+    full.disabled_passes = {"plan_top_k"};
+    const auto all = time_plan(ex, codegen::generate_plan(prog, full), {{"r", c.rel->binding()}});
+    const double bytes = 8.0 * n;
+    std::printf("  %-34s top-k %8.3f ms %6.1f%% of copy  peak %.2f GB | full sort %8.3f ms "
+                "peak %.2f GB | %.1fx\n",
+                c.name, top.seconds * 1e3, 100.0 * bytes / top.seconds / 1e9 / copy_gbps,
+                static_cast<double>(top.peak) / 1e9, all.seconds * 1e3,
+                static_cast<double>(all.peak) / 1e9, all.seconds / top.seconds);
+    if (top.rows != all.rows) std::fprintf(stderr, "%s: row counts differ\n", c.name);
+  }
+  for (const char* op : {"cub sort words", "cub sort pairs"})
+    if (auto it = base.find(op); it != base.end())
+      std::printf("  %-34s %8.3f ms (the whole input sorted)\n", op, it->second.seconds * 1e3);
+  dr.free();
+  dg.free();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // "ra_bench chains 28": only the fused operator chains; "ra_bench groupby 28": only the
   // group-by rows.
-  bool chains_only = false, groupby_only = false, joins_only = false, semi_only = false;
+  bool chains_only = false, groupby_only = false, joins_only = false, semi_only = false,
+       topk_only = false;
   std::vector<int> log_sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "chains")
@@ -234,6 +287,8 @@ int main(int argc, char** argv) {
       joins_only = semi_only = true;
     else if (std::string(argv[i]) == "groupby")
       groupby_only = true;
+    else if (std::string(argv[i]) == "topk")
+      topk_only = true;
     else
       log_sizes.push_back(std::atoi(argv[i]));
   }
@@ -245,6 +300,20 @@ int main(int argc, char** argv) {
   }
   std::printf("device: %s\n", dev.c_str());
   rt::Executor ex;
+  // "ra_bench topk 28": top-k sorts only.
+  if (topk_only) {
+    for (int lg : log_sizes) {
+      const double copy_gbps = bench::measure_copy((size_t{1} << lg) * 8).gbps();
+      std::printf("\nn = 2^%d, copy %.1f GB/s\n", lg, copy_gbps);
+      try {
+        bench_top_k(ex, lg, copy_gbps);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "ranc failed: %s\n", e.what());
+        return 1;
+      }
+    }
+    return 0;
+  }
   // "ra_bench joins 27": paper 004's join workloads, then semi/anti joins ("semijoins": only
   // those).
   if (joins_only) {

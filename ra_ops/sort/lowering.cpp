@@ -1,14 +1,137 @@
 // Lowering of sort: the keys packed into order words and radix-sorted word by word
 // (LoweringContext::sort, ranc/codegen/sort_layout.h). A sort whose input already has the
 // order (physical planning) aliases its input.
+//
+// A top-k sort (PhysicalNode::top_k = k > 0, passes/plan_top_k.h: only limits read its first
+// k rows) sorts only the rows that can be among the first k: a radix select on the first
+// order word (templates/topk.cuh: a pass for its range and the histogram of its top 11 bits,
+// then, while the bin holding the k-th row has too many rows, a histogram of the next 11 bits
+// inside it; a one-block pick after each) gives a threshold T and the number m of rows whose
+// first word is at most T (read back once); one SelectAgent pass compacts those m rows, and
+// they are sorted as any relation is. m >= min(k, n), usually k plus part of a bin.
+#include <algorithm>
+
 #include "ranc/codegen/lowering.h"
+#include "ranc/codegen/sort_layout.h"
 
 namespace ranc::codegen {
+namespace {
+
+constexpr int32_t kTopKThreads = 256;
+// Blocks of a strided pass (the range and histogram passes: a block's histogram is merged
+// with one atomic per bin, so the grid is bounded; 1024 blocks of 256 threads fill an H100).
+constexpr int64_t kTopKGrid = 1024;
+constexpr int64_t kTopKTile = int64_t{kTopKThreads} * 16;
+constexpr int kTopKDigitBits = 11;
+constexpr int64_t kTopKMinBinRows = 4096;  // ranc::tpl::kTopKMinBinRows
+// sizeof(ranc::tpl::TopKState) / 8 and the element of its `kept` (static_asserts there).
+constexpr int64_t kTopKStateWords = 8 + (int64_t{1} << kTopKDigitBits);
+constexpr int64_t kTopKKeptIndex = 5;
+
+// The rows of `in` that can be among the first k of the order `keys`, unordered.
+DeviceRelation top_k_rows(LoweringContext& ctx, const Node& n, const DeviceRelation& in,
+                          const passes::Order& keys, int64_t k) {
+  const SortLayout layout = sort_layout(in.types, keys);
+  // word(i): the first order word of row i, as an unsigned 64-bit value.
+  auto word_member = [&](KernelParams& p) {
+    std::vector<std::string> values;
+    for (const SortField& f : layout.fields)
+      values.push_back(
+          layout.overlaps(f, 0)
+              ? fmt::format("{}[i]", p.buffer(in.columns[static_cast<size_t>(f.column)],
+                                              storage_ctype(f.type)))
+              : std::string());
+    return fmt::format(
+        "  __device__ __forceinline__ unsigned long long word(long long i) const {{\n"
+        "    return (unsigned long long)({});\n  }}\n",
+        sort_word_expr(layout, 0, values));
+  };
+  const rt::BufferId state = ctx.allocate(fmt::format("n{}.topk_state", n.id), 8,
+                                          rt::SizeExpr::fixed(kTopKStateWords), n.id, true);
+  const std::string kk = fmt::format("{}LL", k);
+  const int64_t bin_rows = ctx.options().top_k_bin_rows;
+
+  // A strided pass over the rows: min(kTopKGrid, ceil(n / kTopKTile)) blocks.
+  rt::SizeExpr rows = rt::SizeExpr::slot(in.size);
+  rows.at_most = kTopKGrid * kTopKTile;
+  const LaunchShape first_pass{rows, kTopKTile, kTopKThreads, true};
+  // Levels after the first run only when n > min(bin_rows, kTopKMinBinRows) (else the first
+  // level's bin holds few enough rows, topk.cuh): kTopKGrid blocks then, no launch otherwise.
+  rt::SizeExpr later{-kTopKGrid * std::min(bin_rows, kTopKMinBinRows),
+                     {rt::SizeTerm{kTopKGrid, {in.size}}}};
+  later.saturate = true;
+  later.at_most = kTopKGrid;
+  const LaunchShape later_pass{later, 1, kTopKThreads, true};
+  rt::SizeExpr later_one = later;
+  later_one.at_most = 1;
+
+  const int word_bits = layout.words[0].bits;
+  const int first_shift = word_bits > kTopKDigitBits ? word_bits - kTopKDigitBits : 0;
+  auto strided = [&](std::string_view skeleton, std::string_view what, const LaunchShape& shape,
+                     bool first) {
+    KernelParams p;
+    const std::string members = word_member(p);
+    const std::string ns = p.slot(in.size), st = p.buffer(state, "void", false);
+    const std::string name = ctx.kernel_name(n.id, what);
+    const std::string make = ctx.functor(name + "_fn", p, members);
+    SkeletonCall agent(ctx.templates(), std::string(skeleton), {std::to_string(kTopKThreads)},
+                       "Agent");
+    std::vector<CallArg> args = {"temp", ns};
+    if (first) args.push_back(fmt::format("{}LL", first_shift));
+    args.push_back(HookArg::lambda("unsigned long long", {{"long long", "i"}}, " return f.word(i); "));
+    args.push_back(st);
+    const std::string body = make + agent.declare() + agent.temp_storage() + agent.call("run", args);
+    ctx.kernel(n.id, name, p, body, shape, agent);
+  };
+  auto pick = [&](int level, const LaunchShape& shape) {
+    KernelParams p;
+    const std::string st = p.buffer(state, "void", false), ns = p.slot(in.size);
+    ctx.kernel(n.id, ctx.kernel_name(n.id, fmt::format("topk_pick{}", level)), p,
+               fmt::format("  __shared__ ranc::tpl::TopKPickTemp<{0}> temp;\n"
+                           "  ranc::tpl::topk_pick<{0}>(temp, {1}, {2}, {3}, {4}LL, {5}LL);\n",
+                           kTopKThreads, st, ns, kk, bin_rows, level == 0 ? first_shift : -1),
+               shape);
+  };
+
+  // Level 0: the range and the histogram of the top 11 bits in one pass; later levels (each
+  // resolves 11 more bits of the first level's bins) only while a bin holds too many rows.
+  strided("TopKFirstAgent", "topk_first", first_pass, true);
+  pick(0, LaunchShape{rt::SizeExpr::fixed(1), 1, kTopKThreads, false});
+  const int levels = (first_shift + kTopKDigitBits - 1) / kTopKDigitBits;
+  for (int l = 1; l <= levels; ++l) {
+    strided("TopKHistogramAgent", fmt::format("topk_histogram{}", l), later_pass, false);
+    pick(l, LaunchShape{later_one, 1, kTopKThreads, true});
+  }
+
+  // The kept rows: exactly state.kept of them.
+  DeviceRelation out;
+  out.types = in.types;
+  out.size = ctx.new_slot();
+  ctx.step(rt::ReadSize{out.size, state, kTopKKeptIndex});
+  for (size_t c = 0; c < in.types.size(); ++c)
+    out.columns.push_back(ctx.allocate(fmt::format("n{}.topk.c{}", n.id, c),
+                                       type_size(in.types[c]), rt::SizeExpr::slot(out.size), n.id));
+  KernelParams p;
+  const std::string members = word_member(p);
+  const std::string threshold =
+      fmt::format("{}[3]", p.buffer(state, "unsigned long long"));  // TopKState::threshold
+  const std::string copy = ctx.copy_row(p, in, "i", out, "o");
+  ctx.select_kernel(n.id, "topk_select", in.size, p, fmt::format("word(i) <= {}", threshold),
+                    copy, members, {}, "Select", false);
+  return out;
+}
+
+}  // namespace
 
 void lower_sort(LoweringContext& ctx, const Node& n) {
   // A global barrier: its input is materialised.
   const DeviceRelation in = ctx.dense(ctx.relation(n.inputs.at(0)));
-  ctx.set_relation(n.id, ctx.sort(n.id, in, ctx.physical(n.id).sort_keys));
+  const passes::PhysicalNode& p = ctx.physical(n.id);
+  if (p.top_k > 0 && !p.sort_keys.empty()) {
+    ctx.set_relation(n.id, ctx.sort(n.id, top_k_rows(ctx, n, in, p.sort_keys, p.top_k), p.sort_keys));
+    return;
+  }
+  ctx.set_relation(n.id, ctx.sort(n.id, in, p.sort_keys));
 }
 
 }  // namespace ranc::codegen

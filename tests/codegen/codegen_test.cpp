@@ -17,7 +17,9 @@
 #include "ranc/frontend/ra_parser.h"
 #include "ranc/dsl.h"
 #include "ranc/passes/insert_frees.h"
+#include "ranc/passes/pass_runner.h"
 #include "ranc/passes/plan_sort_orders.h"
+#include "ranc/passes/plan_top_k.h"
 #include "test_programs.h"
 #ifdef RANC_HAVE_EMBEDDED_TEMPLATES
 #include "ranc/templates/embedded.h"
@@ -85,6 +87,75 @@ TEST(PlanSortOrders, GroupingAcceptsAnyKeySequenceAndDirection) {
             "n1 sort(n0) by [j desc, k, v] order [j desc, k, v]\n"
             "n2 reduce(n1) order [j desc, k] unique\n"
             "n3 output(n2) order [j desc, k] unique\n");
+}
+
+// plan_top_k: a sort that only limits read needs their first offset + limit rows (the largest
+// of them); one read by anything else, a no-op sort and a window past kTopKMaxRows sort fully.
+TEST(PlanTopK, SortsOnlyWhatTheLimitsRead) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto s = r.sort({desc("v")});
+  b.output(s.limit(10), "top10");
+  b.output(s.limit(20, 30), "next");                                   // n1: top 50
+  auto t = r.sort({"k"});
+  b.output(t.limit(5), "five");
+  b.output(t, "all");                                                  // n4: read whole
+  b.output(r.sort({"k", "v"}).limit(passes::kTopKMaxRows + 1), "big");  // n6: too many
+  b.output(r.sort({"k", "v"}).limit(passes::kTopKMaxRows), "most");    // n8: just enough
+  Program p = b.check();
+  passes::PhysicalPlan pp = passes::plan_sort_orders(p, {});
+  passes::plan_top_k(pp);
+  const std::string text = passes::print_physical_plan(pp);
+  EXPECT_NE(text.find("n1 sort(n0) by [v desc, k] top 50 order"), std::string::npos) << text;
+  EXPECT_NE(text.find("n4 sort(n0) by [k, v] order"), std::string::npos) << text;
+  EXPECT_NE(text.find("n6 sort(n0) by [k, v] order"), std::string::npos) << text;
+  EXPECT_EQ(count_of(text, " top "), 2) << text;
+  EXPECT_NE(text.find(fmt::format("by [k, v] top {} order", passes::kTopKMaxRows)), std::string::npos)
+      << text;
+
+  // The input already has the order: the sort is a no-op, the limit a prefix.
+  ProgramBuilder d;
+  auto sorted = d.input("r", {{"k", Type::I32}, {"v", Type::I64}}, 0, {"k", "v"});
+  d.output(sorted.sort({"k"}).limit(3), "out");
+  passes::PhysicalPlan dp = passes::plan_sort_orders(d.check(), {});
+  passes::plan_top_k(dp);
+  EXPECT_EQ(count_of(passes::print_physical_plan(dp), " top "), 0);
+
+  // Through the pipeline, and switched off.
+  auto on = passes::run_pipeline(p, {});
+  auto off = passes::run_pipeline(p, {.disabled_passes = {"plan_top_k"}});
+  EXPECT_EQ(on.physical.nodes[1].top_k, 50);
+  EXPECT_EQ(off.physical.nodes[1].top_k, 0);
+  int on_kernels = 0, off_kernels = 0;
+  for (const auto& k : on.plan.kernels) on_kernels += k.find("_topk_") != std::string::npos;
+  for (const auto& k : off.plan.kernels) off_kernels += k.find("_topk_") != std::string::npos;
+  // n1 (a 64-bit first word: 5 levels after the first), n8 (k and v: 64 bits): the first pass,
+  // its pick, 5 x (histogram, pick), the select's init and the select.
+  EXPECT_EQ(on_kernels, 2 * (2 + 2 * 5 + 2));
+  EXPECT_EQ(off_kernels, 0);
+}
+
+// A top-k sort's plan: the threshold read back once, the compaction sized by it and not read
+// back again, the sort of the kept rows, and fewer levels for a 32-bit first word.
+TEST(PlanTopK, StepsOfATopKSort) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"w", Type::F32}});
+  b.output(r.sort({desc("k")}).limit(7, 2), "out");
+  rt::Plan plan = codegen::generate_plan(b.check());
+  const std::string d = codegen::describe_plan(plan);
+  // (k, w) is one 64-bit word: 5 levels after the first, launched only above the bin rows.
+  EXPECT_NE(d.find("n1_topk_histogram5"), std::string::npos) << d;
+  EXPECT_NE(d.find("max(0, 1024*s0 + -4194304)"), std::string::npos) << d;  // n > 4096
+  EXPECT_EQ(count_of(d, "= read b"), 1) << d;  // the kept rows; nothing else reads back
+  EXPECT_NE(d.find("(n1.topk.c0)"), std::string::npos) << d;
+
+  ProgramBuilder c;
+  auto q = c.input("q", {{"k", Type::I32}});
+  c.output(q.sort({"k"}).limit(4), "out");
+  const std::string e = codegen::describe_plan(codegen::generate_plan(c.check(), {.top_k_bin_rows = 64}));
+  EXPECT_NE(e.find("n1_topk_histogram2"), std::string::npos) << e;  // 32 bits: 2 more levels
+  EXPECT_EQ(e.find("n1_topk_histogram3"), std::string::npos) << e;
+  EXPECT_NE(e.find("max(0, 1024*s0 + -65536)"), std::string::npos) << e;
 }
 
 // A sort-merge join sorts its right input by the join keys; the left is not sorted.
@@ -944,6 +1015,26 @@ TEST(NvrtcCompile, SortShapes) {
                "two");
       SCOPED_TRACE(fmt::format("{} {}", type_name(t), d ? "desc" : "asc"));
       expect_compiles(b.check());
+    }
+  }
+}
+
+// Top-k sorts (plan_top_k.h, topk.cuh) for every type as the first key, both directions, one
+// and several keys, with offsets.
+TEST(NvrtcCompile, TopKShapes) {
+  for (Type t : kAllTypes) {
+    for (bool d : {false, true}) {
+      ProgramBuilder b;
+      auto r = b.input("r", {{"a", t}, {"v", Type::I32}, {"w", Type::F64}});
+      b.output(r.sort({SortSpec("a", d)}).limit(10), "all");
+      b.output(r.project({as(col("a"), "a")}).sort({SortSpec("a", d)}).limit(3, 4), "one");
+      b.output(r.select(col("v") > 0).sort({"v", SortSpec("a", d)}).limit(100), "two");
+      SCOPED_TRACE(fmt::format("{} {}", type_name(t), d ? "desc" : "asc"));
+      Program p = b.check();
+      rt::Plan plan = codegen::generate_plan(p);
+      EXPECT_EQ(count_of(plan.source, "TopKFirstAgent<256>"), 3);
+      Compiled c = nvrtc_compile(plan.source);
+      EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
     }
   }
 }

@@ -5,11 +5,12 @@
 // shape (a single native column, keys only in one word, a 4-byte payload riding in the
 // sort, several words through row ids); keys that are all equal (no radix pass at all)
 // and keys that differ only in high bits (a radix pass range that does not start at 0);
-// and the internal sorts of joins, grouping and distinct.
+// and the internal sorts of joins, grouping and distinct. Then top-k sorts (GpuTopK).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "gpu_test_util.h"
@@ -132,6 +133,66 @@ TEST_P(GpuSort, EveryShapeAndSize) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, GpuSort, ::testing::ValuesIn(kAllTypes),
+                         [](const auto& info) { return std::string(type_name(info.param)); });
+
+// Top-k sorts (passes/plan_top_k.h, templates/topk.cuh): sorts that only limits read,
+// against the reference's full sort and window. Every type as the first key, both directions,
+// windows with offsets, a window past the input, two limits of one sort, a select in front,
+// keys that are all equal or differ only in high bits, sizes 0 to 2^17 + 3; with the default
+// bin size (one level at these sizes) and with bins of 1 and 64 rows (every level runs, down
+// to single values, and ties at the threshold are split across levels).
+Program top_k_program(Type t) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"a", t}, {"v", Type::I32}, {"w", Type::F32}, {"l", Type::I64}});
+  b.output(r.sort({"a"}).limit(10), "a10");
+  b.output(r.sort({desc("a"), desc("w")}).limit(5, 3), "a_desc");
+  b.output(r.project({"a"}).sort({desc("a")}).limit(1), "one");
+  b.output(r.project({"a", "v"}).sort({"v", desc("a")}).limit(1000), "two");
+  auto by_l = r.sort({"l", desc("a")});
+  b.output(by_l.limit(7), "l7");
+  b.output(by_l.limit(20, 40), "l_window");
+  b.output(r.select(col("v") > 0).sort({"w", "a"}).limit(33), "selected");
+  b.output(r.sort({desc("v")}).limit(4097, 100000), "far");
+  return b.check();
+}
+
+class GpuTopK : public ::testing::TestWithParam<Type> {};
+
+TEST_P(GpuTopK, EveryTypeWindowAndSize) {
+  RANC_REQUIRE_GPU();
+  const Type t = GetParam();
+  const Program p = top_k_program(t);
+  {
+    rt::Plan plan = codegen::generate_plan(p);
+    int range = 0;
+    for (const auto& k : plan.kernels) range += k.find("_topk_first") != std::string::npos;
+    ASSERT_EQ(range, 7);  // every sort is a top-k
+  }
+  // RANC_TOPK_QUICK=1 (for racecheck): up to 4097 rows.
+  const bool quick = std::getenv("RANC_TOPK_QUICK") != nullptr;
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{33}, int64_t{4097},
+                    int64_t{100003}, (int64_t{1} << 17) + 3}) {
+    if (quick && n > 4097) continue;
+    for (bool constant : {false, true}) {
+      if (constant && n > 4097) continue;
+      std::mt19937_64 rng(static_cast<uint64_t>(n) * 17 + static_cast<uint64_t>(t));
+      Schema rs{{{"a", t}, {"v", Type::I32}, {"w", Type::F32}, {"l", Type::I64}}, 0};
+      Column v = random_column(Type::I32, n, rng);
+      Column l = constant ? hard_column(Type::I64, n, rng, true) : high_bits_column(n, rng);
+      HostRelation r = make_relation(rs, {hard_column(t, n, rng, constant), std::move(v),
+                                          hard_column(Type::F32, n, rng, constant), std::move(l)});
+      Inputs in;
+      in.emplace_back("r", std::move(r));
+      for (int64_t bin_rows : {int64_t{1} << 20, int64_t{64}, int64_t{1}}) {
+        SCOPED_TRACE(fmt::format("{} n={}{} bin rows {}", type_name(t), n,
+                                 constant ? " constant" : "", bin_rows));
+        EXPECT_EQ(run_and_compare(p, in, {.top_k_bin_rows = bin_rows}), "");
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, GpuTopK, ::testing::ValuesIn(kAllTypes),
                          [](const auto& info) { return std::string(type_name(info.param)); });
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <ranc/templates/reduce.cuh>
 #include <ranc/templates/select.cuh>
 #include <ranc/templates/set_ops.cuh>
+#include <ranc/templates/topk.cuh>
 #include <ranc/templates/unique.cuh>
 
 
@@ -1019,6 +1020,87 @@ TEST(TemplatesGpu, GallopPartitionPoint) {
   k_gallop<<<static_cast<unsigned>((n + 256) / 256), 256>>>(v.p, n, bad.p);
   CK(cudaDeviceSynchronize());
   EXPECT_EQ(bad.at(0), 0);
+}
+
+
+// The top-k radix select (topk.cuh) as the generator launches it: the first pass, its pick, then
+// every later level's histogram and pick. Checked against the sorted words: T holds at least
+// min(k, n) rows, `kept` counts the words <= T, the k-th smallest is <= T, and with bins of one
+// row T keeps exactly the words up to the k-th smallest.
+__global__ void k_topk_first(const unsigned long long* w, ll n, ll first_shift, void* st) {
+  __shared__ TopKFirstAgent<128>::TempStorage temp;
+  TopKFirstAgent<128>::run(temp, n, first_shift, [&](ll i) { return w[i]; }, st);
+}
+__global__ void k_topk_histogram(const unsigned long long* w, ll n, void* st) {
+  __shared__ TopKHistogramAgent<128>::TempStorage temp;
+  TopKHistogramAgent<128>::run(temp, n, [&](ll i) { return w[i]; }, st);
+}
+__global__ void k_topk_pick(void* st, ll n, ll k, ll bin_rows, ll first_shift) {
+  __shared__ TopKPickTemp<128> temp;
+  topk_pick<128>(temp, st, n, k, bin_rows, first_shift);
+}
+TEST(TemplatesGpu, TopKSelect) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(77);
+  struct Case {
+    const char* name;
+    int bits;  // the word's used bits
+    std::vector<unsigned long long> w;
+  };
+  std::vector<Case> cases;
+  for (ll n : {0LL, 1LL, 5LL, 1000LL, 100003LL}) {
+    Case u{"uniform 64", 64, {}}, narrow{"narrow", 64, {}}, equal{"equal", 32, {}},
+        w32{"uniform 32", 32, {}}, skew{"skewed", 64, {}}, ends{"extremes", 64, {}};
+    for (ll i = 0; i < n; ++i) {
+      u.w.push_back(rng());
+      narrow.w.push_back(0x8000000000000000ull + 1000 + rng() % 11);
+      equal.w.push_back(12345);
+      w32.w.push_back(rng() & 0xffffffffull);
+      skew.w.push_back(rng() % 16 == 0 ? rng() : rng() % 3);
+      ends.w.push_back(i % 3 == 0 ? 0ull : i % 3 == 1 ? ~0ull : rng());
+    }
+    for (Case* c : {&u, &narrow, &equal, &w32, &skew, &ends}) cases.push_back(std::move(*c));
+  }
+  for (const Case& c : cases) {
+    const ll n = static_cast<ll>(c.w.size());
+    std::vector<unsigned long long> sorted = c.w;
+    std::sort(sorted.begin(), sorted.end());
+    Buf<unsigned long long> w(c.w);
+    const ll first_shift = c.bits > kTopKDigitBits ? c.bits - kTopKDigitBits : 0;
+    const int levels = static_cast<int>((first_shift + kTopKDigitBits - 1) / kTopKDigitBits);
+    for (ll k : {1LL, 7LL, n - 1, n, n + 3}) {
+      if (k < 1) continue;
+      for (ll bin_rows : {1LL, 64LL, 1LL << 20}) {
+        SCOPED_TRACE(testing::Message() << c.name << " n=" << n << " k=" << k << " bin rows " << bin_rows);
+        Buf<ll> st(sizeof(TopKState) / 8);
+        const unsigned grid = static_cast<unsigned>(std::min<ll>(64, std::max<ll>(1, (n + 511) / 512)));
+        if (n > 0) k_topk_first<<<grid, 128>>>(w.p, n, first_shift, st.p);
+        k_topk_pick<<<1, 128>>>(st.p, n, k, bin_rows, first_shift);
+        for (int l = 0; l < levels; ++l) {
+          k_topk_histogram<<<grid, 128>>>(w.p, n, st.p);
+          k_topk_pick<<<1, 128>>>(st.p, n, k, bin_rows, -1);
+        }
+        CK(cudaDeviceSynchronize());
+        const auto state = st.get(8);
+        const unsigned long long t = static_cast<unsigned long long>(state[3]);
+        const ll kept = state[5];
+        EXPECT_EQ(state[7], 0) << "still active after every level";
+        const ll le = std::upper_bound(sorted.begin(), sorted.end(), t) - sorted.begin();
+        EXPECT_EQ(kept, le) << "kept is the number of words <= T";
+        EXPECT_GE(kept, std::min(k, n));
+        if (k <= n && n > 0) {
+          EXPECT_LE(sorted[static_cast<size_t>(k - 1)], t);
+          if (bin_rows == 1) {
+            const ll exact = std::upper_bound(sorted.begin(), sorted.end(), sorted[static_cast<size_t>(k - 1)]) - sorted.begin();
+            EXPECT_EQ(kept, exact) << "single-row bins keep the words up to the k-th only";
+          }
+        }
+        const auto hist = st.get(8 + kTopKBins);
+        EXPECT_TRUE(std::all_of(hist.begin() + 8, hist.end(), [](ll h) { return h == 0; }))
+            << "the histogram is zeroed for the next level";
+      }
+    }
+  }
 }
 
 }  // namespace

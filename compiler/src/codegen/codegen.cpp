@@ -38,6 +38,7 @@ constexpr std::string_view kPrelude =
 #include <ranc/templates/reduce.cuh>
 #include <ranc/templates/hash_reduce.cuh>
 #include <ranc/templates/hash_join.cuh>
+#include <ranc/templates/topk.cuh>
 
 using P = ranc::tpl::TuningTable<{arch}>;
 

@@ -15,6 +15,7 @@
 #include "ranc/passes/lower_outer_joins.h"
 #include "ranc/passes/lower_scalar_subqueries.h"
 #include "ranc/passes/plan_paged_edges.h"
+#include "ranc/passes/plan_top_k.h"
 
 namespace ranc::codegen {
 // Implemented in codegen/codegen.cpp: the per-operator lowering of a physical plan.
@@ -95,6 +96,7 @@ const std::vector<PassInfo>& pipeline_passes() {
                                                {"lower_outer_joins", false},
                                                {"lower_nulls", false},
                                                {"plan_sort_orders", false},
+                                               {"plan_top_k", true},
                                                {"fuse_pipelines", true},
                                                {"plan_paged_edges", true},
                                                {"lower", false},
@@ -180,6 +182,7 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
     plan_options.group_by = codegen::GroupBy::Sort;
   run("plan_sort_orders", [&] { r.physical = plan_sort_orders(program, plan_options); },
       physical_text);
+  run("plan_top_k", [&] { plan_top_k(r.physical); }, physical_text);
   no_fusion(r.physical);
   run("fuse_pipelines",
       [&] {
@@ -190,6 +193,10 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
   run("plan_paged_edges", [&] { plan_paged_edges(r.physical); }, physical_text);
   codegen::CodegenOptions lower_options = options;
   if (const char* v = std::getenv("RANC_PAGE_ROWS"); v && *v) lower_options.page_rows = std::atoi(v);
+  if (const char* v = std::getenv("RANC_TOPK_BIN_ROWS"); v && *v)
+    lower_options.top_k_bin_rows = std::atoll(v);
+  internal_check(lower_options.top_k_bin_rows >= 1,
+                 fmt::format("top-k bin rows {} is not positive", lower_options.top_k_bin_rows));
   const int pr = lower_options.page_rows;
   internal_check(pr >= 32 && pr <= (1 << 20) && (pr & (pr - 1)) == 0,
                  fmt::format("page rows {} is not a power of two in [32, 2^20]", pr));

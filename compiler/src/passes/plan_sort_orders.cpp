@@ -371,6 +371,7 @@ std::string print_physical_plan(const PhysicalPlan& plan) {
       out += p.sort_keys.empty()
                  ? " no-op"
                  : fmt::format(" by [{}]", order_text(plan.program, n, p.sort_keys));
+    if (p.top_k > 0) out += fmt::format(" top {}", p.top_k);
     if (p.inserted) out += " (inserted)";
     if (n.kind == OpKind::Join && p.join == codegen::JoinAlgorithm::Hash) out += " hash";
     if (p.hash_reduce) out += " hash";

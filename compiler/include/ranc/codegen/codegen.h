@@ -51,6 +51,11 @@ struct CodegenOptions {
   // Rows per page of a paged list (a power of two; RANC_PAGE_ROWS overrides). 1024:
   // measured on an H100 (bench/RESULTS.md, page size sweep).
   int page_rows = 1024;
+  // A top-k sort (passes/plan_top_k.h) refines its threshold by another pass over the
+  // input while the digit bin it falls in holds more than min(this, max(4096, n / 16)) rows
+  // (RANC_TOPK_BIN_ROWS overrides; templates/topk.cuh): sorting a bin of 2^20 rows costs
+  // about what another pass over a 2^28-row input does. Tests set it small to run every level.
+  int64_t top_k_bin_rows = int64_t{1} << 20;
   // Prefix of every generated kernel name (a fixpoint's loop body and base case are
   // compiled as programs of their own into the enclosing unit: ra_ops/fixpoint).
   std::string kernel_prefix = {};

@@ -386,12 +386,12 @@ class LoweringContext {
   // A select (SelectAgent, one pass with decoupled look-back) over `n` rows of node
   // `id`: `pred` is a bool expression of row i, `emit_stmts` copy row i to output row o.
   // `params` must already hold what pred, emit_stmts and extra_members (more struct
-  // members) use. Returns the slot of the
-  // number of rows kept.
+  // members) use. Returns the slot of the number of rows kept (read back), or -1 with
+  // `read_back` false (the caller knows the number).
   rt::SlotId select_kernel(NodeId id, std::string_view what, rt::SlotId n, KernelParams& params,
                            std::string_view pred, std::string_view emit_stmts,
                            std::string_view extra_members = {}, std::vector<NodeId> nodes = {},
-                           std::string_view family = "Select") {
+                           std::string_view family = "Select", bool read_back = true) {
     const int64_t tile = static_cast<int64_t>(policy_threads(family)) * policy_items(family);
     rt::SlotId tiles = num_tiles(id, n, -1, tile);
     rt::BufferId state = tile_state(id, "tile_state", std::string(what) + "_init", tiles);
@@ -418,6 +418,7 @@ class LoweringContext {
            LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads(family), false,
                        std::move(nodes)},
            agent);
+    if (!read_back) return -1;
     rt::SlotId out = new_slot();
     step(rt::ReadSize{out, count, 0});
     return out;

@@ -7,6 +7,7 @@
 //   lower_outer_joins         Program -> Program    inner join + anti joins + union all
 //   lower_nulls               Program -> Program    NULLs as (a.valid, a) attribute pairs
 //   plan_sort_orders  Program -> PhysicalPlan   sort orders, inserted sorts, join algorithms
+//   plan_top_k        PhysicalPlan              sorts that only limits read sort few rows
 //   fuse_pipelines    PhysicalPlan              kernel groups (off: no_fusion)
 //   plan_paged_edges  PhysicalPlan              dense or paged output per edge
 //   lower             PhysicalPlan -> rt::Plan  per-operator lowering into one CUDA unit
@@ -15,7 +16,7 @@
 // The runner times every pass, verifies the plan after it, can dump the plan after any
 // pass (CodegenOptions::dump_after, `ranc explain --after=PASS`, RANC_DUMP_AFTER=PASS
 // prints to stderr), and honours a switch per optional pass
-// (CodegenOptions::disabled_passes, RANC_DISABLE_PASSES=a,b): prune_attributes,
+// (CodegenOptions::disabled_passes, RANC_DISABLE_PASSES=a,b): prune_attributes, plan_top_k,
 // fuse_pipelines, plan_paged_edges and insert_frees can be switched off; the others are the pipeline
 // itself. RANC_PAGE_ROWS overrides CodegenOptions::page_rows.
 #pragma once

@@ -47,6 +47,9 @@ struct PhysicalNode {
   // Sort: the keys to sort by (user keys, then for a user sort the remaining
   // attributes ascending); empty when the sort is a no-op.
   Order sort_keys;
+  // Sort: set by plan_top_k (passes/plan_top_k.h) when only limits read the sort's
+  // rows: the number of leading rows they need (offset + limit); 0: all rows.
+  int64_t top_k = 0;
   bool inserted = false;  // added by this pass (not in the user's program)
   // Join, reduce, distinct, set ops: the key sequence the operator compares by (an
   // ordering of its keys that the input's order starts with). For a join these are

@@ -39,6 +39,8 @@ enum class Grid : int {
   partitions,   // one block per partition (2^bits blocks)
   threads,      // one thread per item, any block size, any grid that covers the items
   one_block,    // a single block
+  strided,      // any grid of at least one block: the entry walks the items with a grid stride
+                // (the generator bounds the grid; e.g. per-block histograms merged by atomics)
 };
 
 /// The launch rule of an entry point: its grid over `items` (the entry's parameters that count
