@@ -4,7 +4,10 @@
 // pass. Output columns are sized by the upper bound (union na + nb, otherwise na); the
 // size is read back, except for a union the compiler knows to be of disjoint sets
 // (Node::disjoint_inputs), whose size is na + nb.
+// When the tuple's order packs into one 64-bit word (sort_layout.h), SetOpKeysAgent stages
+// each tile's words in shared memory and merges those; wider tuples compare row by row.
 #include "ranc/codegen/lowering.h"
+#include "ranc/codegen/sort_layout.h"
 
 namespace ranc::codegen {
 
@@ -41,6 +44,15 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
                                     rt::SizeExpr{1, {rt::SizeTerm{1, {tiles}}}}, n.id);
   rt::BufferId count =
       ctx.allocate(fmt::format("n{}.count", n.id), 8, rt::SizeExpr::fixed(1), n.id);
+  // The packed order word of a row, when the whole tuple fits one (the keyed merge).
+  const SortLayout layout = sort_layout(A.types, keys);
+  const bool keyed = layout.words.size() == 1;
+  auto word = [&](KernelParams& p, const DeviceRelation& X, const char* r) {
+    std::vector<std::string> values;
+    for (const SortField& f : layout.fields)
+      values.push_back(LoweringContext::raw(p, X, static_cast<size_t>(f.column), r));
+    return fmt::format("(unsigned long long)({})", sort_word_expr(layout, 0, values));
+  };
   const char* cmp_sig = "  __device__ __forceinline__ int cmp(long long i, long long j) const {\n";
   auto cmp_hook = [] {
     return HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}},
@@ -48,7 +60,11 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
   };
   {
     KernelParams p;
-    std::string cmp = LoweringContext::compare_body(p, A, "i", cols, B, "j", cols, desc);
+    std::string cmp =
+        keyed ? fmt::format("    const unsigned long long a = {}, b = {};\n"
+                            "    return a < b ? -1 : a > b ? 1 : 0;\n",
+                            word(p, A, "i"), word(p, B, "j"))
+              : LoweringContext::compare_body(p, A, "i", cols, B, "j", cols, desc);
     std::string na = p.slot(A.size), nb = p.slot(B.size), pa = p.buffer(parts, "long long", false);
     std::string name = ctx.kernel_name(n.id, "partition");
     std::string make = ctx.functor(name + "_fn", p, fmt::format("{}{}  }}\n", cmp_sig, cmp));
@@ -59,7 +75,43 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
                            LoweringContext::fused_nodes({&A, &B}, n.id)},
                agent);
   }
-  {
+  const std::string name = ctx.kernel_name(n.id, n.kind == OpKind::Union       ? "union"
+                                                 : n.kind == OpKind::Intersect ? "intersect"
+                                                                               : "difference");
+  const LaunchShape shape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Merge"), false,
+                          LoweringContext::fused_nodes({&A, &B}, n.id)};
+  const auto emit_hook =
+      HookArg::lambda("void", {{"bool", "from_b"}, {"long long", "row"}, {"long long", "o"}},
+                      " f.emit(from_b, row, o); ");
+  if (keyed) {
+    KernelParams p;
+    const std::string ka = word(p, A, "i"), kb = word(p, B, "j");
+    const std::string copy_a = ctx.copy_row(p, A, "row", out, "o"),
+                      copy_b = ctx.copy_row(p, B, "row", out, "o");
+    const std::string na = p.slot(A.size), nb = p.slot(B.size), pa = p.buffer(parts, "long long");
+    const std::string ts = p.buffer(state, "void", false), cnt = p.buffer(count, "long long", false);
+    const std::string make = ctx.functor(
+        name + "_fn", p,
+        fmt::format("  __device__ __forceinline__ unsigned long long key_a(long long i) const {{ "
+                    "return {}; }}\n"
+                    "  __device__ __forceinline__ unsigned long long key_b(long long j) const {{ "
+                    "return {}; }}\n"
+                    "  __device__ __forceinline__ void emit(bool from_b, "
+                    "long long row, long long o) const {{\n"
+                    "    if (!from_b) {{\n{}    }} else {{\n{}    }}\n  }}\n",
+                    ka, kb, copy_a, copy_b));
+    SkeletonCall agent(ctx.templates(), "SetOpKeysAgent",
+                       {ctx.tile_policy("Merge"), fmt::format("ranc::tpl::SetOp::{}", op)},
+                       "Agent");
+    const std::string body =
+        make + agent.declare() + agent.temp_storage() +
+        agent.call("run",
+                   {"temp", na, nb, pa,
+                    HookArg::lambda("unsigned long long", {{"long long", "i"}}, " return f.key_a(i); "),
+                    HookArg::lambda("unsigned long long", {{"long long", "j"}}, " return f.key_b(j); "),
+                    emit_hook, ts, cnt});
+    ctx.kernel(n.id, name, p, body, shape, agent);
+  } else {
     KernelParams p;
     std::string cmp = LoweringContext::compare_body(p, A, "i", cols, B, "j", cols, desc);
     // dup_a(i) / dup_b(j): row equals its predecessor (false when the planner knows the
@@ -76,9 +128,6 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
                 copy_b = ctx.copy_row(p, B, "row", out, "o");
     std::string na = p.slot(A.size), nb = p.slot(B.size), pa = p.buffer(parts, "long long");
     std::string ts = p.buffer(state, "void", false), cnt = p.buffer(count, "long long", false);
-    std::string name = ctx.kernel_name(n.id, n.kind == OpKind::Union       ? "union"
-                                             : n.kind == OpKind::Intersect ? "intersect"
-                                                                           : "difference");
     std::string make = ctx.functor(
         name + "_fn", p,
         fmt::format("{}{}  }}\n"
@@ -98,13 +147,8 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
             {"temp", na, nb, pa, cmp_hook(),
              HookArg::lambda("bool", {{"long long", "i"}}, " return f.dup_a(i); "),
              HookArg::lambda("bool", {{"long long", "j"}}, " return f.dup_b(j); "),
-             HookArg::lambda("void", {{"bool", "from_b"}, {"long long", "row"}, {"long long", "o"}},
-                             " f.emit(from_b, row, o); "),
-             ts, cnt});
-    ctx.kernel(n.id, name, p, body,
-               LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Merge"), false,
-                           LoweringContext::fused_nodes({&A, &B}, n.id)},
-               agent);
+             emit_hook, ts, cnt});
+    ctx.kernel(n.id, name, p, body, shape, agent);
   }
   out.size = ctx.new_slot();
   if (n.kind == OpKind::Union && n.disjoint_inputs)  // two disjoint sets: every row is kept

@@ -1019,6 +1019,32 @@ TEST(NvrtcCompile, SortShapes) {
   }
 }
 
+// Set operations: tuples whose order packs into one 64-bit word merge their words staged in
+// shared memory (SetOpKeysAgent), wider ones compare rows (SetOpAgent); every type, ascending
+// and descending declared orders.
+TEST(NvrtcCompile, SetOpShapes) {
+  for (Type t : kAllTypes) {
+    for (bool d : {false, true}) {
+      ProgramBuilder b;
+      std::vector<Attribute> one = {{"a", t}}, two = {{"a", t}, {"v", Type::I32}};
+      auto r1 = b.input("r1", one, 0, {SortSpec("a", d)}), q1 = b.input("q1", one, 0, {SortSpec("a", d)});
+      auto r2 = b.input("r2", two), q2 = b.input("q2", two);
+      b.output(r1.union_with(q1), "u1");
+      b.output(r1.intersect(q1), "i1");
+      b.output(r1.difference(q1), "d1");
+      b.output(r2.union_with(q2), "u2");
+      b.output(r2.difference(q2), "d2");
+      SCOPED_TRACE(fmt::format("{} {}", type_name(t), d ? "desc" : "asc"));
+      rt::Plan plan = codegen::generate_plan(b.check());
+      const bool wide = type_size(t) == 8;  // (a, v) is 96 bits
+      EXPECT_EQ(count_of(plan.source, "SetOpKeysAgent<"), wide ? 3 : 5);
+      EXPECT_EQ(count_of(plan.source, "SetOpAgent<"), wide ? 2 : 0);
+      Compiled c = nvrtc_compile(plan.source);
+      EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
+    }
+  }
+}
+
 // Top-k sorts (plan_top_k.h, topk.cuh) for every type as the first key, both directions, one
 // and several keys, with offsets.
 TEST(NvrtcCompile, TopKShapes) {

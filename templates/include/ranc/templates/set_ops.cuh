@@ -23,6 +23,15 @@
 // Buffers: tile_state tile_state_elems(tiles) int64; partitions tiles + 1 int64; out_count 1 int64.
 // Output columns sized by the upper bound: union/merge_all na + nb, intersect min(na, nb),
 // difference na. The exact size is *out_count.
+//
+// SetOpKeysAgent<P, Op>: the same, for tuples whose order packs into one 64-bit word (the sort's
+// packed keys, sort_layout.h: unsigned order = tuple order, equal words = equal tuples). Each tile
+// first loads the words of its A rows [a0 - 1, a1) and B rows [b0 - 1, b1] (coalesced) into
+// shared memory; the merge-path search, the serial merge and the duplicate and membership tests
+// then read shared memory instead of chasing rows through the comparator (a chain of dependent
+// global loads per item). The kernels and buffers are those above (the partition kernel's cmp
+// compares the words); run(temp, na, nb, partitions, key_a, key_b, emit, tile_state, out_count).
+//   Hooks: SetOpKeysAgent::Hooks (key_a, key_b, emit).
 #pragma once
 
 #include <ranc/templates/merge_path.cuh>
@@ -85,6 +94,97 @@ struct SetOpAgent {
       keep[k] = kept;
     });
     Compactor::run(temp, keep, tags, state, out_count, [&](i64 tag, i64 o) {
+      if (tag >= 0) emit(false, tag, o); else emit(true, ~tag, o);
+    });
+  }
+};
+
+template <class Policy, SetOp Op>
+struct SetOpKeysAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+  using Compactor = TileCompactor<Policy>;
+  struct TempStorage {
+    union {
+      u64 keys[kTile + 3];  // A[a0 - 1, a1), then B[b0 - 1, b1] (clipped to the inputs)
+      typename Compactor::TempStorage compact;
+    } u;
+  };
+
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    __device__ u64 key_a(i64 i) const;  // A row i's order word
+    __device__ u64 key_b(i64 j) const;  // B row j's order word
+    // Copy A row `row` (from_b false) or B row `row` (from_b true) to output row out_row.
+    __device__ void emit(bool from_b, i64 row, i64 out_row) const;
+  };
+  /// Exactly `tiles` blocks, also for empty inputs: the last block writes *out_count.
+  static constexpr LaunchRule run_launch{Grid::tiles_exact, "na + nb", Policy::block_threads};
+
+  template <class KeyA, class KeyB, class Emit>
+  __device__ __forceinline__ static void run(TempStorage& temp, i64 na, i64 nb, const i64* partitions,
+                                             KeyA key_a, KeyB key_b, Emit emit, void* tile_state,
+                                             i64* out_count) {
+    TileState state = make_tile_state(tile_state);
+    const i64 tile = tile_index();
+    const i64 diag0 = min64(tile * kTile, na + nb);
+    const i64 diag1 = min64(diag0 + kTile, na + nb);
+    const i64 a0 = partitions[tile], a1 = partitions[tile + 1];
+    const i64 b0 = diag0 - a0, b1 = diag1 - a1;
+    const i64 sa0 = max64(0, a0 - 1), sb0 = max64(0, b0 - 1), sb1 = min64(nb, b1 + 1);
+    const int la = static_cast<int>(a1 - sa0), lb = static_cast<int>(max64(0, sb1 - sb0));
+    u64* ka = temp.u.keys;
+    u64* kb = ka + la;
+    for (int t = threadIdx.x; t < la + lb; t += kThreads) {
+      if (t < la) ka[t] = key_a(sa0 + t);
+      else kb[t - la] = key_b(sb0 + (t - la));
+    }
+    __syncthreads();
+    auto A = [&](i64 i) { return ka[i - sa0]; };  // i in [a0 - 1, a1), i >= 0
+    auto B = [&](i64 j) { return kb[j - sb0]; };  // j in [b0 - 1, b1], 0 <= j < nb
+
+    const i64 d = min64(static_cast<i64>(threadIdx.x) * kItems, diag1 - diag0);
+    i64 lo = max64(0, d - (b1 - b0)), hi = min64(d, a1 - a0);
+    while (lo < hi) {
+      const i64 mid = lo + ((hi - lo) >> 1);
+      if (A(a0 + mid) <= B(b0 + d - 1 - mid)) lo = mid + 1; else hi = mid;
+    }
+    i64 i = a0 + lo, j = b0 + (d - lo);
+    const int count = static_cast<int>(min64(kItems, diag1 - diag0 - d));
+    bool keep[kItems];
+    i64 tags[kItems];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      keep[k] = false;
+      tags[k] = 0;
+      if (k >= count) continue;
+      const bool take_a = i < a1 && (j >= b1 || A(i) <= B(j));
+      if (take_a) {
+        const u64 w = A(i);
+        if constexpr (Op == SetOp::merge_all) {
+          keep[k] = true;
+        } else {
+          bool kept = !(i > 0 && A(i - 1) == w);
+          if (Op != SetOp::set_union && kept) {
+            const bool in_b = j < nb && B(j) == w;
+            kept = Op == SetOp::set_intersect ? in_b : !in_b;
+          }
+          keep[k] = kept;
+        }
+        tags[k] = i++;
+      } else {
+        const u64 w = B(j);
+        if constexpr (Op == SetOp::set_union) {
+          keep[k] = !(j > 0 && B(j - 1) == w) && !(i > 0 && A(i - 1) == w);
+        } else {
+          keep[k] = Op == SetOp::merge_all;
+        }
+        tags[k] = ~j++;  // negative tags mark B rows
+      }
+    }
+    __syncthreads();  // the words are dead: the compactor reuses their space
+    Compactor::run(temp.u.compact, keep, tags, state, out_count, [&](i64 tag, i64 o) {
       if (tag >= 0) emit(false, tag, o); else emit(true, ~tag, o);
     });
   }
