@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
   // "ra_bench chains 28": only the fused operator chains; "ra_bench groupby 28": only the
   // group-by rows.
   bool chains_only = false, groupby_only = false, joins_only = false, semi_only = false,
-       topk_only = false;
+       topk_only = false, setops_only = false;
   std::vector<int> log_sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "chains")
@@ -289,6 +289,8 @@ int main(int argc, char** argv) {
       groupby_only = true;
     else if (std::string(argv[i]) == "topk")
       topk_only = true;
+    else if (std::string(argv[i]) == "setops")
+      setops_only = true;
     else
       log_sizes.push_back(std::atoi(argv[i]));
   }
@@ -362,7 +364,7 @@ int main(int argc, char** argv) {
       // Group-by of unsorted (g, v) rows, g uniform in [0, G): sum((i64)v) per g. ranc's
       // default hashes (hash_reduce.cuh); --group-by=sort sorts the input by g first; the
       // sort + reduce_by_key chains of Thrust and CUB on the same arrays.
-      if (!chains_only) {
+      if (!chains_only && !setops_only) {
         for (int64_t groups : {int64_t{4}, int64_t{1} << 10, int64_t{1} << 24}) {
           if (static_cast<size_t>(groups) > n) continue;
           std::vector<int32_t> g(n);
@@ -391,13 +393,13 @@ int main(int argc, char** argv) {
         }
       }
       if (!chains_only && !groupby_only) {
-      {  // select 50%
+      if (!setops_only) {  // select 50%
         ProgramBuilder b;
         b.output(b.input("r", kv("k", "v", 0).attributes).select(col("k") < (1 << 30)), "out");
         RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
         report("select 50%", rr.seconds, 8.0 * n + 8.0 * rr.output_rows[0], n);
       }
-      {  // project (map)
+      if (!setops_only) {  // project (map)
         ProgramBuilder b;
         // Both attributes are computed so ranc and Thrust move the same bytes (a plain
         // pass-through attribute is shared with the input, not copied).
@@ -407,7 +409,7 @@ int main(int argc, char** argv) {
         RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
         report("project (map)", rr.seconds, 16.0 * n, n);
       }
-      {  // product: n/4 x 4 -> n tuples of 4 attributes
+      if (!setops_only) {  // product: n/4 x 4 -> n tuples of 4 attributes
         std::vector<int32_t> k4(n / 4), v4(n / 4);
         std::copy(k.begin(), k.begin() + n / 4, k4.begin());
         std::copy(v.begin(), v.begin() + n / 4, v4.begin());
@@ -446,6 +448,10 @@ int main(int argc, char** argv) {
         }
         da.free();
         db.free();
+      }
+      if (setops_only) {  // "ra_bench setops 28": the set operations only
+        r.free();
+        continue;
       }
       {  // PK-FK join on sorted inputs, 100% match
         size_t npk = n / 4;

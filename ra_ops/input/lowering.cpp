@@ -1,10 +1,11 @@
 // Lowering of input: one bound device buffer per attribute and a size slot. An input
 // with a declared order ("sorted by") is verified before anything relies on it: when
 // its only consumer is a reduce that compares adjacent rows by exactly the declared
-// keys, the reduce checks the order on the fly (no extra pass); otherwise a check kernel makes one
-// pass over the key columns. Either way a row that orders before its predecessor sets a flag, and a
+// keys, or a set operation merging packed order words (set_ops.cuh), that consumer checks the
+// order on the fly (no extra pass); otherwise a check kernel makes one pass over the key columns. Either way a row that orders before its predecessor sets a flag, and a
 // CheckFlag step turns it into an ExecutionError naming the relation.
 #include "ranc/codegen/lowering.h"
+#include "ranc/codegen/sort_layout.h"
 
 namespace ranc::codegen {
 namespace {
@@ -21,11 +22,19 @@ bool consumer_checks_order(LoweringContext& ctx, NodeId id, const passes::Order&
         consumer = &m;
         ++uses;
       }
-  if (uses != 1) return false;
-  // Only a reduce: its tiles are row ranges, so every (row - 1, row) pair is compared
-  // whatever the data. A merge-path set operation could skip rows of unsorted input
-  // (its partitions are searches that assume the order), so it gets the check kernel.
-  return consumer->kind == OpKind::Reduce && ctx.physical(consumer->id).compare_keys == declared;
+  if (uses != 1 || ctx.physical(consumer->id).compare_keys != declared) return false;
+  // A reduce: its tiles are row ranges, so every (row - 1, row) pair is compared whatever the
+  // data. A set operation whose tuples pack into one order word (SetOpKeysAgent, set_ops.cuh)
+  // stages every row's word with its predecessor and also reports partitions that do not
+  // advance, which unsorted input can produce; the comparator-based merge could skip rows of
+  // unsorted input, so it gets the check kernel.
+  if (consumer->kind == OpKind::Reduce) return true;
+  const bool set_op = consumer->kind == OpKind::Union || consumer->kind == OpKind::Intersect ||
+                      consumer->kind == OpKind::Difference;
+  std::vector<Type> types;
+  const Node& in = ctx.program().node(id);
+  for (size_t c = 0; c < in.schema.size(); ++c) types.push_back(in.schema[c].type);
+  return set_op && sort_layout(types, declared).words.size() == 1;
 }
 
 }  // namespace

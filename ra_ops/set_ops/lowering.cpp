@@ -90,6 +90,11 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
                       copy_b = ctx.copy_row(p, B, "row", out, "o");
     const std::string na = p.slot(A.size), nb = p.slot(B.size), pa = p.buffer(parts, "long long");
     const std::string ts = p.buffer(state, "void", false), cnt = p.buffer(count, "long long", false);
+    // Declared orders lower_input left to this kernel (set_ops.cuh checks them as it stages).
+    auto flag = [&](const DeviceRelation& X) -> std::string {
+      return X.unverified ? p.buffer(X.unverified->flag, "int", false) : "nullptr";
+    };
+    const std::string fa = flag(A), fb = flag(B);
     const std::string make = ctx.functor(
         name + "_fn", p,
         fmt::format("  __device__ __forceinline__ unsigned long long key_a(long long i) const {{ "
@@ -109,9 +114,13 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
                    {"temp", na, nb, pa,
                     HookArg::lambda("unsigned long long", {{"long long", "i"}}, " return f.key_a(i); "),
                     HookArg::lambda("unsigned long long", {{"long long", "j"}}, " return f.key_b(j); "),
-                    emit_hook, ts, cnt});
+                    emit_hook, ts, cnt, fa, fb});
     ctx.kernel(n.id, name, p, body, shape, agent);
+    for (const DeviceRelation* X : {&A, &B})
+      if (X->unverified) ctx.step(rt::CheckFlag{X->unverified->flag, X->unverified->message, n.id});
   } else {
+    internal_check(!A.unverified && !B.unverified,
+                   "set operation: a declared order left unchecked for the row-wise merge");
     KernelParams p;
     std::string cmp = LoweringContext::compare_body(p, A, "i", cols, B, "j", cols, desc);
     // dup_a(i) / dup_b(j): row equals its predecessor (false when the planner knows the

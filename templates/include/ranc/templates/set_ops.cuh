@@ -30,8 +30,14 @@
 // shared memory; the merge-path search, the serial merge and the duplicate and membership tests
 // then read shared memory instead of chasing rows through the comparator (a chain of dependent
 // global loads per item). The kernels and buffers are those above (the partition kernel's cmp
-// compares the words); run(temp, na, nb, partitions, key_a, key_b, emit, tile_state, out_count).
+// compares the words); run(temp, na, nb, partitions, key_a, key_b, emit, tile_state, out_count,
+// order_flag_a, order_flag_b).
 //   Hooks: SetOpKeysAgent::Hooks (key_a, key_b, emit).
+//   order_flag_a / order_flag_b (int32, zeroed; null: the input is known to be ordered): the
+//   input's declared order is verified here instead of by a separate pass: a tile sets the flag
+//   when two adjacent staged words of that input decrease, or when the partitions do not
+//   advance (a1 < a0 or b1 < b0, which only unordered input produces; such a tile keeps
+//   nothing). With monotone partitions the tiles' staged ranges cover every adjacent pair.
 #pragma once
 
 #include <ranc/templates/merge_path.cuh>
@@ -125,13 +131,24 @@ struct SetOpKeysAgent {
   template <class KeyA, class KeyB, class Emit>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 na, i64 nb, const i64* partitions,
                                              KeyA key_a, KeyB key_b, Emit emit, void* tile_state,
-                                             i64* out_count) {
+                                             i64* out_count, int* order_flag_a, int* order_flag_b) {
     TileState state = make_tile_state(tile_state);
     const i64 tile = tile_index();
     const i64 diag0 = min64(tile * kTile, na + nb);
-    const i64 diag1 = min64(diag0 + kTile, na + nb);
-    const i64 a0 = partitions[tile], a1 = partitions[tile + 1];
-    const i64 b0 = diag0 - a0, b1 = diag1 - a1;
+    i64 diag1 = min64(diag0 + kTile, na + nb);
+    const i64 a0 = partitions[tile];
+    i64 a1 = partitions[tile + 1];
+    const i64 b0 = diag0 - a0;
+    i64 b1 = diag1 - a1;
+    if (a1 < a0 || b1 < b0) {  // only unordered input: report it, keep nothing
+      if (threadIdx.x == 0) {
+        if (order_flag_a != nullptr) *order_flag_a = 1;
+        if (order_flag_b != nullptr) *order_flag_b = 1;
+      }
+      a1 = a0;
+      b1 = b0;
+      diag1 = diag0;
+    }
     const i64 sa0 = max64(0, a0 - 1), sb0 = max64(0, b0 - 1), sb1 = min64(nb, b1 + 1);
     const int la = static_cast<int>(a1 - sa0), lb = static_cast<int>(max64(0, sb1 - sb0));
     u64* ka = temp.u.keys;
@@ -141,6 +158,15 @@ struct SetOpKeysAgent {
       else kb[t - la] = key_b(sb0 + (t - la));
     }
     __syncthreads();
+    if (order_flag_a != nullptr || order_flag_b != nullptr) {
+      bool bad_a = false, bad_b = false;
+      for (int t = threadIdx.x + 1; t < la + lb; t += kThreads) {
+        if (t < la) bad_a = bad_a || ka[t - 1] > ka[t];
+        else if (t > la) bad_b = bad_b || kb[t - la - 1] > kb[t - la];
+      }
+      if (bad_a && order_flag_a != nullptr) *order_flag_a = 1;
+      if (bad_b && order_flag_b != nullptr) *order_flag_b = 1;
+    }
     auto A = [&](i64 i) { return ka[i - sa0]; };  // i in [a0 - 1, a1), i >= 0
     auto B = [&](i64 j) { return kb[j - sb0]; };  // j in [b0 - 1, b1], 0 <= j < nb
 
