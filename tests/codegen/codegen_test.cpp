@@ -672,6 +672,34 @@ TEST(GeneratePlan, DescribePlanListsSteps) {
   EXPECT_NE(d.find("output j_i32"), std::string::npos);
 }
 
+// A declared input order read only by a set operation whose tuples pack into one order word
+// is checked inside that merge (SetOpKeysAgent): no check kernel, one CheckFlag per input
+// after the merge; wider tuples keep the check kernel.
+TEST(GeneratePlan, SetOperationsCheckDeclaredOrdersInTheMerge) {
+  for (Type vt : {Type::I32, Type::I64}) {
+    ProgramBuilder b;
+    std::vector<Attribute> kv = {{"k", Type::I32}, {"v", vt}};
+    auto a = b.input("a", kv, 0, {"k", "v"}), c = b.input("c", kv, 0, {"k", "v"});
+    b.output(a.union_with(c), "u");
+    rt::Plan plan = codegen::generate_plan(b.check());
+    const bool keyed = vt == Type::I32;
+    SCOPED_TRACE(type_name(vt));
+    EXPECT_EQ(count_of(plan.source, "_check_order("), keyed ? 0 : 2);
+    EXPECT_EQ(count_of(plan.source, "SetOpKeysAgent<"), keyed ? 1 : 0);
+    int flags = 0;
+    bool after_merge = false;
+    for (const auto& st : plan.steps) {
+      if (const auto* l = std::get_if<rt::Launch>(&st)) after_merge = l->kernel.find("_union") != std::string::npos;
+      if (const auto* f = std::get_if<rt::CheckFlag>(&st)) {
+        ++flags;
+        EXPECT_NE(f->message.find("is not sorted by (k, v)"), std::string::npos) << f->message;
+        EXPECT_EQ(after_merge, keyed) << "the keyed merge's flags follow it";
+      }
+    }
+    EXPECT_EQ(flags, 2);
+  }
+}
+
 // Integer division puts a CheckFlag after the kernel; float division does not.
 TEST(GeneratePlan, DivisionByZeroIsChecked) {
   ProgramBuilder b;
