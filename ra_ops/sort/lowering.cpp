@@ -24,7 +24,8 @@ constexpr int64_t kTopKGrid = 1024;
 constexpr int64_t kTopKTile = int64_t{kTopKThreads} * 16;
 constexpr int kTopKDigitBits = 11;
 constexpr int64_t kTopKMinBinRows = 4096;  // ranc::tpl::kTopKMinBinRows
-// sizeof(ranc::tpl::TopKState) / 8 and the element of its `kept` (static_asserts there).
+// sizeof(ranc::tpl::TopKState) / 8 (topk.cuh asserts it) and the element of its `kept` (its
+// sixth field; its threshold, the fourth, is read as element 3 below).
 constexpr int64_t kTopKStateWords = 8 + (int64_t{1} << kTopKDigitBits);
 constexpr int64_t kTopKKeptIndex = 5;
 
