@@ -5,7 +5,6 @@
 // order on the fly (no extra pass); otherwise a check kernel makes one pass over the key columns. Either way a row that orders before its predecessor sets a flag, and a
 // CheckFlag step turns it into an ExecutionError naming the relation.
 #include "ranc/codegen/lowering.h"
-#include "ranc/codegen/sort_layout.h"
 
 namespace ranc::codegen {
 namespace {
@@ -31,10 +30,11 @@ bool consumer_checks_order(LoweringContext& ctx, NodeId id, const passes::Order&
   if (consumer->kind == OpKind::Reduce) return true;
   const bool set_op = consumer->kind == OpKind::Union || consumer->kind == OpKind::Intersect ||
                       consumer->kind == OpKind::Difference;
+  if (!set_op) return false;
   std::vector<Type> types;
   const Node& in = ctx.program().node(id);
   for (size_t c = 0; c < in.schema.size(); ++c) types.push_back(in.schema[c].type);
-  return set_op && sort_layout(types, declared).words.size() == 1;
+  return fits_one_order_word(types, declared);
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 // When the tuple's order packs into one 64-bit word (sort_layout.h), SetOpKeysAgent stages
 // each tile's words in shared memory and merges those; wider tuples compare row by row.
 #include "ranc/codegen/lowering.h"
-#include "ranc/codegen/sort_layout.h"
 
 namespace ranc::codegen {
 
@@ -45,13 +44,11 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
   rt::BufferId count =
       ctx.allocate(fmt::format("n{}.count", n.id), 8, rt::SizeExpr::fixed(1), n.id);
   // The packed order word of a row, when the whole tuple fits one (the keyed merge).
+  const bool keyed = fits_one_order_word(A.types, keys);
   const SortLayout layout = sort_layout(A.types, keys);
-  const bool keyed = layout.words.size() == 1;
   auto word = [&](KernelParams& p, const DeviceRelation& X, const char* r) {
-    std::vector<std::string> values;
-    for (const SortField& f : layout.fields)
-      values.push_back(LoweringContext::raw(p, X, static_cast<size_t>(f.column), r));
-    return fmt::format("(unsigned long long)({})", sort_word_expr(layout, 0, values));
+    return fmt::format("(unsigned long long)({})",
+                       LoweringContext::order_word(p, X, layout, 0, r));
   };
   const char* cmp_sig = "  __device__ __forceinline__ int cmp(long long i, long long j) const {\n";
   auto cmp_hook = [] {

@@ -12,7 +12,6 @@
 #include <algorithm>
 
 #include "ranc/codegen/lowering.h"
-#include "ranc/codegen/sort_layout.h"
 
 namespace ranc::codegen {
 namespace {
@@ -35,17 +34,10 @@ DeviceRelation top_k_rows(LoweringContext& ctx, const Node& n, const DeviceRelat
   const SortLayout layout = sort_layout(in.types, keys);
   // word(i): the first order word of row i, as an unsigned 64-bit value.
   auto word_member = [&](KernelParams& p) {
-    std::vector<std::string> values;
-    for (const SortField& f : layout.fields)
-      values.push_back(
-          layout.overlaps(f, 0)
-              ? fmt::format("{}[i]", p.buffer(in.columns[static_cast<size_t>(f.column)],
-                                              storage_ctype(f.type)))
-              : std::string());
     return fmt::format(
         "  __device__ __forceinline__ unsigned long long word(long long i) const {{\n"
         "    return (unsigned long long)({});\n  }}\n",
-        sort_word_expr(layout, 0, values));
+        LoweringContext::order_word(p, in, layout, 0, "i"));
   };
   const rt::BufferId state = ctx.allocate(fmt::format("n{}.topk_state", n.id), 8,
                                           rt::SizeExpr::fixed(kTopKStateWords), n.id, true);

@@ -587,17 +587,8 @@ class Context final : public LoweringContext {
         stmts += fmt::format(" {}[i] = (unsigned int)i;",
                              params.buffer(values_in, "unsigned int", false));
       }
-      std::vector<std::string> values;
-      for (const SortField& f : layout.fields) {
-        values.push_back(
-            layout.overlaps(f, w)
-                ? fmt::format("{}[{}]", params.buffer(rel.columns[static_cast<size_t>(f.column)],
-                                                      storage_ctype(f.type)),
-                              row)
-                : std::string());
-      }
       stmts += fmt::format(" {}[i] = ({}){}; ", params.buffer(win, wtype, false), wtype,
-                           sort_word_expr(layout, w, values));
+                           order_word(params, rel, layout, w, row));
       SkeletonCall agent(templates(), "MapAgent", {tile_policy("Map")});
       std::string body = agent.call(
           "run", {params.slot(rel.size), HookArg::lambda("void", {{"long long", "i"}}, stmts)});

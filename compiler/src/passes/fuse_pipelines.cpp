@@ -56,11 +56,8 @@ constexpr int kMaxChain = 16;
 
 class Fuser {
  public:
-  explicit Fuser(PhysicalPlan& plan) : plan_(plan), prog_(plan.program) {
-    consumers_.resize(prog_.size());
-    for (const Node& n : prog_.nodes())
-      for (size_t k = 0; k < n.inputs.size(); ++k)
-        consumers_[static_cast<size_t>(n.inputs[k])].push_back({n.id, k});
+  explicit Fuser(PhysicalPlan& plan)
+      : plan_(plan), prog_(plan.program), consumers_(consumers_of(plan.program)) {
     shapes_.resize(prog_.size());
   }
 
@@ -245,7 +242,7 @@ class Fuser {
 
   PhysicalPlan& plan_;
   const Program& prog_;
-  std::vector<std::vector<std::pair<NodeId, size_t>>> consumers_;
+  Consumers consumers_;
   std::vector<ViewShape> shapes_;
   std::vector<NodeId> leader_;  // input sharing: the last node of a node's group
 };

@@ -25,10 +25,7 @@ bool streams_paged_input(const PhysicalPlan& plan, const Node& c, size_t k) {
 
 void plan_paged_edges(PhysicalPlan& plan) {
   const Program& prog = plan.program;
-  std::vector<std::vector<std::pair<NodeId, size_t>>> consumers(prog.size());
-  for (const Node& n : prog.nodes())
-    for (size_t k = 0; k < n.inputs.size(); ++k)
-      consumers[static_cast<size_t>(n.inputs[k])].push_back({n.id, k});
+  const Consumers consumers = consumers_of(prog);
   for (auto& p : plan.nodes) p.paged = false;
   for (const Node& j : prog.nodes()) {
     if (j.kind != OpKind::Join || j.join_kind != JoinKind::Inner ||

@@ -355,6 +355,14 @@ std::string order_text(const Program& prog, const Node& n, const Order& o) {
 
 }  // namespace
 
+Consumers consumers_of(const Program& program) {
+  Consumers consumers(program.size());
+  for (const Node& n : program.nodes())
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      consumers[static_cast<size_t>(n.inputs[k])].push_back({n.id, k});
+  return consumers;
+}
+
 PhysicalPlan plan_sort_orders(const Program& checked, const codegen::CodegenOptions& options) {
   internal_check(checked.checked(), "plan_sort_orders needs a checked program");
   return Planner(checked, options).run();

@@ -9,17 +9,15 @@ namespace ranc::passes {
 
 void plan_top_k(PhysicalPlan& plan) {
   const Program& prog = plan.program;
-  std::vector<std::vector<NodeId>> consumers(prog.size());
-  for (const Node& n : prog.nodes())
-    for (NodeId i : n.inputs) consumers[static_cast<size_t>(i)].push_back(n.id);
+  const Consumers consumers = consumers_of(prog);
   for (auto& p : plan.nodes) p.top_k = 0;
   for (const Node& s : prog.nodes()) {
     PhysicalNode& p = plan.nodes[static_cast<size_t>(s.id)];
     const auto& cs = consumers[static_cast<size_t>(s.id)];
     if (s.kind != OpKind::Sort || p.sort_keys.empty() || cs.empty()) continue;
     int64_t k = 0;
-    for (NodeId c : cs) {
-      const Node& l = prog.node(c);
+    for (const auto& consumer : cs) {
+      const Node& l = prog.node(consumer.first);
       if (l.kind != OpKind::Limit) {
         k = -1;
         break;

@@ -32,6 +32,7 @@
 
 #include "ranc/codegen/codegen.h"
 #include "ranc/codegen/skeleton_call.h"
+#include "ranc/codegen/sort_layout.h"
 #include "ranc/ir/program.h"
 #include "ranc/passes/plan_sort_orders.h"
 #include "ranc/runtime/plan.h"
@@ -382,6 +383,17 @@ class LoweringContext {
       return fmt::format("{}({})", a.fn, row);
     }
     return fmt::format("{}[{}]", params.buffer(rel.columns[c], storage_ctype(rel.types[c])), row);
+  }
+  // Order word w of `layout` (sort_layout.h) for row (handle) `row` of `rel`: the packed
+  // keys as an unsigned long long expression (below 2^32 for a 32-bit word).
+  static std::string order_word(KernelParams& params, const DeviceRelation& rel,
+                                const SortLayout& layout, size_t w, std::string_view row) {
+    std::vector<std::string> values;
+    for (const SortField& f : layout.fields)
+      values.push_back(layout.overlaps(f, w)
+                           ? raw(params, rel, static_cast<size_t>(f.column), row)
+                           : std::string());
+    return sort_word_expr(layout, w, values);
   }
   // A select (SelectAgent, one pass with decoupled look-back) over `n` rows of node
   // `id`: `pred` is a bool expression of row i, `emit_stmts` copy row i to output row o.

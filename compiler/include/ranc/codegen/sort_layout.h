@@ -48,6 +48,13 @@ int sort_field_bits(Type t);
 // The layout for sorting a relation with attribute types `types` by `keys`.
 SortLayout sort_layout(const std::vector<Type>& types, const passes::Order& keys);
 
+// Do tuples of these types, ordered by `keys`, pack into one order word? Then a set
+// operation merges the words (SetOpKeysAgent, set_ops.cuh) and checks its inputs' declared
+// orders itself (ra_ops/set_ops, ra_ops/input).
+inline bool fits_one_order_word(const std::vector<Type>& types, const passes::Order& keys) {
+  return sort_layout(types, keys).words.size() == 1;
+}
+
 // Device C++ text. `value` is an expression of the attribute's storage type; the
 // encoded field is an unsigned long long below 2^bits.
 std::string sort_field_encode(const SortField& f, std::string_view value);

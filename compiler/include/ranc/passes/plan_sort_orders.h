@@ -26,6 +26,7 @@
 //              planner does not have.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "ranc/codegen/codegen.h"
@@ -103,6 +104,11 @@ inline int hash_group_key_bits(Type t) {
       return type_size(t) == 4 ? 32 : 0;
   }
 }
+
+// For each node of `program`, the nodes that read it and at which input position, in node
+// order (the passes after physical planning walk the graph forwards).
+using Consumers = std::vector<std::vector<std::pair<NodeId, size_t>>>;
+Consumers consumers_of(const Program& program);
 
 // Does `order` start with exactly the attributes of `set` (in any sequence)?
 bool groups_by(const Order& order, const std::vector<int32_t>& set);
