@@ -66,9 +66,27 @@ __device__ __forceinline__ void topk_merge_bins(const unsigned int* bins, TopKSt
     if (bins[b] != 0) atomicAdd(&s->hist[b], static_cast<u64>(bins[b]));
 }
 
+/// Calls visit(w) with the first order word of every row a thread takes in a grid-strided walk
+/// over n rows; the words of 4 rows are loaded before any is visited (independent loads).
+template <class Word, class Visit>
+__device__ __forceinline__ void topk_for_each_word(i64 n, Word word, Visit visit) {
+  constexpr int kUnroll = 4;
+  const i64 stride = grid_stride();
+  for (i64 i0 = global_thread_index(); i0 < n; i0 += kUnroll * stride) {
+    u64 w[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const i64 i = i0 + u * stride;
+      w[u] = i < n ? word(i) : 0;
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i0 + u * stride < n) visit(w[u]);
+  }
+}
+
 template <int BlockThreads>
 struct TopKFirstAgent {
-  static constexpr int kUnroll = 4;
   struct TempStorage {
     unsigned int bins[kTopKBins];
     typename BlockReduce<u64, BlockThreads>::TempStorage lo, hi;
@@ -88,22 +106,11 @@ struct TopKFirstAgent {
     for (int b = threadIdx.x; b < kTopKBins; b += BlockThreads) temp.bins[b] = 0;
     __syncthreads();
     u64 lo_c = 0, hi = 0;
-    const i64 stride = grid_stride();
-    for (i64 i0 = global_thread_index(); i0 < n; i0 += kUnroll * stride) {
-      u64 w[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const i64 i = i0 + u * stride;
-        w[u] = i < n ? word(i) : 0;
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-        if (i0 + u * stride < n) {
-          lo_c = lo_c > ~w[u] ? lo_c : ~w[u];
-          hi = hi > w[u] ? hi : w[u];
-          atomicAdd(&temp.bins[w[u] >> shift], 1u);
-        }
-    }
+    topk_for_each_word(n, word, [&](u64 w) {
+      lo_c = lo_c > ~w ? lo_c : ~w;
+      hi = hi > w ? hi : w;
+      atomicAdd(&temp.bins[w >> shift], 1u);
+    });
     lo_c = BlockReduce<u64, BlockThreads>(temp.lo).Reduce(lo_c, MaxU64{});
     hi = BlockReduce<u64, BlockThreads>(temp.hi).Reduce(hi, MaxU64{});
     if (threadIdx.x == 0) {
@@ -116,7 +123,6 @@ struct TopKFirstAgent {
 
 template <int BlockThreads>
 struct TopKHistogramAgent {
-  static constexpr int kUnroll = 4;
   struct TempStorage {
     unsigned int bins[kTopKBins];
   };
@@ -134,21 +140,11 @@ struct TopKHistogramAgent {
     const int shift = static_cast<int>(s->shift);
     for (int b = threadIdx.x; b < kTopKBins; b += BlockThreads) temp.bins[b] = 0;
     __syncthreads();
-    const i64 stride = grid_stride();
-    for (i64 i0 = global_thread_index(); i0 < n; i0 += kUnroll * stride) {
-      u64 w[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const i64 i = i0 + u * stride;
-        w[u] = i < n ? word(i) : 0;
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (i0 + u * stride >= n || w[u] < base) continue;
-        const u64 d = (w[u] - base) >> shift;
-        if (d < kTopKBins) atomicAdd(&temp.bins[d], 1u);
-      }
-    }
+    topk_for_each_word(n, word, [&](u64 w) {
+      if (w < base) return;
+      const u64 d = (w - base) >> shift;
+      if (d < kTopKBins) atomicAdd(&temp.bins[d], 1u);
+    });
     __syncthreads();
     topk_merge_bins(temp.bins, s, BlockThreads);
   }
