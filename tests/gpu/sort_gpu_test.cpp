@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 #include "gpu_test_util.h"
@@ -70,6 +69,16 @@ Column high_bits_column(int64_t n, std::mt19937_64& rng) {
   return c;
 }
 
+// r(a t, v i32, w f32, l i64) of n rows: hard values of t and f32 (or all equal: `constant`),
+// random v, l differing only in high bits (or all equal).
+HostRelation sort_input(Type t, int64_t n, std::mt19937_64& rng, bool constant) {
+  Schema rs{{{"a", t}, {"v", Type::I32}, {"w", Type::F32}, {"l", Type::I64}}, 0};
+  Column v = random_column(Type::I32, n, rng);
+  Column l = constant ? hard_column(Type::I64, n, rng, true) : high_bits_column(n, rng);
+  return make_relation(rs, {hard_column(t, n, rng, constant), std::move(v),
+                            hard_column(Type::F32, n, rng, constant), std::move(l)});
+}
+
 Program sort_program(Type t) {
   ProgramBuilder b;
   auto r = b.input("r", {{"a", t}, {"v", Type::I32}, {"w", Type::F32}, {"l", Type::I64}});
@@ -109,12 +118,7 @@ TEST_P(GpuSort, EveryShapeAndSize) {
       for (bool constant : {false, true}) {
         if (constant && n > 4097) continue;
         std::mt19937_64 rng(static_cast<uint64_t>(n) * 31 + static_cast<uint64_t>(t));
-        Schema rs{{{"a", t}, {"v", Type::I32}, {"w", Type::F32}, {"l", Type::I64}}, 0};
-        Column v = random_column(Type::I32, n, rng);
-        Column l = constant ? hard_column(Type::I64, n, rng, true) : high_bits_column(n, rng);
-        HostRelation r = make_relation(
-            rs, {hard_column(t, n, rng, constant), std::move(v),
-                 hard_column(Type::F32, n, rng, constant), std::move(l)});
+        HostRelation r = sort_input(t, n, rng, constant);
         const int64_t m = std::max<int64_t>(1, n / 3);
         std::vector<int64_t> qk(static_cast<size_t>(m));
         for (auto& k : qk) k = static_cast<int64_t>(rng() % 2001) - 1000;
@@ -168,21 +172,13 @@ TEST_P(GpuTopK, EveryTypeWindowAndSize) {
     for (const auto& k : plan.kernels) range += k.find("_topk_first") != std::string::npos;
     ASSERT_EQ(range, 7);  // every sort is a top-k
   }
-  // RANC_TOPK_QUICK=1 (for racecheck): up to 4097 rows.
-  const bool quick = std::getenv("RANC_TOPK_QUICK") != nullptr;
   for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{33}, int64_t{4097},
                     int64_t{100003}, (int64_t{1} << 17) + 3}) {
-    if (quick && n > 4097) continue;
     for (bool constant : {false, true}) {
       if (constant && n > 4097) continue;
       std::mt19937_64 rng(static_cast<uint64_t>(n) * 17 + static_cast<uint64_t>(t));
-      Schema rs{{{"a", t}, {"v", Type::I32}, {"w", Type::F32}, {"l", Type::I64}}, 0};
-      Column v = random_column(Type::I32, n, rng);
-      Column l = constant ? hard_column(Type::I64, n, rng, true) : high_bits_column(n, rng);
-      HostRelation r = make_relation(rs, {hard_column(t, n, rng, constant), std::move(v),
-                                          hard_column(Type::F32, n, rng, constant), std::move(l)});
       Inputs in;
-      in.emplace_back("r", std::move(r));
+      in.emplace_back("r", sort_input(t, n, rng, constant));
       for (int64_t bin_rows : {int64_t{1} << 20, int64_t{64}, int64_t{1}}) {
         SCOPED_TRACE(fmt::format("{} n={}{} bin rows {}", type_name(t), n,
                                  constant ? " constant" : "", bin_rows));
