@@ -166,7 +166,7 @@ void lower_join(LoweringContext& ctx, const Node& n) {
     const int64_t ctile =
         static_cast<int64_t>(ctx.policy_threads("JoinCount")) * ctx.policy_items("JoinCount");
     rt::SlotId ctiles = ctx.num_tiles(n.id, L.size, -1, ctile);
-    rt::BufferId cstate = ctx.tile_state(n.id, "count_state", "join_count_init", ctiles);
+    rt::BufferId cstate = ctx.tile_state(n.id, "count_state", ctiles);
     rt::BufferId tot =
         ctx.allocate(fmt::format("n{}.total", n.id), 8, rt::SizeExpr::fixed(1), n.id);
     offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
@@ -247,7 +247,7 @@ void lower_join(LoweringContext& ctx, const Node& n) {
     rt::BufferId state = -1, count = -1;
     if (filter) {
       etiles = ctx.num_tiles(id, total, -1, etile);
-      state = ctx.tile_state(id, "tile_state", "join_init", etiles);
+      state = ctx.tile_state(id, "tile_state", etiles);
       count = ctx.allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
     }
     DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(total), total);

@@ -514,7 +514,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
 
   const int64_t rtile = static_cast<int64_t>(ctx.policy_threads("Reduce")) * ctx.policy_items("Reduce");
   rt::SlotId tiles = ctx.num_tiles(n.id, records, -1, rtile);
-  rt::BufferId state = ctx.tile_state(n.id, "tile_state", "hash_reduce_init", tiles);
+  rt::BufferId state = ctx.tile_state(n.id, "tile_state", tiles);
   rt::BufferId meta = ctx.allocate(fmt::format("n{}.meta", n.id), 8,
                                    rt::SizeExpr{0, {rt::SizeTerm{3, {tiles}}}}, n.id);
   rt::BufferId groups = ctx.allocate(fmt::format("n{}.count", n.id), 8, rt::SizeExpr::fixed(1), n.id);
@@ -586,7 +586,7 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
   const int64_t tile =
       static_cast<int64_t>(ctx.policy_threads("Reduce")) * ctx.policy_items("Reduce");
   rt::SlotId tiles = ctx.num_tiles(n.id, in.size, -1, tile);
-  rt::BufferId state = ctx.tile_state(n.id, "tile_state", "reduce_init", tiles);
+  rt::BufferId state = ctx.tile_state(n.id, "tile_state", tiles);
   rt::BufferId meta = ctx.allocate(fmt::format("n{}.meta", n.id), 8,
                                    rt::SizeExpr{0, {rt::SizeTerm{3, {tiles}}}}, n.id);
   rt::BufferId count =

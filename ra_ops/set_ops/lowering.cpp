@@ -38,7 +38,7 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
   const int64_t tile =
       static_cast<int64_t>(ctx.policy_threads("Merge")) * ctx.policy_items("Merge");
   rt::SlotId tiles = ctx.num_tiles(n.id, A.size, B.size, tile);
-  rt::BufferId state = ctx.tile_state(n.id, "tile_state", "init", tiles);
+  rt::BufferId state = ctx.tile_state(n.id, "tile_state", tiles);
   rt::BufferId parts = ctx.allocate(fmt::format("n{}.partitions", n.id), 8,
                                     rt::SizeExpr{1, {rt::SizeTerm{1, {tiles}}}}, n.id);
   rt::BufferId count =

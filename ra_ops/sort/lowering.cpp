@@ -10,6 +10,8 @@
 // first word is at most T (read back once); one SelectAgent pass compacts those m rows, and
 // they are sorted as any relation is. m >= min(k, n), usually k plus part of a bin.
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "ranc/codegen/lowering.h"
 
@@ -41,7 +43,6 @@ DeviceRelation top_k_rows(LoweringContext& ctx, const Node& n, const DeviceRelat
   };
   const rt::BufferId state = ctx.allocate(fmt::format("n{}.topk_state", n.id), 8,
                                           rt::SizeExpr::fixed(kTopKStateWords), n.id, true);
-  const std::string kk = fmt::format("{}LL", k);
   const int64_t bin_rows = ctx.options().top_k_bin_rows;
 
   // A strided pass over the rows: min(kTopKGrid, ceil(n / kTopKTile)) blocks.
@@ -60,6 +61,7 @@ DeviceRelation top_k_rows(LoweringContext& ctx, const Node& n, const DeviceRelat
 
   const int word_bits = layout.words[0].bits;
   const int first_shift = word_bits > kTopKDigitBits ? word_bits - kTopKDigitBits : 0;
+  // A strided pass's kernel n<id>_<what>, emitted and launched; returns its arguments.
   auto strided = [&](std::string_view skeleton, std::string_view what, const LaunchShape& shape,
                      bool first) {
     KernelParams p;
@@ -74,26 +76,39 @@ DeviceRelation top_k_rows(LoweringContext& ctx, const Node& n, const DeviceRelat
     args.push_back(HookArg::lambda("unsigned long long", {{"long long", "i"}}, " return f.word(i); "));
     args.push_back(st);
     const std::string body = make + agent.declare() + agent.temp_storage() + agent.call("run", args);
-    ctx.kernel(n.id, name, p, body, shape, agent);
+    return std::make_pair(ctx.kernel(n.id, name, p, body, shape, agent), p.args());
   };
-  auto pick = [&](int level, const LaunchShape& shape) {
-    KernelParams p;
-    const std::string st = p.buffer(state, "void", false), ns = p.slot(in.size);
-    ctx.kernel(n.id, ctx.kernel_name(n.id, fmt::format("topk_pick{}", level)), p,
-               fmt::format("  __shared__ ranc::tpl::TopKPickTemp<{0}> temp;\n"
-                           "  ranc::tpl::topk_pick<{0}>(temp, {1}, {2}, {3}, {4}LL, {5}LL);\n",
-                           kTopKThreads, st, ns, kk, bin_rows, level == 0 ? first_shift : -1),
+  // The pick after each level: one kernel for the whole unit (it reads the state and takes
+  // k, the bin bound and the level's shift, -1 after the first, as arguments).
+  const std::string pick = ctx.shared_kernel("topk_pick", [](const std::string& name) {
+    return fmt::format(
+        "extern \"C\" __global__ void __launch_bounds__({0}) {1}(void* __restrict__ state, "
+        "long long n, long long k, long long bin_rows, long long first_shift) {{\n"
+        "  __shared__ ranc::tpl::TopKPickTemp<{0}> temp;\n"
+        "  ranc::tpl::topk_pick<{0}>(temp, state, n, k, bin_rows, first_shift);\n}}\n\n",
+        kTopKThreads, name);
+  });
+  auto launch_pick = [&](int level, const LaunchShape& shape) {
+    ctx.launch(n.id, pick,
+               {rt::ArgBuffer{state}, rt::ArgSlot{in.size}, rt::ArgConst{k},
+                rt::ArgConst{bin_rows}, rt::ArgConst{level == 0 ? first_shift : -1}},
                shape);
   };
 
   // Level 0: the range and the histogram of the top 11 bits in one pass; later levels (each
   // resolves 11 more bits of the first level's bins) only while a bin holds too many rows.
+  // Every later level runs the same histogram kernel (the state says which bits it counts).
   strided("TopKFirstAgent", "topk_first", first_pass, true);
-  pick(0, LaunchShape{rt::SizeExpr::fixed(1), 1, kTopKThreads, false});
+  const LaunchShape one{rt::SizeExpr::fixed(1), 1, kTopKThreads, false};
+  launch_pick(0, one);
   const int levels = (first_shift + kTopKDigitBits - 1) / kTopKDigitBits;
+  std::optional<std::pair<std::string, std::vector<rt::KernelArg>>> histogram;
   for (int l = 1; l <= levels; ++l) {
-    strided("TopKHistogramAgent", fmt::format("topk_histogram{}", l), later_pass, false);
-    pick(l, LaunchShape{later_one, 1, kTopKThreads, true});
+    if (!histogram)
+      histogram = strided("TopKHistogramAgent", "topk_histogram", later_pass, false);
+    else
+      ctx.launch(n.id, histogram->first, histogram->second, later_pass);
+    launch_pick(l, LaunchShape{later_one, 1, kTopKThreads, true});
   }
 
   // The kept rows: exactly state.kept of them.

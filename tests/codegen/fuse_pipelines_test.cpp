@@ -51,13 +51,13 @@ TEST(FusePipelines, SelectProjectChainIsOneKernel) {
             "n2 select(n1) fused into n3\n"
             "n3 project(n2)\n"
             "n4 output(n3)\n");
-  // The tile-state init and the one SelectAgent kernel.
-  EXPECT_EQ(launches(res.plan), 2) << codegen::describe_plan(res.plan);
+  // The one SelectAgent kernel (its tile state is a zeroed allocation).
+  EXPECT_EQ(launches(res.plan), 1) << codegen::describe_plan(res.plan);
   EXPECT_NE(res.plan.source.find("n3_select_select_project("), std::string::npos);
   EXPECT_EQ(testing::kernel_group_mismatch(res), "");
-  // Unfused: a select kernel for each select (with its init) and a map for the project.
+  // Unfused: a select kernel for each select and a map for the project.
   auto off = pipeline(b.check(), {.fusion = false});
-  EXPECT_EQ(launches(off.plan), 5);
+  EXPECT_EQ(launches(off.plan), 3);
   EXPECT_EQ(passes::print_physical_plan(off.physical).find("fused"), std::string::npos);
 }
 
@@ -349,14 +349,13 @@ TEST(FusePipelines, InputSharing) {
   EXPECT_EQ(passes::print_fusion(res.physical),
             "kernel of n8: n2 select, n4 select, n5 project, n7 project, n8 select (one read of n0)\n");
   EXPECT_EQ(testing::kernel_group_mismatch(res), "");
-  // One kernel (after its init) writes the four chains, then the join runs.
+  // One kernel writes the four chains, then the join runs.
   std::vector<std::string> kernels;
   for (const auto& s : res.plan.steps)
     if (const auto* l = std::get_if<rt::Launch>(&s)) kernels.push_back(l->kernel);
   EXPECT_EQ(fmt::format("{}", fmt::join(kernels, " ")),
-            "n1_check_order n8_select_and_n2_select_and_n5_select_project_and_n7_project_init "
-            "n8_select_and_n2_select_and_n5_select_project_and_n7_project n3_join_count "
-            "n3_join_write n9_select_init n9_select");
+            "n1_check_order n8_select_and_n2_select_and_n5_select_project_and_n7_project "
+            "n3_join_count n3_join_write n9_select");
   EXPECT_NE(res.plan.source.find("SharedSelectAgent<P::Select, 3>"), std::string::npos);
   EXPECT_EQ(res.plan.source.find("n2_select("), std::string::npos);
   EXPECT_NE(res.plan.source.find("n9_select("), std::string::npos);

@@ -44,7 +44,8 @@ struct Args {
   std::map<std::string, std::string> outputs;  // --output
   std::string data_dir;
   std::string out_file;  // emit -o, import -o
-  bool cpu = false, gpu = false, time = false, dot = false, no_fusion = false, no_paged = false;
+  bool cpu = false, gpu = false, time = false, dot = false, no_fusion = false, no_paged = false,
+       fast_compile = false;
   std::string after;  // explain --after=PASS
   size_t max_rows = 50;
   unsigned threads = 0;           // run/import --threads (0: hardware)
@@ -345,6 +346,10 @@ class CommandLine {
                 "results, for comparison (also RANC_NO_FUSION=1)");
     c->add_flag("--no-paged", a_.no_paged,
                 "every materialised output dense (no paged lists; also RANC_NO_PAGED=1)");
+    c->add_flag("--fast-compile", a_.fast_compile,
+                "compile the kernels about 4x faster and run them slower (NVRTC "
+                "--Ofast-compile=mid): for one-off programs on small inputs; the same results "
+                "(also RANC_FAST_COMPILE=1)");
   }
   static CLI::Validator assignment(const std::string& flag) {
     return CLI::Validator(
@@ -498,6 +503,7 @@ codegen::CodegenOptions codegen_options(const Args& a) {
   o.group_by = a.group_by;
   o.fusion = !a.no_fusion;
   o.paged = !a.no_paged;
+  o.fast_compile = a.fast_compile;
   return o;
 }
 
@@ -627,8 +633,9 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   std::future<rt::CacheLookup> compiling;
   std::optional<rt::Executor> ex;
   std::future<void> preparing;
-  if (l.package && (a.no_fusion || a.no_paged))
-    throw UsageError{"--no-fusion and --no-paged apply when a package is built (ranc build)"};
+  if (l.package && (a.no_fusion || a.no_paged || a.fast_compile))
+    throw UsageError{
+        "--no-fusion, --no-paged and --fast-compile apply when a package is built (ranc build)"};
   if (use_gpu) {
     const int arch = rt::find_gpu()->arch();
     if (l.package) {

@@ -6,10 +6,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "ranc/codegen/emit_expr.h"
+#include "ranc/codegen/kernel_text.h"
 #include "ranc/codegen/lowering.h"
 #include "ranc/codegen/sort_layout.h"
 #include "ranc/passes/pass_runner.h"
@@ -101,8 +104,12 @@ class Context final : public LoweringContext {
   Context(passes::PhysicalPlan pp, const CodegenOptions& options)
       : pp_(std::move(pp)), options_(options), rels_(pp_.program.size()) {
     src_ = prelude_text();
+    block_start_ = src_.size();
     plan_.kernels.push_back("ranc_limit_count");
     plan_.nvrtc_options = {"-std=c++17"};
+    const char* fast = std::getenv("RANC_FAST_COMPILE");
+    if (options_.fast_compile || (fast && *fast && std::string_view(fast) != "0"))
+      plan_.nvrtc_options.push_back("--Ofast-compile=mid");
   }
 
   rt::Plan finish() {
@@ -202,27 +209,60 @@ class Context final : public LoweringContext {
     plan_.kernels.push_back(name);
     return name;
   }
-  void kernel(NodeId id, const std::string& name, KernelParams& params, std::string_view body,
-              const LaunchShape& shape) override {
-    src_ += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n\n",
-                        shape.block_threads, name, params.signature(), body);
+  std::string kernel(NodeId id, const std::string& name, KernelParams& params,
+                     std::string_view body, const LaunchShape& shape) override {
+    std::string text = fmt::format(
+        "extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n\n",
+        shape.block_threads, name, params.signature(), body);
+    const char* share = std::getenv("RANC_SHARE_KERNELS");
+    if (options_.share_kernels && !(share && std::string_view(share) == "0")) {
+      // A kernel the unit has already (the same text up to names, kernel_text.h) is not
+      // emitted again: that one is launched with these arguments. What was emitted for it
+      // (its functor) stays; a later kernel may use it.
+      std::string canonical = canonical_kernel_text(
+          src_.substr(block_start_) + text, name);
+      auto [it, added] = kernel_texts_.emplace(std::move(canonical), name);
+      if (!added) {
+        plan_.kernels.erase(std::find(plan_.kernels.begin(), plan_.kernels.end(), name));
+        block_start_ = src_.size();
+        launch(id, it->second, params.args(), shape, params.uses_error_flag);
+        return it->second;
+      }
+    }
+    src_ += text;
+    block_start_ = src_.size();
+    launch(id, name, params.args(), shape, params.uses_error_flag);
+    return name;
+  }
+  void launch(NodeId id, const std::string& name, std::vector<rt::KernelArg> args,
+              const LaunchShape& shape, bool error_flag) override {
     rt::Launch l;
     l.kernel = name;
     l.items = shape.items;
     l.items_per_block = shape.items_per_block;
     l.block_threads = shape.block_threads;
     l.skip_if_empty = shape.skip_if_empty;
-    l.args = params.args();
+    l.args = std::move(args);
     l.node = id;
     l.nodes = shape.nodes;
     l.regrow = shape.regrow;
     l.dynamic_smem = shape.dynamic_smem;
     step(std::move(l));
-    if (params.uses_error_flag)
+    if (error_flag)
       step(rt::CheckFlag{error_flag_,
                          fmt::format("integer division or modulo by zero in {}",
                                      describe_node(pp_.program, pp_.program.node(id))),
                          id});
+  }
+  std::string shared_kernel(std::string_view what,
+                            const std::function<std::string(const std::string&)>& source) override {
+    const std::string name = fmt::format("{}ranc_{}", options_.kernel_prefix, what);
+    if (std::find(plan_.kernels.begin(), plan_.kernels.end(), name) == plan_.kernels.end()) {
+      plan_.kernels.push_back(name);
+      src_ += source(name);
+      block_start_ = src_.size();
+    }
+    return name;
   }
   std::string policy(std::string_view family) const override {
     return fmt::format("P::{}", family);
@@ -283,6 +323,7 @@ class Context final : public LoweringContext {
                    "codegen: an inlined program's source does not start with the prelude");
     src_ += fmt::format("namespace {} {{\n{}}}  // namespace {}\n\n", ns,
                         sub.source.substr(prelude.size()), ns);
+    block_start_ = src_.size();
     for (const std::string& k : sub.kernels)
       if (std::find(plan_.kernels.begin(), plan_.kernels.end(), k) == plan_.kernels.end())
         plan_.kernels.push_back(k);
@@ -480,7 +521,7 @@ class Context final : public LoweringContext {
       const auto k = static_cast<int64_t>(selects.size());
       const int64_t tile = static_cast<int64_t>(policy_threads("Select")) * policy_items("Select");
       rt::SlotId tiles = num_tiles(leader, size, -1, tile);
-      rt::BufferId states = tile_state(leader, "tile_states", what + "_init", tiles, k);
+      rt::BufferId states = tile_state(leader, "tile_states", tiles, k);
       rt::BufferId counts =
           allocate(fmt::format("n{}.counts", leader), 8, rt::SizeExpr::fixed(k), leader);
       std::string ts = p.buffer(states, "void", false), cn = p.buffer(counts, "long long", false);
@@ -751,6 +792,10 @@ class Context final : public LoweringContext {
   std::vector<DeviceRelation> rels_;
   rt::Plan plan_;
   std::string src_;
+  // Where the text emitted for the next kernel starts, and the canonical text of every
+  // kernel emitted so far with its name (CodegenOptions::share_kernels).
+  size_t block_start_ = 0;
+  std::map<std::string, std::string> kernel_texts_;
   rt::BufferId error_flag_ = -1;
   int inlined_ = 0;  // programs inlined so far (their namespaces are numbered)
   std::map<const RowView*, DeviceRelation> dense_;        // materialised views

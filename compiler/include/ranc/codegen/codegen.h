@@ -56,6 +56,15 @@ struct CodegenOptions {
   // (RANC_TOPK_BIN_ROWS overrides; templates/topk.cuh): sorting a bin of 2^20 rows costs
   // about what another pass over a 2^28-row input does. Tests set it small to run every level.
   int64_t top_k_bin_rows = int64_t{1} << 20;
+  // NVRTC's --Ofast-compile=mid (`ranc --fast-compile`, RANC_FAST_COMPILE=1): a cold
+  // compile takes about a quarter of the time and the kernels run slower (fewer
+  // optimisations in NVVM and ptxas). For one-off programs on small inputs, where the
+  // compile is the run, and for the random-program tests; the results are the same.
+  bool fast_compile = false;
+  // A kernel whose text equals one the unit has already, up to names (codegen/kernel_text.h),
+  // is not emitted again: the first is launched in its place (it is then named after the
+  // first operator that needed it). Off: one kernel per launch site, for tests of names.
+  bool share_kernels = true;
   // Prefix of every generated kernel name (a fixpoint's loop body and base case are
   // compiled as programs of their own into the enclosing unit: ra_ops/fixpoint).
   std::string kernel_prefix = {};

@@ -280,15 +280,28 @@ class LoweringContext {
   // A fresh kernel name "n<id>_<what>", registered in plan.kernels.
   virtual std::string kernel_name(NodeId id, std::string_view what) = 0;
   // Emits `extern "C" __global__ void name(params) { body }` and a Launch step (plus a
-  // CheckFlag when the body may set the error flag).
-  virtual void kernel(NodeId id, const std::string& name, KernelParams& params,
-                      std::string_view body, const LaunchShape& shape) = 0;
+  // CheckFlag when the body may set the error flag). Returns the name of the kernel launched:
+  // `name`, or the kernel of the unit it shares (CodegenOptions::share_kernels); launch it
+  // again by that name.
+  virtual std::string kernel(NodeId id, const std::string& name, KernelParams& params,
+                             std::string_view body, const LaunchShape& shape) = 0;
+  // A Launch step of kernel `name` (emitted already) with `args` (plus a CheckFlag when
+  // `error_flag`): kernel() emits and then launches through it; a kernel launched several
+  // times (the levels of a top-k select) is emitted once and launched again through it.
+  virtual void launch(NodeId id, const std::string& name, std::vector<rt::KernelArg> args,
+                      const LaunchShape& shape, bool error_flag = false) = 0;
+  // A kernel whose source is the same wherever the unit launches it (it takes everything
+  // from its arguments): `source(name)` is emitted the first time it is asked for, named
+  // <kernel prefix>ranc_<what>; later calls return the name only.
+  virtual std::string shared_kernel(std::string_view what,
+                                    const std::function<std::string(const std::string&)>& source) = 0;
   // The same for a body that calls a skeleton's entry point: the launch is first checked
   // against the entry's launch rule (SkeletonCall::check_launch).
-  void kernel(NodeId id, const std::string& name, KernelParams& params, std::string_view body,
-              const LaunchShape& shape, const SkeletonCall& skeleton) {
+  std::string kernel(NodeId id, const std::string& name, KernelParams& params,
+                     std::string_view body, const LaunchShape& shape,
+                     const SkeletonCall& skeleton) {
     skeleton.check_launch(shape.block_threads, shape.items_per_block, shape.skip_if_empty);
-    kernel(id, name, params, body, shape);
+    return kernel(id, name, params, body, shape);
   }
   // The tuning-table policy type for a family ("Select", "Merge", ...) and its values.
   virtual std::string policy(std::string_view family) const = 0;
@@ -406,7 +419,7 @@ class LoweringContext {
                            std::string_view family = "Select", bool read_back = true) {
     const int64_t tile = static_cast<int64_t>(policy_threads(family)) * policy_items(family);
     rt::SlotId tiles = num_tiles(id, n, -1, tile);
-    rt::BufferId state = tile_state(id, "tile_state", std::string(what) + "_init", tiles);
+    rt::BufferId state = tile_state(id, "tile_state", tiles);
     rt::BufferId count = allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
     std::string ts = params.buffer(state, "void", false),
                 cnt = params.buffer(count, "long long", false);
@@ -435,23 +448,16 @@ class LoweringContext {
     step(rt::ReadSize{out, count, 0});
     return out;
   }
-  // The decoupled look-back state of `tiles` tiles (buffer n<id>.<buffer>), allocated
-  // and initialised by kernel n<id>_<init_kernel>, as every single-pass template needs;
-  // `count` such states one after another for a template with several outputs
-  // (SharedSelectAgent).
-  rt::BufferId tile_state(NodeId id, std::string_view buffer, std::string_view init_kernel,
-                          rt::SlotId tiles, int64_t count = 1) {
-    rt::BufferId state = allocate(fmt::format("n{}.{}", id, buffer), 8,
-                                  rt::SizeExpr{64 * count, {rt::SizeTerm{2 * count, {tiles}}}}, id);
-    KernelParams ip;
-    std::string body =
-        count == 1 ? fmt::format("  ranc::tpl::init_tile_state({}, {});\n",
-                                 ip.buffer(state, "void", false), ip.slot(tiles))
-                   : fmt::format("  ranc::tpl::init_tile_states({}, {}, {});\n",
-                                 ip.buffer(state, "void", false), ip.slot(tiles), count);
-    kernel(id, kernel_name(id, init_kernel), ip, body,
-           LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false});
-    return state;
+  // The decoupled look-back state of `tiles` tiles (buffer n<id>.<buffer>), as every
+  // single-pass template needs; `count` such states one after another for a template with
+  // several outputs (SharedSelectAgent). Its initial state (every tile's status kInvalid,
+  // templates/block.cuh TileState) is all zero bytes: the allocation is zeroed, no init
+  // kernel.
+  rt::BufferId tile_state(NodeId id, std::string_view buffer, rt::SlotId tiles,
+                          int64_t count = 1) {
+    return allocate(fmt::format("n{}.{}", id, buffer), 8,
+                    rt::SizeExpr{64 * count, {rt::SizeTerm{2 * count, {tiles}}}}, id,
+                    /*zero=*/true);
   }
   // A MapAgent<P::Map> kernel n<id>_<what> over `size` rows whose functor has `members`
   // and operator()(i) running `stmts`. `params` must hold what they use.
