@@ -1,13 +1,16 @@
 // Seeded random programs (random operator chains of 3 to 8 operators over random small
 // relations, valid by construction) run on the GPU fused and unfused and compared with the
 // CPU reference. 200 batches of 25 chains (5000 programs): each batch is one program with
-// 25 outputs, compiled once fused and once unfused; all units are compiled up front on
-// every core (NVRTC is thread-safe; the shared precompiled header is off for that), then
-// run one by one. A failure prints the batch seed and the chain (output) name;
-// RANC_SEED=<n> changes the base seed, RANC_RANDOM_BATCHES=<n> the number of batches,
-// RANC_RANDOM_CHAINS=<n> the chains per batch; RANC_RANDOM_PRINT=1 makes the CPU test
-// AreValidByConstruction print every batch's program. The join algorithm follows the batch seed
-// (auto, hash, sort-merge in turn).
+// 25 outputs, compiled once fused and once unfused; the units compile on every core
+// (NVRTC is thread-safe; the shared precompiled header is off for that) and each batch runs
+// as soon as its two units are in. Most batches compile with CodegenOptions::fast_compile
+// (NVRTC --Ofast-compile=mid, several times faster to compile), every
+// RANC_RANDOM_FULL_EVERY-th (by seed) with the default options. A failure prints the batch
+// seed and the chain (output) name; RANC_SEED=<n> changes the base seed,
+// RANC_RANDOM_BATCHES=<n> the number of batches, RANC_RANDOM_CHAINS=<n> the chains per
+// batch; RANC_RANDOM_PRINT=1 makes the CPU test AreValidByConstruction print every batch's
+// program and RANC_RANDOM_DUMP=<dir> write its CUDA sources (b<k>_f.cu, b<k>_u.cu). The join
+// algorithm follows the batch seed (auto, hash, sort-merge in turn).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -15,6 +18,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -31,6 +36,7 @@
 #include "test_programs.h"
 #include "ranc/runtime/device.h"
 #include "ranc/runtime/executor.h"
+#include "ranc/runtime/plan_validate.h"
 
 namespace ranc::gputest {
 namespace {
@@ -39,7 +45,13 @@ struct Cur {
   Rel rel;
   std::vector<Attribute> attrs;
   bool sorted = false;
+  // The rows it is expected to have, about (inputs have at most 150; a join's key takes
+  // about 10-20 values, a product's right side keeps about 3/20 of B). A join or product
+  // that would take it past kMaxExpectedRows is a select instead: chains of them grow
+  // without bound (one batch's CPU reference needed more than 24 GB before this).
+  double rows = 150;
 };
+constexpr double kMaxExpectedRows = 3e5;
 
 class Generator {
  public:
@@ -241,6 +253,10 @@ class Generator {
         return out;
       }
       case 7: {  // join
+        if (cur.rows * 150 / 10 > kMaxExpectedRows) {
+          out.rel = cur.rel.select(predicate(cur));
+          return out;
+        }
         Cur other = renamed(pick(0, 1) ? a_ : b_);
         const Attribute* lk = of_type(cur.attrs, {Type::I32, Type::I64, Type::F64, Type::String});
         if (!lk) return out;
@@ -259,7 +275,10 @@ class Generator {
           if (x && y) residual = col(x->name) < col(y->name);
         }
         out.rel = cur.rel.join(other.rel, {lk->name}, {rk->name}, kind, residual);
-        if (kind != JoinKind::Semi && kind != JoinKind::Anti) out.attrs = joined;
+        if (kind != JoinKind::Semi && kind != JoinKind::Anti) {
+          out.attrs = joined;
+          out.rows = cur.rows * 150 / 10 + cur.rows;  // outer joins keep unmatched rows
+        }
         out.sorted = false;
         return out;
       }
@@ -276,14 +295,20 @@ class Generator {
                             : l.union_all(r);
         out.attrs = {x};
         out.sorted = false;
+        out.rows = cur.rows + 150;
         return out;
       }
       default: {  // product with a small selection of B
+        if (cur.rows * 150 * 3 / 20 > kMaxExpectedRows) {
+          out.rel = cur.rel.select(predicate(cur));
+          return out;
+        }
         Cur other = renamed(b_);
         other.rel = other.rel.select(col(other.attrs[0].name) < 3);
         out.rel = cur.rel.product(other.rel);
         out.attrs.insert(out.attrs.end(), other.attrs.begin(), other.attrs.end());
         out.sorted = false;
+        out.rows = cur.rows * 150 * 3 / 20;
         return out;
       }
     }
@@ -310,19 +335,30 @@ int chains() {
 
 // The join algorithm of a batch, from its seed so that RANC_SEED reproduces it: auto,
 // hash and sort-merge in turn.
+// Every full_every()-th batch (by seed) compiles with the default NVRTC options, the others
+// with --Ofast-compile=mid (CodegenOptions::fast_compile: the same results, compiled several
+// times faster): 5000 programs fused and unfused are 400 units of ~350-450 kernels each.
+// RANC_RANDOM_FULL_EVERY=1 compiles every batch as ranc does by default.
+int full_every() {
+  const char* s = std::getenv("RANC_RANDOM_FULL_EVERY");
+  return s ? std::max(1, std::atoi(s)) : 50;
+}
 codegen::CodegenOptions batch_options(uint64_t seed) {
   constexpr codegen::JoinAlgorithm kAlgorithms[] = {codegen::JoinAlgorithm::Auto,
                                                     codegen::JoinAlgorithm::Hash,
                                                     codegen::JoinAlgorithm::SortMerge};
-  return {.join = kAlgorithms[seed % 3]};
+  codegen::CodegenOptions o{.join = kAlgorithms[seed % 3]};
+  o.fast_compile = seed % static_cast<uint64_t>(full_every()) != 0;
+  return o;
 }
-const char* join_name(const codegen::CodegenOptions& o) {
-  return o.join == codegen::JoinAlgorithm::Hash        ? "hash"
-         : o.join == codegen::JoinAlgorithm::SortMerge ? "sort-merge"
-                                                       : "auto";
+std::string join_name(const codegen::CodegenOptions& o) {
+  std::string s = o.join == codegen::JoinAlgorithm::Hash        ? "hash"
+                  : o.join == codegen::JoinAlgorithm::SortMerge ? "sort-merge"
+                                                                : "auto";
+  return s + (o.fast_compile ? " joins, fast compile" : " joins");
 }
 
-// Without a GPU: every generated program checks, plans and runs on the reference.
+// Without a GPU: every generated program checks and plans into a valid plan, fused and unfused.
 // Batch k's inputs and checked program; nullopt (with a failure recorded) when the
 // generated program does not check.
 struct Batch {
@@ -359,11 +395,53 @@ TEST(RandomPrograms, AreValidByConstruction) {
         passes::PipelineResult r = passes::run_pipeline(p, o);
         EXPECT_EQ(testing::kernel_group_mismatch(r), "") << "seed " << seed << "\n"
                                                          << print_program(p);
+        // The plan the executor would run is well formed (every launched kernel is defined
+        // once, shared kernels included; every buffer allocated before use).
+        rt::validate_plan(r.plan);
+        if (const char* dir = std::getenv("RANC_RANDOM_DUMP")) {
+          rt::Plan plan = codegen::generate_plan(p, o);
+          std::FILE* f = std::fopen(fmt::format("{}/b{}_{}.cu", dir, k, fusion ? "f" : "u").c_str(), "w");
+          if (f) { std::fputs(plan.source.c_str(), f); std::fclose(f); }
+          f = std::fopen(fmt::format("{}/b{}_{}.launches", dir, k, fusion ? "f" : "u").c_str(), "w");
+          for (const auto& st : plan.steps)
+            if (const auto* l = std::get_if<rt::Launch>(&st); l && f) std::fprintf(f, "%s\n", l->kernel.c_str());
+          if (f) std::fclose(f);
+        }
       } catch (const std::exception& e) {
         ADD_FAILURE() << "seed " << seed << (fusion ? " fused: " : " unfused: ") << e.what();
       }
     }
   }
+}
+
+// Without a GPU: code generation is a function of the program and the options, also when
+// several threads generate at once (the GPU test generates its units on every core and each
+// run generates its plan again, to find the compiled unit in the kernel cache by its source).
+TEST(RandomPrograms, CodegenIsTheSameOnEveryThread) {
+  const int n = std::min(batches(), 24);
+  std::vector<Batch> all;
+  for (int k = 0; k < n; ++k)
+    if (std::optional<Batch> batch = make_batch(k)) all.push_back(std::move(*batch));
+  auto source = [&](size_t i) {
+    codegen::CodegenOptions o = batch_options(all[i / 2].seed);
+    o.fusion = i % 2 == 0;
+    return codegen::generate_plan(all[i / 2].program, o).source;
+  };
+  std::vector<std::string> serial(2 * all.size()), parallel(2 * all.size());
+  for (size_t i = 0; i < serial.size(); ++i) serial[i] = source(i);
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 4; ++t)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next++) < 2 * parallel.size();) {
+        std::string s = source(i % parallel.size());
+        if (i >= parallel.size()) parallel[i % parallel.size()] = std::move(s);
+      }
+    });
+  for (auto& t : pool) t.join();
+  for (size_t i = 0; i < serial.size(); ++i)
+    EXPECT_TRUE(serial[i] == parallel[i]) << "RANC_SEED=" << all[i / 2].seed
+                                          << (i % 2 ? " unfused" : " fused");
 }
 
 // Without a GPU: the SQL lowering passes (compiler/src/passes/lower_*.cpp) keep every
@@ -441,42 +519,50 @@ TEST(RandomPrograms, OrderedOutputsCompareTiesAsMultisets) {
 TEST(RandomPrograms, MatchTheReferenceOnTheGpu) {
   RANC_REQUIRE_GPU();
   const int arch = rt::find_gpu(0)->arch();
-  std::vector<Batch> all;
-  std::vector<rt::Plan> plans;  // per batch: fused, unfused
-  for (int k = 0; k < batches(); ++k) {
-    std::optional<Batch> batch = make_batch(k);
-    if (!batch) continue;
-    codegen::CodegenOptions o = batch_options(batch->seed);
-    plans.push_back(codegen::generate_plan(batch->program, o));
-    o.fusion = false;
-    plans.push_back(codegen::generate_plan(batch->program, o));
-    all.push_back(std::move(*batch));
-  }
-  // Compile every unit on every core into the kernel cache; the runs below hit it.
   auto t0 = std::chrono::steady_clock::now();
+  std::vector<Batch> all;
+  for (int k = 0; k < batches(); ++k)
+    if (std::optional<Batch> batch = make_batch(k)) all.push_back(std::move(*batch));
+  // Generate and compile every unit (unit 2k: batch k fused, 2k + 1: unfused) on every core
+  // into the kernel cache (one NVRTC compile a core: RANC_JIT_THREADS=1 unless set); batch k
+  // runs as soon as its two units are in, while the later ones compile, and its runs hit the
+  // cache.
+  const size_t units = 2 * all.size();
   if (!std::getenv("RANC_JIT_PCH")) setenv("RANC_JIT_PCH", "off", 1);
+  if (!std::getenv("RANC_JIT_THREADS")) setenv("RANC_JIT_THREADS", "1", 1);
   std::atomic<size_t> next{0};
   std::atomic<int> compile_failures{0};
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<char> compiled(units, 0);
   std::vector<std::thread> pool;
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&] {
-      for (size_t i; (i = next++) < plans.size();) {
+      for (size_t i; (i = next++) < units;) {
         try {
-          (void)rt::compile_plan(plans[i], arch, rt::KernelCache::global());
+          codegen::CodegenOptions o = batch_options(all[i / 2].seed);
+          o.fusion = i % 2 == 0;
+          const rt::Plan plan = codegen::generate_plan(all[i / 2].program, o);
+          (void)rt::compile_plan(plan, arch, rt::KernelCache::global());
         } catch (const std::exception& e) {
           ++compile_failures;
           std::printf("compile of batch %zu (%s) failed: %s\n", i / 2, i % 2 ? "unfused" : "fused",
                       e.what());
         }
+        {
+          std::lock_guard<std::mutex> lock(m);
+          compiled[i] = 1;
+        }
+        cv.notify_all();
       }
     });
-  for (auto& t : pool) t.join();
-  std::printf("compiled %zu units on %u threads in %.1f s\n", plans.size(), threads,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  EXPECT_EQ(compile_failures.load(), 0);
   int failures = 0;
   for (size_t k = 0; k < all.size(); ++k) {
+    {
+      std::unique_lock<std::mutex> lock(m);
+      cv.wait(lock, [&] { return compiled[2 * k] && compiled[2 * k + 1]; });
+    }
     const Batch& batch = all[k];
     const uint64_t seed = batch.seed;
     auto t1 = std::chrono::steady_clock::now();
@@ -485,8 +571,8 @@ TEST(RandomPrograms, MatchTheReferenceOnTheGpu) {
     options.fusion = false;
     std::string diff_unfused = run_and_compare(batch.program, batch.inputs, options);
     const bool ok = diff.empty() && diff_unfused.empty();
-    std::printf("batch %zu (RANC_SEED=%llu, %s joins): %s in %.2f s\n", k,
-                static_cast<unsigned long long>(seed), join_name(options),
+    std::printf("batch %zu (RANC_SEED=%llu, %s): %s in %.2f s\n", k,
+                static_cast<unsigned long long>(seed), join_name(options).c_str(),
                 ok                ? "ok"
                 : diff.empty()    ? "MISMATCH unfused"
                 : diff_unfused.empty() ? "MISMATCH fused"
@@ -496,15 +582,18 @@ TEST(RandomPrograms, MatchTheReferenceOnTheGpu) {
     if (!ok) {
       ++failures;
       ADD_FAILURE() << "RANC_SEED=" << seed << " RANC_RANDOM_BATCHES=1 RANC_RANDOM_CHAINS="
-                    << chains() << " (" << join_name(options) << " joins):\n  fused: "
+                    << chains() << " (" << join_name(options) << "):\n  fused: "
                     << (diff.empty() ? "ok" : diff)
                     << "\n  unfused: " << (diff_unfused.empty() ? "ok" : diff_unfused) << "\n"
                     << print_program(batch.program);
     }
   }
+  for (auto& t : pool) t.join();
+  EXPECT_EQ(compile_failures.load(), 0);
   std::printf("random programs: %zu batches x %d chains of 3-8 operators, fused and unfused, %d "
-              "failing batches\n",
-              all.size(), chains(), failures);
+              "failing batches; %zu units compiled on %u threads, all done in %.1f s\n",
+              all.size(), chains(), failures, units, threads,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 }  // namespace
