@@ -170,3 +170,28 @@ TEST(KernelSharing, ReducesShareOnlyWhenTheyAggregateAlike) {
 
 }  // namespace
 }  // namespace ranc
+
+namespace ranc {
+namespace {
+
+// CodegenOptions::fast_compile asks NVRTC for --Ofast-compile=mid; the default asks for
+// nothing of the kind (and RANC_FAST_COMPILE is unset in the tests).
+TEST(FastCompile, IsAnNvrtcOptionOfThePlan) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}});
+  b.output(r.select(col("k") > 3), "a");
+  const Program p = b.check();
+  const rt::Plan fast = codegen::generate_plan(p, {.fast_compile = true});
+  const rt::Plan plain = codegen::generate_plan(p);
+  auto has = [](const rt::Plan& plan) {
+    for (const auto& o : plan.nvrtc_options)
+      if (o == "--Ofast-compile=mid") return true;
+    return false;
+  };
+  EXPECT_TRUE(has(fast));
+  EXPECT_FALSE(has(plain));
+  EXPECT_EQ(fast.source, plain.source);
+}
+
+}  // namespace
+}  // namespace ranc

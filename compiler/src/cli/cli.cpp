@@ -347,7 +347,7 @@ class CommandLine {
     c->add_flag("--no-paged", a_.no_paged,
                 "every materialised output dense (no paged lists; also RANC_NO_PAGED=1)");
     c->add_flag("--fast-compile", a_.fast_compile,
-                "compile the kernels about 4x faster and run them slower (NVRTC "
+                "compile the kernels 2-4x faster and run them slower (NVRTC "
                 "--Ofast-compile=mid): for one-off programs on small inputs; the same results "
                 "(also RANC_FAST_COMPILE=1)");
   }

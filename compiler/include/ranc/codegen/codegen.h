@@ -57,7 +57,7 @@ struct CodegenOptions {
   // about what another pass over a 2^28-row input does. Tests set it small to run every level.
   int64_t top_k_bin_rows = int64_t{1} << 20;
   // NVRTC's --Ofast-compile=mid (`ranc --fast-compile`, RANC_FAST_COMPILE=1): a cold
-  // compile takes about a quarter of the time and the kernels run slower (fewer
+  // compile takes a quarter to a half of the time and the kernels run slower (fewer
   // optimisations in NVVM and ptxas). For one-off programs on small inputs, where the
   // compile is the run, and for the random-program tests; the results are the same.
   bool fast_compile = false;
