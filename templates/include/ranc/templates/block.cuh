@@ -375,5 +375,8 @@ struct TileState {
     return exclusive;
   }
 };
+// Generated plans allocate tile states zeroed instead of launching an init kernel
+// (LoweringContext::tile_state): every tile starts kInvalid only because that is 0.
+static_assert(TileState::kInvalid == 0, "a zeroed tile state must read as kInvalid");
 
 }  // namespace ranc::tpl

@@ -147,7 +147,9 @@ __device__ __forceinline__ TileState make_tile_state(void* tile_state) {
 
 /// Body of the tile-state init kernel. Launch: items = tiles, threads = 256,
 /// grid = max(1, ceil(tiles / 256)). Must run (on the same stream) before every kernel that uses
-/// the buffer; a buffer can be reused after re-initialising it.
+/// the buffer; a buffer can be reused after re-initialising it. The initial state is all zero
+/// bytes (TileState::kInvalid is 0), so a zeroed allocation serves as well: generated plans
+/// allocate their tile states zeroed (LoweringContext::tile_state) and launch no init kernel.
 ///   extern "C" __global__ void nX_init(void* tile_state, long long tiles) {
 ///     ranc::tpl::init_tile_state(tile_state, tiles); }
 __device__ __forceinline__ void init_tile_state(void* tile_state, i64 tiles) {
