@@ -126,12 +126,9 @@ TEST(PlanTopK, SortsOnlyWhatTheLimitsRead) {
   auto off = passes::run_pipeline(p, {.disabled_passes = {"plan_top_k"}});
   EXPECT_EQ(on.physical.nodes[1].top_k, 50);
   EXPECT_EQ(off.physical.nodes[1].top_k, 0);
-  int on_kernels = 0, off_kernels = 0, on_launches = 0;
-  for (const auto& k : on.plan.kernels) on_kernels += k.find("_topk_") != std::string::npos;
-  for (const auto& k : off.plan.kernels) off_kernels += k.find("_topk_") != std::string::npos;
-  for (const auto& s : on.plan.steps)
-    if (const auto* l = std::get_if<rt::Launch>(&s))
-      on_launches += l->kernel.find("_topk_") != std::string::npos;
+  const int on_kernels = testing::kernels_named(on.plan, "_topk_"),
+            off_kernels = testing::kernels_named(off.plan, "_topk_"),
+            on_launches = testing::launches_named(on.plan, "_topk_");
   // n1 (a 64-bit first word: 5 levels after the first), n8 (k and v: 64 bits): kernels for the
   // first pass, the later levels' histogram and the select each, and one pick for the unit;
   // launched: the first pass, its pick, 5 x (histogram, pick) and the select each.
@@ -149,14 +146,8 @@ TEST(PlanTopK, StepsOfATopKSort) {
   rt::Plan plan = codegen::generate_plan(b.check());
   const std::string d = codegen::describe_plan(plan);
   // (k, w) is one 64-bit word: 5 levels after the first, launched only above the bin rows.
-  auto launches_of = [](const rt::Plan& p, std::string_view kernel) {
-    int c = 0;
-    for (const auto& s : p.steps)
-      if (const auto* l = std::get_if<rt::Launch>(&s)) c += l->kernel == kernel;
-    return c;
-  };
-  EXPECT_EQ(launches_of(plan, "n1_topk_histogram"), 5) << d;
-  EXPECT_EQ(launches_of(plan, "ranc_topk_pick"), 6) << d;
+  EXPECT_EQ(testing::launches_named(plan, "n1_topk_histogram"), 5) << d;
+  EXPECT_EQ(testing::launches_named(plan, "ranc_topk_pick"), 6) << d;
   EXPECT_NE(d.find("max(0, 1024*s0 + -4194304)"), std::string::npos) << d;  // n > 4096
   EXPECT_EQ(count_of(d, "= read b"), 1) << d;  // the kept rows; nothing else reads back
   EXPECT_NE(d.find("(n1.topk.c0)"), std::string::npos) << d;
@@ -166,7 +157,7 @@ TEST(PlanTopK, StepsOfATopKSort) {
   c.output(q.sort({"k"}).limit(4), "out");
   const rt::Plan plan_c = codegen::generate_plan(c.check(), {.top_k_bin_rows = 64});
   const std::string e = codegen::describe_plan(plan_c);
-  EXPECT_EQ(launches_of(plan_c, "n1_topk_histogram"), 2) << e;  // 32 bits: 2 more levels
+  EXPECT_EQ(testing::launches_named(plan_c, "n1_topk_histogram"), 2) << e;  // 32 bits: 2 more levels
   EXPECT_NE(e.find("max(0, 1024*s0 + -65536)"), std::string::npos) << e;
 }
 

@@ -8,6 +8,7 @@
 #include "ranc/codegen/codegen.h"
 #include "ranc/codegen/kernel_text.h"
 #include "ranc/dsl.h"
+#include "test_programs.h"
 #ifdef RANC_HAVE_RUNTIME
 #include "ranc/runtime/plan_validate.h"
 #endif
@@ -82,17 +83,8 @@ TEST(KernelText, ConstantsTypesAndOuterNamesCount) {
             canonical_kernel_text("extern \"C\" __global__ void n1_k(int* b1) { f(b1, \"b2\"); }", "n1_k"));
 }
 
-int defined_kernels(const rt::Plan& p, std::string_view what) {
-  int c = 0;
-  for (const auto& k : p.kernels) c += k.find(what) != std::string::npos;
-  return c;
-}
-int launches_of(const rt::Plan& p, std::string_view what) {
-  int c = 0;
-  for (const auto& s : p.steps)
-    if (const auto* l = std::get_if<rt::Launch>(&s)) c += l->kernel.find(what) != std::string::npos;
-  return c;
-}
+using testing::kernels_named;
+using testing::launches_named;
 
 // The same filter over two inputs of the same types is one kernel launched twice; another
 // constant makes another kernel; share_kernels off gives one kernel per launch.
@@ -106,13 +98,13 @@ TEST(KernelSharing, SameFilterOverTwoInputsIsOneKernel) {
     return b.check();
   };
   const rt::Plan shared = codegen::generate_plan(program(3));
-  EXPECT_EQ(defined_kernels(shared, "_select"), 1);
-  EXPECT_EQ(launches_of(shared, "_select"), 2);
+  EXPECT_EQ(kernels_named(shared, "_select"), 1);
+  EXPECT_EQ(launches_named(shared, "_select"), 2);
   const rt::Plan apart = codegen::generate_plan(program(4));
-  EXPECT_EQ(defined_kernels(apart, "_select"), 2);
+  EXPECT_EQ(kernels_named(apart, "_select"), 2);
   const rt::Plan off = codegen::generate_plan(program(3), {.share_kernels = false});
-  EXPECT_EQ(defined_kernels(off, "_select"), 2);
-  EXPECT_EQ(launches_of(off, "_select"), 2);
+  EXPECT_EQ(kernels_named(off, "_select"), 2);
+  EXPECT_EQ(launches_named(off, "_select"), 2);
   // The source holds exactly the kernels the plan lists.
   for (const rt::Plan* p : {&shared, &apart, &off}) {
     size_t defs = 0;
@@ -138,10 +130,10 @@ TEST(KernelSharing, TopKSortsOfTheSameTypes) {
 #ifdef RANC_HAVE_RUNTIME
   EXPECT_NO_THROW(rt::validate_plan(p));
 #endif
-  EXPECT_EQ(defined_kernels(p, "_topk_histogram"), 1);
-  EXPECT_EQ(launches_of(p, "_topk_histogram"), 2 * 5);  // 64-bit first words: 5 levels
-  EXPECT_EQ(defined_kernels(p, "ranc_topk_pick"), 1);
-  EXPECT_EQ(launches_of(p, "ranc_topk_pick"), 2 * 6);
+  EXPECT_EQ(kernels_named(p, "_topk_histogram"), 1);
+  EXPECT_EQ(launches_named(p, "_topk_histogram"), 2 * 5);  // 64-bit first words: 5 levels
+  EXPECT_EQ(kernels_named(p, "ranc_topk_pick"), 1);
+  EXPECT_EQ(launches_named(p, "ranc_topk_pick"), 2 * 6);
 }
 
 // Reduces with different aggregates keep kernels of their own; the same reduce over two
@@ -160,8 +152,8 @@ TEST(KernelSharing, ReducesShareOnlyWhenTheyAggregateAlike) {
   const rt::Plan off = codegen::generate_plan(program(false), {.group_by = codegen::GroupBy::Sort,
                                                                .share_kernels = false});
   EXPECT_LT(same.kernels.size(), off.kernels.size());
-  EXPECT_EQ(other.kernels.size() - defined_kernels(other, "sort") ,
-            off.kernels.size() - defined_kernels(off, "sort"));
+  EXPECT_EQ(other.kernels.size() - kernels_named(other, "sort") ,
+            off.kernels.size() - kernels_named(off, "sort"));
 #ifdef RANC_HAVE_RUNTIME
   EXPECT_NO_THROW(rt::validate_plan(same));
   EXPECT_NO_THROW(rt::validate_plan(other));

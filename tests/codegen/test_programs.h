@@ -208,6 +208,19 @@ inline Program fusion_program() {
   return b.check();
 }
 
+// The kernels a plan defines, and the launches in its steps, whose name contains `part`.
+inline int kernels_named(const rt::Plan& plan, std::string_view part) {
+  int c = 0;
+  for (const auto& k : plan.kernels) c += k.find(part) != std::string::npos;
+  return c;
+}
+inline int launches_named(const rt::Plan& plan, std::string_view part) {
+  int c = 0;
+  for (const auto& s : plan.steps)
+    if (const auto* l = std::get_if<rt::Launch>(&s)) c += l->kernel.find(part) != std::string::npos;
+  return c;
+}
+
 // Empty when every kernel of the pipeline's plan contains exactly the operators that
 // fuse_pipelines grouped into it: a fused node runs only in kernels of its group's node
 // (the last operator a kernel lists), and a kernel lists a fused node only if the node's

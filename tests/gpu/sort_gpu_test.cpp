@@ -14,6 +14,7 @@
 
 #include "gpu_test_util.h"
 #include "ranc/dsl.h"
+#include "test_programs.h"
 
 namespace ranc::gputest {
 namespace {
@@ -168,10 +169,8 @@ TEST_P(GpuTopK, EveryTypeWindowAndSize) {
   const Program p = top_k_program(t);
   {
     rt::Plan plan = codegen::generate_plan(p);
-    int range = 0;  // launches: sorts of the same types share the kernel
-    for (const auto& s : plan.steps)
-      if (const auto* l = std::get_if<rt::Launch>(&s))
-        range += l->kernel.find("_topk_first") != std::string::npos;
+    // Launches: sorts of the same types share the kernel.
+    const int range = testing::launches_named(plan, "_topk_first");
     ASSERT_EQ(range, 7);  // every sort is a top-k
   }
   for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{33}, int64_t{4097},

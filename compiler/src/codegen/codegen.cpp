@@ -64,15 +64,6 @@ __device__ __forceinline__ bool ranc_in_range(int code, long long lo, long long 
   return code >= lo && code < hi;
 }}
 
-// out[0] = min(limit, max(0, n - offset)).
-extern "C" __global__ void ranc_limit_count(long long n, long long offset, long long limit, long long* out) {{
-  if (blockIdx.x == 0 && threadIdx.x == 0) {{
-    long long m = n - offset;
-    if (m < 0) m = 0;
-    out[0] = m < limit ? m : limit;
-  }}
-}}
-
 )";
 
 std::string sanitize(std::string_view text) {
@@ -105,11 +96,12 @@ class Context final : public LoweringContext {
       : pp_(std::move(pp)), options_(options), rels_(pp_.program.size()) {
     src_ = prelude_text();
     block_start_ = src_.size();
-    plan_.kernels.push_back("ranc_limit_count");
     plan_.nvrtc_options = {"-std=c++17"};
     const char* fast = std::getenv("RANC_FAST_COMPILE");
     if (options_.fast_compile || (fast && *fast && std::string_view(fast) != "0"))
       plan_.nvrtc_options.push_back("--Ofast-compile=mid");
+    const char* share = std::getenv("RANC_SHARE_KERNELS");
+    share_kernels_ = options_.share_kernels && !(share && std::string_view(share) == "0");
   }
 
   rt::Plan finish() {
@@ -214,8 +206,7 @@ class Context final : public LoweringContext {
     std::string text = fmt::format(
         "extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n\n",
         shape.block_threads, name, params.signature(), body);
-    const char* share = std::getenv("RANC_SHARE_KERNELS");
-    if (options_.share_kernels && !(share && std::string_view(share) == "0")) {
+    if (share_kernels_) {
       // A kernel the unit has already (the same text up to names, kernel_text.h) is not
       // emitted again: that one is launched with these arguments. What was emitted for it
       // (its functor) stays; a later kernel may use it.
@@ -223,7 +214,10 @@ class Context final : public LoweringContext {
           src_.substr(block_start_) + text, name);
       auto [it, added] = kernel_texts_.emplace(std::move(canonical), name);
       if (!added) {
-        plan_.kernels.erase(std::find(plan_.kernels.begin(), plan_.kernels.end(), name));
+        auto listed = std::find(plan_.kernels.begin(), plan_.kernels.end(), name);
+        internal_check(listed != plan_.kernels.end(),
+                       fmt::format("codegen: kernel {} was not named by kernel_name()", name));
+        plan_.kernels.erase(listed);
         block_start_ = src_.size();
         launch(id, it->second, params.args(), shape, params.uses_error_flag);
         return it->second;
@@ -794,6 +788,7 @@ class Context final : public LoweringContext {
   std::string src_;
   // Where the text emitted for the next kernel starts, and the canonical text of every
   // kernel emitted so far with its name (CodegenOptions::share_kernels).
+  bool share_kernels_ = true;
   size_t block_start_ = 0;
   std::map<std::string, std::string> kernel_texts_;
   rt::BufferId error_flag_ = -1;

@@ -23,6 +23,8 @@ bool is_param(std::string_view t) {
 struct Token {
   enum Kind { Ident, Other } kind;
   std::string_view text;
+  // tokenize() turns every run of white space into one " " or "\n" token.
+  bool space() const { return text == " " || text == "\n"; }
 };
 
 // Identifiers, and everything else verbatim (numbers with their suffixes, string and
@@ -78,9 +80,7 @@ std::string canonical_kernel_text(std::string_view block, std::string_view kerne
     if (tokens[i].kind != Token::Ident || tokens[i].text != "struct") continue;
     size_t j = i + 1;
     auto skip_space = [&] {
-      while (j < tokens.size() && tokens[j].kind == Token::Other &&
-             tokens[j].text.find_first_not_of(" \t\n") == std::string_view::npos)
-        ++j;
+      while (j < tokens.size() && tokens[j].space()) ++j;
     };
     skip_space();
     if (j < tokens.size() && tokens[j].text == "alignas") {
@@ -114,8 +114,7 @@ std::string canonical_kernel_text(std::string_view block, std::string_view kerne
   bool space = true;  // the output ends in white space (or is empty)
   for (const Token& t : tokens) {
     // White space runs that met across a dropped comment line become one.
-    const bool is_space = t.text == "\n" || t.text == " ";
-    if (is_space) {
+    if (t.space()) {
       if (space) {
         if (t.text == "\n" && !out.empty() && out.back() == ' ') out.back() = '\n';
         continue;

@@ -478,18 +478,6 @@ class LoweringContext {
     shape.nodes = std::move(nodes);
     kernel(id, name, params, body, shape, agent);
   }
-  // A one-thread launch of a prelude kernel (ranc_limit_count).
-  void launch_one(NodeId id, std::string kernel_name, std::vector<rt::KernelArg> args) {
-    rt::Launch l;
-    l.kernel = std::move(kernel_name);
-    l.items = rt::SizeExpr::fixed(1);
-    l.items_per_block = 1;
-    l.block_threads = 32;
-    l.skip_if_empty = false;
-    l.args = std::move(args);
-    l.node = id;
-    step(std::move(l));
-  }
   // Launch shape of a MapAgent<P::Map> kernel over `items`.
   LaunchShape map_launch(rt::SizeExpr items, std::string_view family = "Map") {
     return LaunchShape{std::move(items),
