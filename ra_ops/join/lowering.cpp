@@ -96,6 +96,201 @@ void set_semi_stage(LoweringContext& ctx, const Node& n, const DeviceRelation& L
   ctx.set_relation(n.id, make_view(std::move(v), L.types, L.size));
 }
 
+namespace {
+
+std::string count_name(LoweringContext& ctx, const DeviceRelation& L) {
+  return (L.view ? L.view->op_names(ctx.program()) + "_" : std::string()) + "join_count";
+}
+
+// The functor members every sorted-left join kernel shares: cmp(i, j), keep(i), and
+// write(i, j, o) copying the match (i, j) of the view `rel` to output row o of `out`.
+std::string match_members(LoweringContext& ctx, const JoinCode& jc, KernelParams& p) {
+  std::string m = jc.members(ctx, p);
+  m += fmt::format("  __device__ __forceinline__ bool keep(long long i) const {{ return {}; }}\n",
+                   LoweringContext::keep(p, jc.L, "i"));
+  return m;
+}
+std::string write_member(LoweringContext& ctx, KernelParams& p, const DeviceRelation& rel,
+                         const DeviceRelation& out) {
+  return fmt::format(
+      "  __device__ __forceinline__ void write(long long i, long long j, long long o) const "
+      "{{\n{}  }}\n",
+      ctx.copy_row(p, rel, "i, j", out, "o"));
+}
+HookArg write_hook() {
+  return HookArg::lambda("void", {{"long long", "i"}, {"long long", "j"}, {"long long", "o"}},
+                         " f.write(i, j, o); ");
+}
+
+// Inner join of a sorted left input whose matches are all kept: JoinMergeAgent writes them
+// tile by tile into an output sized by the left rows (exact when the right keys are unique;
+// the runtime grows it and runs the kernel again when the matches need more, rt::Regrow),
+// then JoinHeavyExpandAgent writes the matches of tiles with heavy keys over a fixed grid
+// (it returns at once when there are none). Sets `total` to the number of matches.
+DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const DeviceRelation& rel,
+                           rt::SlotId total) {
+  const RowView& v = *rel.view;
+  const Node& n = jc.n;
+  const DeviceRelation& L = jc.L;
+  const Node& last = ctx.program().node(v.nodes.back());
+  const int64_t ctile =
+      static_cast<int64_t>(ctx.policy_threads("JoinCount")) * ctx.policy_items("JoinCount");
+  const rt::SlotId ctiles = ctx.num_tiles(n.id, L.size, -1, ctile);
+  const rt::SlotId cap = ctx.new_slot();
+  rt::SizeExpr capx = rt::SizeExpr::slot(L.size);
+  capx.at_least = 1;
+  ctx.step(rt::SetSize{cap, capx});
+  DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(cap), total);
+  // JoinMergeAgent::header_elems(tiles) = 4 + tile_state_elems(tiles) + tiles.
+  rt::BufferId header = ctx.allocate(fmt::format("n{}.merge_header", n.id), 8,
+                                     rt::SizeExpr{68, {rt::SizeTerm{3, {ctiles}}}}, n.id, true);
+  const rt::SizeExpr nl = rt::SizeExpr::slot(L.size);
+  rt::BufferId lo = ctx.allocate(fmt::format("n{}.lower", n.id), 8, nl, n.id);
+  rt::BufferId offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
+  std::vector<NodeId> nodes = LoweringContext::fused_nodes({&jc.L, &jc.R}, n.id);
+  for (NodeId x : v.nodes)
+    if (std::find(nodes.begin(), nodes.end(), x) == nodes.end()) nodes.push_back(x);
+  const std::string ops = v.op_names(ctx.program());
+  {
+    KernelParams p;
+    std::string m = match_members(ctx, jc, p) + write_member(ctx, p, rel, out);
+    std::string ns = p.slot(L.size), nr = p.slot(jc.R.size), hd = p.buffer(header, "long long", false),
+                plo = p.buffer(lo, "long long", false), po = p.buffer(offs, "long long", false),
+                pc = p.slot(cap);
+    std::string name = ctx.kernel_name(v.nodes.back(), ops + "_merge");
+    std::string make = ctx.functor(name + "_fn", p, m);
+    SkeletonCall agent(ctx.templates(), "JoinMergeAgent", {ctx.tile_policy("JoinCount")}, "Agent");
+    std::string body =
+        make + agent.declare() + agent.temp_storage() +
+        agent.call("run", {"temp", ns, nr,
+                           HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}},
+                                           " return f.cmp(i, j); "),
+                           HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); "),
+                           write_hook(), hd, plo, po, pc});
+    ctx.kernel(n.id, name, p, body,
+               LaunchShape{rt::SizeExpr::slot(ctiles), 1, ctx.policy_threads("JoinCount"), false,
+                           nodes, rt::Regrow{header, 0, cap, total, out.columns}},
+               agent);
+  }
+  {
+    KernelParams p;
+    std::string m = write_member(ctx, p, rel, out);
+    std::string ns = p.slot(L.size), nt = p.slot(ctiles), hd = p.buffer(header, "long long"),
+                plo = p.buffer(lo, "long long"), po = p.buffer(offs, "long long");
+    std::string name = ctx.kernel_name(v.nodes.back(), ops + "_heavy");
+    std::string make = ctx.functor(name + "_fn", p, m);
+    SkeletonCall agent(ctx.templates(), "JoinHeavyExpandAgent", {ctx.tile_policy("JoinCount")},
+                       "Agent");
+    std::string body = make + agent.declare() + agent.temp_storage() +
+                       agent.call("run", {"temp", ns, nt, hd, plo, po, write_hook()});
+    // A fixed grid (any grid is correct): enough blocks to fill an H100 a few times over.
+    ctx.kernel(n.id, name, p, body,
+               LaunchShape{rt::SizeExpr::fixed(1024), 1, ctx.policy_threads("JoinCount"), false,
+                           nodes},
+               agent);
+  }
+  return out;
+}
+
+// JoinCountAgent over a sorted left input: each tile narrows its searches to the right rows
+// matching its key range, and the counts are scanned in the same pass (decoupled
+// look-back). Returns the per-row lower bounds and offsets; sets `total`.
+std::pair<rt::BufferId, rt::BufferId> count_sorted(LoweringContext& ctx, const JoinCode& jc,
+                                                   rt::SlotId total) {
+  const Node& n = jc.n;
+  const DeviceRelation& L = jc.L;
+  const rt::SizeExpr nl = rt::SizeExpr::slot(L.size);
+  rt::BufferId lo = ctx.allocate(fmt::format("n{}.lower", n.id), 8, nl, n.id);
+  const int64_t ctile =
+      static_cast<int64_t>(ctx.policy_threads("JoinCount")) * ctx.policy_items("JoinCount");
+  rt::SlotId ctiles = ctx.num_tiles(n.id, L.size, -1, ctile);
+  rt::BufferId cstate = ctx.tile_state(n.id, "count_state", ctiles);
+  rt::BufferId tot = ctx.allocate(fmt::format("n{}.total", n.id), 8, rt::SizeExpr::fixed(1), n.id);
+  rt::BufferId offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
+  KernelParams p;
+  std::string m = match_members(ctx, jc, p);
+  std::string ns = p.slot(L.size), nr = p.slot(jc.R.size), plo = p.buffer(lo, "long long", false),
+              po = p.buffer(offs, "long long", false), ts = p.buffer(cstate, "void", false),
+              pt = p.buffer(tot, "long long", false);
+  std::string name = ctx.kernel_name(n.id, count_name(ctx, L));
+  std::string make = ctx.functor(name + "_fn", p, m);
+  SkeletonCall agent(ctx.templates(), "JoinCountAgent", {ctx.tile_policy("JoinCount")}, "Agent");
+  std::string body =
+      make + agent.declare() + agent.temp_storage() +
+      agent.call("run", {"temp", ns, nr,
+                         HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}},
+                                         " return f.cmp(i, j); "),
+                         plo, po, ts, pt,
+                         HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); ")});
+  ctx.kernel(n.id, name, p, body,
+             LaunchShape{rt::SizeExpr::slot(ctiles), 1, ctx.policy_threads("JoinCount"), false,
+                         LoweringContext::fused_nodes({&jc.L, &jc.R}, n.id)},
+             agent);
+  ctx.step(rt::ReadSize{total, tot, 0});
+  return {lo, offs};
+}
+
+// Expansion (join.cuh JoinExpandAgent) of the key matches counted in `lo`/`offs`: each
+// block takes a tile of key matches and finds their left rows by a load-balanced search
+// over the offsets, so skewed keys spread over many blocks. With a filter the matches are
+// compacted like a select (output sized by the key matches, an upper bound; the exact size
+// is read back).
+DeviceRelation write_expanded(LoweringContext& ctx, NodeId id, const DeviceRelation& rel,
+                              rt::SlotId nls, rt::BufferId lo, rt::BufferId offs, rt::SlotId total) {
+  const RowView& v = *rel.view;
+  const Node& last = ctx.program().node(v.nodes.back());
+  const int64_t etile =
+      static_cast<int64_t>(ctx.policy_threads("JoinExpand")) * ctx.policy_items("JoinExpand");
+  const bool filter = !v.keep_fn.empty();
+  rt::SlotId etiles = -1;
+  rt::BufferId state = -1, count = -1;
+  if (filter) {
+    etiles = ctx.num_tiles(id, total, -1, etile);
+    state = ctx.tile_state(id, "tile_state", etiles);
+    count = ctx.allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
+  }
+  DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(total), total);
+  KernelParams p;
+  std::string keep = filter ? LoweringContext::keep(p, rel, "i, j") : "";
+  std::string m = write_member(ctx, p, rel, out);
+  if (filter)
+    m += fmt::format(
+        "  __device__ __forceinline__ bool residual(long long i, long long j) const {{ return "
+        "{}; }}\n",
+        keep);
+  std::string plo = p.buffer(lo, "long long"), po = p.buffer(offs, "long long"),
+              ns = p.slot(nls), nt = p.slot(total);
+  std::string ts, cn;
+  if (filter) ts = p.buffer(state, "void", false), cn = p.buffer(count, "long long", false);
+  std::string name = ctx.kernel_name(v.nodes.back(), v.op_names(ctx.program()) + "_write");
+  std::string make = ctx.functor(name + "_fn", p, m);
+  SkeletonCall agent(ctx.templates(), "JoinExpandAgent", {ctx.tile_policy("JoinExpand")},
+                     "Agent");
+  std::string body = make + agent.declare() + agent.temp_storage();
+  if (!filter) {
+    body += agent.call("run", {"temp", nt, ns, plo, po, write_hook()});
+    ctx.kernel(id, name, p, body,
+               LaunchShape{rt::SizeExpr::slot(total), etile, ctx.policy_threads("JoinExpand"),
+                           true, v.nodes},
+               agent);
+    return out;
+  }
+  body += agent.call("run_residual",
+                     {"temp", nt, ns, plo, po,
+                      HookArg::lambda("bool", {{"long long", "i"}, {"long long", "j"}},
+                                      " return f.residual(i, j); "),
+                      write_hook(), ts, cn});
+  ctx.kernel(id, name, p, body,
+             LaunchShape{rt::SizeExpr::slot(etiles), 1, ctx.policy_threads("JoinExpand"), false,
+                         v.nodes},
+             agent);
+  out.size = ctx.new_slot();
+  ctx.step(rt::ReadSize{out.size, count, 0});
+  return out;
+}
+
+}  // namespace
+
 void lower_join(LoweringContext& ctx, const Node& n) {
   if (ctx.physical(n.id).join == JoinAlgorithm::Hash) {
     if (n.join_kind == JoinKind::Inner)
@@ -147,69 +342,39 @@ void lower_join(LoweringContext& ctx, const Node& n) {
     return;
   }
 
-  // Inner join: per-left-row key match ranges, their scan and total.
-  rt::SizeExpr nl = rt::SizeExpr::slot(L.size);
-  rt::BufferId lo = ctx.allocate(fmt::format("n{}.lower", n.id), 8, nl, n.id);
-  rt::BufferId offs = -1;
-  rt::SlotId total = -1;
-  const std::vector<NodeId> count_nodes = LoweringContext::fused_nodes({&L, &R}, n.id);
-  const std::string count_name =
-      (L.view ? L.view->op_names(ctx.program()) + "_" : std::string()) + "join_count";
-  // A left input sorted by the join keys (in the comparison's sequence and directions)
-  // takes JoinCountAgent: each tile narrows its searches to the right rows matching
-  // its key range, and the counts are scanned in the same pass (decoupled look-back).
+  // Inner join. A left input sorted by the join keys (in the comparison's sequence and
+  // directions) is matched tile by tile against the right rows of the tile's key range:
+  // without a filter on the matches, one JoinMergeAgent kernel writes the output directly
+  // (plus JoinHeavyExpandAgent for tiles of heavy keys); with one, JoinCountAgent's
+  // per-row ranges and their scan feed the compacting expansion. Which one is known only
+  // when the view is materialised (stages after the join may add a filter), so the sorted
+  // case emits its kernels then. An unsorted left input counts with a search kernel and a
+  // scan now.
   const auto& lorder = ctx.physical(n.inputs.at(0)).order;
   bool left_sorted = lorder.size() >= jc.lcols.size();
   for (size_t t = 0; left_sorted && t < jc.lcols.size(); ++t)
     left_sorted = lorder[t].index == jc.lcols[t] && lorder[t].descending == jc.desc[t];
-  if (left_sorted) {
-    const int64_t ctile =
-        static_cast<int64_t>(ctx.policy_threads("JoinCount")) * ctx.policy_items("JoinCount");
-    rt::SlotId ctiles = ctx.num_tiles(n.id, L.size, -1, ctile);
-    rt::BufferId cstate = ctx.tile_state(n.id, "count_state", ctiles);
-    rt::BufferId tot =
-        ctx.allocate(fmt::format("n{}.total", n.id), 8, rt::SizeExpr::fixed(1), n.id);
-    offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
-    KernelParams p;
-    std::string m = jc.members(ctx, p);
-    m += fmt::format("  __device__ __forceinline__ bool keep(long long i) const {{ return {}; }}\n",
-                     LoweringContext::keep(p, L, "i"));
-    std::string ns = p.slot(L.size), nr = p.slot(R.size), plo = p.buffer(lo, "long long", false),
-                po = p.buffer(offs, "long long", false), ts = p.buffer(cstate, "void", false),
-                pt = p.buffer(tot, "long long", false);
-    std::string name = ctx.kernel_name(n.id, count_name);
-    std::string make = ctx.functor(name + "_fn", p, m);
-    SkeletonCall agent(ctx.templates(), "JoinCountAgent", {ctx.tile_policy("JoinCount")}, "Agent");
-    std::string body =
-        make + agent.declare() + agent.temp_storage() +
-        agent.call("run", {"temp", ns, nr,
-                           HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}},
-                                           " return f.cmp(i, j); "),
-                           plo, po, ts, pt,
-                           HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); ")});
-    ctx.kernel(n.id, name, p, body,
-               LaunchShape{rt::SizeExpr::slot(ctiles), 1, ctx.policy_threads("JoinCount"), false,
-                           count_nodes},
-               agent);
-    total = ctx.new_slot();
-    ctx.step(rt::ReadSize{total, tot, 0});
-  } else {
+  const rt::SlotId total = ctx.new_slot();
+  rt::BufferId lo = -1, offs = -1;
+  if (!left_sorted) {
+    const rt::SizeExpr nl = rt::SizeExpr::slot(L.size);
+    lo = ctx.allocate(fmt::format("n{}.lower", n.id), 8, nl, n.id);
     rt::BufferId cnt = ctx.allocate(fmt::format("n{}.counts", n.id), 8, nl, n.id);
     KernelParams p;
     std::string m = jc.members(ctx, p);
     std::string keep = LoweringContext::keep(p, L, "i");
     std::string plo = p.buffer(lo, "long long", false), pc = p.buffer(cnt, "long long", false);
-    ctx.map_kernel(n.id, count_name, p, L.size,
+    ctx.map_kernel(n.id, count_name(ctx, L), p, L.size,
                    fmt::format("    if (!{2}) {{\n      {0}[i] = 0;\n      {1}[i] = 0;\n"
                                "      return;\n    }}\n"
                                "    const long long l = lower(i), h = upper(i, l);\n"
                                "    {0}[i] = l;\n    {1}[i] = h - l;\n",
                                plo, pc, keep),
-                   m, count_nodes, "MapSearch");  // two dependent searches a row
+                   m, LoweringContext::fused_nodes({&L, &R}, n.id), "MapSearch");  // two dependent searches a row
     offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8,
                         rt::SizeExpr{1, {rt::SizeTerm{1, {L.size}}}}, n.id);
     ctx.step(rt::ScanInt64{cnt, offs, nl, n.id});
-    total = ctx.read_element(n.id, offs, L.size);
+    ctx.step(rt::ReadSize{total, offs, 0, L.size});
   }
 
   // The output: a view over the key matches (i, j), with the residual as its filter.
@@ -230,70 +395,24 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   }
   v.nodes.push_back(n.id);
   const NodeId id = n.id;
-  const rt::SlotId nls = L.size;
-  // Expansion (join.cuh JoinExpandAgent): each block takes a tile of key matches and
-  // finds their left rows by a load-balanced search over the offsets, so skewed keys
-  // spread over many blocks. With a filter the matches are compacted like a select
-  // (output sized by the key matches, an upper bound; the exact size is read back).
-  // Always dense: the expansion needs the per-row counts anyway (plan_paged_edges.h).
-  v.materialize = [id, nls, lo, offs, total](LoweringContext& ctx, const DeviceRelation& rel,
-                                             bool /*paged*/) {
+  // Materialisation. Always dense: the expansion needs the per-row ranges anyway
+  // (plan_paged_edges.h).
+  const bool one_pass = ctx.options().one_pass_merge_join;
+  v.materialize = [id, L, R, lo, offs, total, left_sorted, one_pass](
+                      LoweringContext& ctx, const DeviceRelation& rel, bool /*paged*/) {
     const RowView& v = *rel.view;
-    const Node& last = ctx.program().node(v.nodes.back());
-    const int64_t etile =
-        static_cast<int64_t>(ctx.policy_threads("JoinExpand")) * ctx.policy_items("JoinExpand");
     const bool filter = !v.keep_fn.empty();
-    rt::SlotId etiles = -1;
-    rt::BufferId state = -1, count = -1;
-    if (filter) {
-      etiles = ctx.num_tiles(id, total, -1, etile);
-      state = ctx.tile_state(id, "tile_state", etiles);
-      count = ctx.allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
+    const Node& n = ctx.program().node(id);
+    JoinCode jc{n, L, R, {}, {}, {}, right_non_keys(n, R)};
+    for (const auto& k : ctx.physical(id).compare_keys) {
+      jc.lcols.push_back(n.left_key_index.at(static_cast<size_t>(k.index)));
+      jc.rcols.push_back(n.right_key_index.at(static_cast<size_t>(k.index)));
+      jc.desc.push_back(k.descending);
     }
-    DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(total), total);
-    KernelParams p;
-    std::string keep = filter ? LoweringContext::keep(p, rel, "i, j") : "";
-    std::string m = fmt::format(
-        "  __device__ __forceinline__ void write(long long i, long long j, long long o) const "
-        "{{\n{}  }}\n",
-        ctx.copy_row(p, rel, "i, j", out, "o"));
-    if (filter)
-      m += fmt::format(
-          "  __device__ __forceinline__ bool residual(long long i, long long j) const {{ return "
-          "{}; }}\n",
-          keep);
-    std::string plo = p.buffer(lo, "long long"), po = p.buffer(offs, "long long"),
-                ns = p.slot(nls), nt = p.slot(total);
-    std::string ts, cn;
-    if (filter) ts = p.buffer(state, "void", false), cn = p.buffer(count, "long long", false);
-    std::string name = ctx.kernel_name(v.nodes.back(), v.op_names(ctx.program()) + "_write");
-    std::string make = ctx.functor(name + "_fn", p, m);
-    SkeletonCall agent(ctx.templates(), "JoinExpandAgent", {ctx.tile_policy("JoinExpand")},
-                       "Agent");
-    std::string body = make + agent.declare() + agent.temp_storage();
-    const HookArg write =
-        HookArg::lambda("void", {{"long long", "i"}, {"long long", "j"}, {"long long", "o"}},
-                        " f.write(i, j, o); ");
-    if (!filter) {
-      body += agent.call("run", {"temp", nt, ns, plo, po, write});
-      ctx.kernel(id, name, p, body,
-                 LaunchShape{rt::SizeExpr::slot(total), etile, ctx.policy_threads("JoinExpand"),
-                             true, v.nodes},
-                 agent);
-      return out;
-    }
-    body += agent.call("run_residual",
-                       {"temp", nt, ns, plo, po,
-                        HookArg::lambda("bool", {{"long long", "i"}, {"long long", "j"}},
-                                        " return f.residual(i, j); "),
-                        write, ts, cn});
-    ctx.kernel(id, name, p, body,
-               LaunchShape{rt::SizeExpr::slot(etiles), 1, ctx.policy_threads("JoinExpand"), false,
-                           v.nodes},
-               agent);
-    out.size = ctx.new_slot();
-    ctx.step(rt::ReadSize{out.size, count, 0});
-    return out;
+    if (left_sorted && !filter && one_pass) return write_merge(ctx, jc, rel, total);
+    rt::BufferId lo2 = lo, offs2 = offs;
+    if (left_sorted) std::tie(lo2, offs2) = count_sorted(ctx, jc, total);
+    return write_expanded(ctx, id, rel, L.size, lo2, offs2, total);
   };
   ctx.set_relation(n.id, make_view(std::move(v), std::move(types), total));
 }

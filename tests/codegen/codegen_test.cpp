@@ -483,6 +483,43 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   EXPECT_NE(plan.source.find("namespace f"), std::string::npos);
 }
 
+// An inner join of a left input sorted by its keys writes its output in one pass
+// (JoinMergeAgent, and JoinHeavyExpandAgent for heavy keys) unless a filter follows it,
+// whose matches are counted and compacted; the option restores count + expand.
+TEST(GeneratePlan, SortedLeftJoinWritesInOnePass) {
+  ProgramBuilder b;
+  auto f = b.input("f", {{"fk", Type::I32}, {"fv", Type::I32}}, 0, {"fk"});
+  auto p = b.input("p", {{"pk", Type::I32}, {"pv", Type::I32}}, 0, {"pk"});
+  b.output(f.join(p, {"fk"}, {"pk"}), "all");
+  b.output(f.join(p, {"fk"}, {"pk"}).select(col("pv") < 5), "some");
+  auto count = [](const rt::Plan& plan, std::string_view suffix) {
+    int c = 0;
+    for (const auto& s : plan.steps)
+      if (const auto* l = std::get_if<rt::Launch>(&s))
+        c += l->kernel.size() >= suffix.size() &&
+             l->kernel.compare(l->kernel.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return c;
+  };
+  rt::Plan plan = codegen::generate_plan(
+      b.check(), {.join = codegen::JoinAlgorithm::SortMerge, .share_kernels = false});
+  EXPECT_EQ(count(plan, "_join_merge"), 1) << plan.source;
+  EXPECT_EQ(count(plan, "_join_heavy"), 1);
+  EXPECT_EQ(count(plan, "_join_count"), 1);  // the filtered join
+  EXPECT_EQ(count(plan, "_join_select_write"), 1);
+  EXPECT_NE(plan.source.find("JoinMergeAgent<P::JoinCount>"), std::string::npos);
+  bool regrow = false;
+  for (const auto& s : plan.steps)
+    if (const auto* l = std::get_if<rt::Launch>(&s))
+      regrow = regrow || (l->regrow.has_value() && l->kernel.find("_join_merge") != std::string::npos);
+  EXPECT_TRUE(regrow) << "the one-pass join grows its output when the matches need more";
+  rt::Plan two = codegen::generate_plan(
+      b.check(), {.join = codegen::JoinAlgorithm::SortMerge, .one_pass_merge_join = false,
+                  .share_kernels = false});
+  EXPECT_EQ(count(two, "_join_merge"), 0);
+  EXPECT_EQ(count(two, "_join_count"), 2);
+  EXPECT_EQ(count(two, "_join_write"), 1);
+}
+
 TEST(GeneratePlan, KernelNamesCarryOperatorAndNode) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
@@ -873,6 +910,21 @@ TEST(NvrtcCompile, DeclaredInputOrders) {
   EXPECT_EQ(steps_of<rt::CheckFlag>(plan), 5);
   EXPECT_EQ(steps_of<rt::SortPairs>(plan), 0);
   expect_compiles(p);
+}
+
+// The sorted-left inner join both ways (one pass, and count + expand): one- and
+// two-attribute keys of several types, a residual, a filter after the join.
+TEST(NvrtcCompile, SortedLeftJoinBothPaths) {
+  ProgramBuilder b;
+  std::vector<Attribute> kv = {{"k", Type::I64}, {"s", Type::String}, {"w", Type::F64}};
+  auto r = b.input("r", kv, 0, {"k", "s"});
+  auto q = b.input("q", {{"qk", Type::I64}, {"qs", Type::String}, {"x", Type::I32}}, 0, {"qk", "qs"});
+  b.output(r.join(q, {"k", "s"}, {"qk", "qs"}), "two_keys");
+  b.output(r.join(q, {"k"}, {"qk"}, JoinKind::Inner, col("w") < col("x")), "residual");
+  b.output(r.join(q, {"k"}, {"qk"}).project({"k", as(col("w") * 2.0, "w2")}), "mapped");
+  Program p = b.check();
+  expect_compiles(p, {.join = codegen::JoinAlgorithm::SortMerge});
+  expect_compiles(p, {.join = codegen::JoinAlgorithm::SortMerge, .one_pass_merge_join = false});
 }
 
 // NULLs and the operators lowered to the others (lower_nulls and the passes before it):

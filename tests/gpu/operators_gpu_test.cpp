@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "gpu_test_util.h"
@@ -408,6 +409,48 @@ TEST(GpuJoinKeys, HashJoinBuildSideSkew) {
     b.output(q.semi_join(r, {"qk"}, {"k"}), "semi_reversed");
     EXPECT_EQ(run_and_compare(b.check(), in, {.join = codegen::JoinAlgorithm::Hash}), "")
         << type_name(kt);
+  }
+}
+
+// Sort-merge inner join of a sorted left input, written in one pass (JoinMergeAgent): tiles
+// of heavy keys (more than 16 x 1024 matches) left to JoinHeavyExpandAgent among ordinary
+// tiles, an output far larger than the left input (grown and written again), both ways.
+TEST(GpuJoinKeys, SortMergeHeavyAndLightTiles) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(17);
+  std::vector<int64_t> lk, rk;
+  for (int64_t i = 0; i < 100000; ++i) lk.push_back(i);
+  for (int i = 0; i < 2000; ++i) {
+    lk.push_back(7);       // 2000 x 1001 matches: two tiles of only key 7, both heavy
+    lk.push_back(100000);  // 2000 x 20
+  }
+  for (int64_t i = 0; i < 150000; i += 2) rk.push_back(i);
+  for (int i = 0; i < 1000; ++i) rk.push_back(7);
+  for (int i = 0; i < 20; ++i) rk.push_back(100000);
+  std::shuffle(lk.begin(), lk.end(), rng);
+  std::shuffle(rk.begin(), rk.end(), rng);
+  const int64_t nl = static_cast<int64_t>(lk.size()), nr = static_cast<int64_t>(rk.size());
+  for (Type kt : {Type::I32, Type::I64}) {
+    Schema ls{{{"k", kt}, {"v", Type::I32}}, 0}, rs{{{"qk", kt}, {"qv", Type::I32}}, 0};
+    Inputs in;
+    in.emplace_back(
+        "l", make_relation(ls, {column_from_keys(kt, lk), random_column(Type::I32, nl, rng)}));
+    in.emplace_back(
+        "r", make_relation(rs, {column_from_keys(kt, rk), random_column(Type::I32, nr, rng)}));
+    ProgramBuilder b;
+    auto l = b.input("l", ls.attributes);
+    auto r = b.input("r", rs.attributes);
+    b.output(l.join(r, {"k"}, {"qk"}), "inner");
+    b.output(l.join(r, {"k"}, {"qk"}).project({"k", as(col("v") + col("qv"), "s")}), "mapped");
+    b.output(l.join(r, {"k"}, {"qk"}).reduce({}, {ranc::count("n"), ranc::sum(col("qv"), "sq")}),
+             "counted");
+    Program p = b.check();
+    for (bool one_pass : {true, false})
+      EXPECT_EQ(run_and_compare(p, in,
+                                {.join = codegen::JoinAlgorithm::SortMerge,
+                                 .one_pass_merge_join = one_pass}),
+                "")
+          << type_name(kt) << (one_pass ? " one pass" : " count + expand");
   }
 }
 

@@ -193,6 +193,8 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
   run("plan_paged_edges", [&] { plan_paged_edges(r.physical); }, physical_text);
   codegen::CodegenOptions lower_options = options;
   if (const char* v = std::getenv("RANC_PAGE_ROWS"); v && *v) lower_options.page_rows = std::atoi(v);
+  if (const char* v = std::getenv("RANC_MERGE_JOIN"); v && std::string_view(v) == "expand")
+    lower_options.one_pass_merge_join = false;
   if (const char* v = std::getenv("RANC_TOPK_BIN_ROWS"); v && *v)
     lower_options.top_k_bin_rows = std::atoll(v);
   internal_check(lower_options.top_k_bin_rows >= 1,

@@ -56,6 +56,11 @@ struct CodegenOptions {
   // (RANC_TOPK_BIN_ROWS overrides; templates/topk.cuh): sorting a bin of 2^20 rows costs
   // about what another pass over a 2^28-row input does. Tests set it small to run every level.
   int64_t top_k_bin_rows = int64_t{1} << 20;
+  // An inner sort-merge join of a left input sorted by its keys, whose matches are all
+  // kept, writes its output in one pass (JoinMergeAgent, join.cuh). Off
+  // (RANC_MERGE_JOIN=expand): per-left-row ranges and offsets are counted and scanned
+  // first, then expanded (JoinCountAgent + JoinExpandAgent), with the same results.
+  bool one_pass_merge_join = true;
   // NVRTC's --Ofast-compile=mid (`ranc --fast-compile`, RANC_FAST_COMPILE=1): a cold
   // compile takes a quarter to a half of the time and the kernels run slower (fewer
   // optimisations in NVVM and ptxas). For one-off programs on small inputs, where the

@@ -151,6 +151,180 @@ struct JoinCountAgent {
   }
 };
 
+/// One-pass inner join of a left input sorted by the join keys, writing its output directly
+/// (no per-left-row bound or offset buffers, no read-back before the write). Per tile of left
+/// rows: the right range matching the tile's keys (two searches), each row's lower bound and
+/// count within it, the block's scan of the counts, the tile's output offset by decoupled
+/// look-back, then the block expands its matches into output rows prefix .. prefix + count - 1
+/// (left order, then right order: the layout JoinExpandAgent writes). A tile with more than
+/// kHeavy matches (a heavy key) writes its rows' bounds and offsets instead and is listed for
+/// JoinHeavyExpandAgent, whose blocks share its matches, so skew spreads over the GPU.
+///
+/// The output is sized by `capacity` (the left rows: exact for a join with unique right keys).
+/// Tiles whose matches end past it write nothing; the runtime reads the total (header[0]),
+/// grows the output and runs the kernel again (rt::Regrow, header zeroed).
+/// header (int64, zeroed): [0] total matches, [1] heavy tiles listed, [2, 4) unused,
+///   [4, 4 + tile_state_elems(tiles)) the look-back state, then the list of heavy tiles
+///   (tiles entries): header_elems(tiles) in all.
+/// Buffers lo and offsets: nl int64 each, written only for the rows of heavy tiles.
+template <class Policy>
+struct JoinMergeAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+  static constexpr i64 kHeavy = 16 * static_cast<i64>(kTile);
+  using BlockScanT = BlockScan<i64, kThreads>;
+
+  struct TempStorage {
+    typename BlockScanT::TempStorage scan;
+    TilePrefix::TempStorage prefix;
+    i64 bounds[2];
+    i64 lo[kTile];
+    int offs[kTile];  // within the tile: at most kHeavy, so int
+  };
+
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    __device__ int cmp(i64 l, i64 r) const;  // left key of row l vs right key of row r
+    __device__ bool keep(i64 l) const;       // left row l takes part (AlwaysTrue: all)
+    __device__ void emit(i64 l, i64 r, i64 out_row) const;  // write the match to out_row
+  };
+  /// Exactly `tiles` blocks, also for nl == 0: the last block writes header[0].
+  static constexpr LaunchRule run_launch{Grid::tiles_exact, "nl", Policy::block_threads};
+
+  __host__ __device__ static constexpr i64 header_elems(i64 tiles) { return 4 + tile_state_elems(tiles) + tiles; }
+
+  template <class Cmp, class Keep, class Emit>
+  __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, Keep keep, Emit emit,
+                                             i64* header, i64* lo_out, i64* offsets, i64 capacity) {
+    TileState state = make_tile_state(header + 4);
+    const i64 tiles = gridDim.x;
+    const i64 base = tile_base(kTile);
+    const i64 last = min64(base + kTile, nl) - 1;
+    if (threadIdx.x == 0) temp.bounds[0] = base <= last && keep(base) ? join_lower_bound(base, 0, nr, cmp) : 0;
+    if (threadIdx.x == 32 % kThreads)
+      temp.bounds[1] = base > last  ? 0
+                       : keep(last) ? partition_point(0, nr, [&](i64 r) { return cmp(last, r) >= 0; })
+                                    : nr;
+    __syncthreads();
+    const i64 tlo = temp.bounds[0], thi = temp.bounds[1];
+    i64 lo[kItems], cnt[kItems];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const i64 l = base + static_cast<i64>(threadIdx.x) * kItems + k;
+      lo[k] = 0;
+      cnt[k] = 0;
+      if (l < nl && keep(l)) {
+        lo[k] = join_lower_bound(l, tlo, thi, cmp);
+        cnt[k] = join_upper_bound(l, lo[k], thi, cmp) - lo[k];
+      }
+    }
+    i64 excl[kItems], aggregate;
+    BlockScanT(temp.scan).ExclusiveSum(cnt, excl, aggregate);
+    i64 inclusive;
+    const i64 prefix = TilePrefix::run(temp.prefix, state, aggregate, inclusive);
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) header[0] = inclusive;
+    if (prefix + aggregate > capacity) return;  // the runtime grows the output and reruns
+    if (aggregate > kHeavy) {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        const i64 l = base + static_cast<i64>(threadIdx.x) * kItems + k;
+        if (l < nl) {
+          lo_out[l] = lo[k];
+          offsets[l] = prefix + excl[k];
+        }
+      }
+      if (threadIdx.x == 0) {
+        const unsigned long long slot = atomicAdd(reinterpret_cast<unsigned long long*>(header + 1), 1ull);
+        header[4 + tile_state_elems(tiles) + static_cast<i64>(slot)] = tile_index();
+      }
+      return;
+    }
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const int t = static_cast<int>(threadIdx.x) * kItems + k;
+      temp.lo[t] = lo[k];
+      temp.offs[t] = static_cast<int>(excl[k]);
+    }
+    __syncthreads();
+    const int total = static_cast<int>(aggregate);
+    for (int o = threadIdx.x; o < total; o += kThreads) {
+      // The last row whose offset is <= o (rows without matches share the next row's offset).
+      int a = 1, b = kTile;
+      while (a < b) {
+        const int m = (a + b) >> 1;
+        if (temp.offs[m] <= o) a = m + 1; else b = m;
+      }
+      const int t = a - 1;
+      emit(base + t, temp.lo[t] + (o - temp.offs[t]), prefix + o);
+    }
+  }
+};
+
+/// The matches of the heavy tiles JoinMergeAgent listed, kTile output rows a block-step:
+/// every block walks the list and takes every gridDim.x-th chunk, so one heavy key's matches
+/// spread over all blocks. The tiles' output ranges come from the look-back state (every tile
+/// published its inclusive prefix). Launch after JoinMergeAgent (and its regrow) with the
+/// same Policy and `tiles`; any grid (a fixed number of blocks); with no heavy tile it returns
+/// at once.
+template <class Policy>
+struct JoinHeavyExpandAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kTile = Policy::tile_items;
+
+  struct TempStorage {
+    i64 rows[2];
+    i64 offs[kTile];
+  };
+
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    __device__ void emit(i64 l, i64 r, i64 out_row) const;
+  };
+  /// A fixed grid: blocks share the heavy tiles' chunks.
+  static constexpr LaunchRule run_launch{Grid::strided, "tiles", Policy::block_threads};
+
+  template <class Emit>
+  __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 tiles, const i64* header,
+                                             const i64* lo, const i64* offsets, Emit emit) {
+    const i64 heavy = header[1];
+    if (heavy == 0) return;
+    TileState state = make_tile_state(const_cast<i64*>(header) + 4);
+    const i64* list = header + 4 + tile_state_elems(tiles);
+    auto inclusive = [&](i64 t) { return t < 0 ? i64{0} : static_cast<i64>(state.get(t) >> 2); };
+    i64 chunk0 = 0;  // the first chunk index of list entry e
+    for (i64 e = 0; e < heavy; ++e) {
+      const i64 t = list[e];
+      const i64 p0 = inclusive(t - 1), p1 = inclusive(t);  // the tile's output rows [p0, p1)
+      const i64 chunks = (p1 - p0 + kTile - 1) / kTile;
+      // This block's chunks of the entry: c = chunk0 + j with c % gridDim.x == blockIdx.x.
+      i64 j = (static_cast<i64>(blockIdx.x) - chunk0 % gridDim.x + gridDim.x) % gridDim.x;
+      for (; j < chunks; j += gridDim.x) {
+        const i64 o0 = p0 + j * kTile, o1 = min64(o0 + kTile, p1) - 1;
+        const i64 r_lo = t * kTile, r_hi = min64(r_lo + kTile, nl);  // the tile's rows
+        auto row_of = [&](i64 o) { return partition_point(r_lo, r_hi, [&](i64 i) { return offsets[i] <= o; }) - 1; };
+        __syncthreads();  // temp is reused from the previous chunk
+        if (threadIdx.x == 0) temp.rows[0] = row_of(o0);
+        if (threadIdx.x == 32 % kThreads) temp.rows[1] = row_of(o1);
+        __syncthreads();
+        const i64 a0 = temp.rows[0], a1 = temp.rows[1];
+        for (i64 i = a0 + threadIdx.x; i <= a1; i += kThreads) temp.offs[i - a0] = offsets[i];
+        __syncthreads();
+        for (i64 o = o0 + threadIdx.x; o <= o1; o += kThreads) {
+          i64 a = a0 + 1, b = a1 + 1;
+          while (a < b) {
+            const i64 m = a + ((b - a) >> 1);
+            if (temp.offs[m - a0] <= o) a = m + 1; else b = m;
+          }
+          const i64 l = a - 1;
+          emit(l, lo[l] + (o - temp.offs[l - a0]), o);
+        }
+      }
+      chunk0 += chunks;
+    }
+  }
+};
+
 /// Load-balanced expansion of key matches into output rows.
 template <class Policy>
 struct JoinExpandAgent {
