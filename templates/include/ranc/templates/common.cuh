@@ -130,6 +130,30 @@ __device__ __forceinline__ i64 gallop_partition_point(i64 lo, i64 hi, Pred pred)
   }
 }
 
+/// partition_point by the 32 lanes of a warp together (call from all of them; every lane gets
+/// the answer): each round the lanes probe 32 evenly spaced points and a ballot keeps the gap
+/// that holds the partition point, so a search over n items takes about log32(n) + 1 rounds of
+/// one load a lane instead of log2(n) dependent loads. For the one search a block needs before
+/// its threads can start (a tile's key range), which its other threads would wait for.
+template <class Pred>
+__device__ __forceinline__ i64 warp_partition_point(i64 lo, i64 hi, Pred pred) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  while (hi - lo > 32) {
+    const i64 step = (hi - lo + 31) / 32;  // probes lo + step - 1, lo + 2 step - 1, ... (< hi)
+    const i64 p = lo + (lane + 1) * step - 1;
+    const bool in = p < hi;
+    const unsigned below = __ballot_sync(0xffffffffu, in && pred(p));
+    const int c = __popc(below);  // the probes where pred holds: a prefix of the lanes
+    const i64 nlo = c == 0 ? lo : lo + c * step;  // one past the last probe that holds
+    const i64 nhi = min64(hi, lo + (c + 1) * step - 1);  // the first probe that fails (or hi)
+    lo = nlo;
+    hi = nhi;
+  }
+  const i64 p = lo + lane;
+  const unsigned below = __ballot_sync(0xffffffffu, p < hi && pred(p));
+  return lo + __popc(below);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Decoupled look-back tile state
 // ---------------------------------------------------------------------------------------------

@@ -116,12 +116,19 @@ struct JoinCountAgent {
     const i64 base = tile_base(kTile);
     const i64 last = min64(base + kTile, nl) - 1;
     // Narrow every search of the tile to the right rows matching the tile's key range (from the
-    // tile's first and last rows when the left input keeps them; otherwise all right rows).
-    if (threadIdx.x == 0) temp.bounds[0] = base <= last && keep(base) ? join_lower_bound(base, 0, nr, cmp) : 0;
-    if (threadIdx.x == 32 % kThreads)
-      temp.bounds[1] = base > last  ? 0
-                       : keep(last) ? partition_point(0, nr, [&](i64 r) { return cmp(last, r) >= 0; })
-                                    : nr;
+    // tile's first and last rows when the left input keeps them; otherwise all right rows),
+    // searched by two warps (32-way: the rest of the block waits for it).
+    static_assert(kThreads >= 64, "JoinCountAgent: two warps search the tile's key range");
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    if (warp == 0) {
+      const i64 b = base <= last && keep(base) ? warp_partition_point(0, nr, [&](i64 r) { return cmp(base, r) > 0; }) : 0;
+      if (threadIdx.x == 0) temp.bounds[0] = b;
+    } else if (warp == 1) {
+      const i64 b = base > last  ? 0
+                    : keep(last) ? warp_partition_point(0, nr, [&](i64 r) { return cmp(last, r) >= 0; })
+                                 : nr;
+      if (threadIdx.x == 32) temp.bounds[1] = b;
+    }
     __syncthreads();
     const i64 tlo = temp.bounds[0], thi = temp.bounds[1];
     i64 lo[kItems], cnt[kItems];
@@ -173,6 +180,9 @@ struct JoinMergeAgent {
   static constexpr int kItems = Policy::items_per_thread;
   static constexpr int kTile = Policy::tile_items;
   static constexpr i64 kHeavy = 16 * static_cast<i64>(kTile);
+  // A tile whose rows all have at most this many matches writes them row by row (a thread
+  // a row); otherwise each output row finds its left row by a search of the tile's offsets.
+  static constexpr i64 kRowMatches = 4;
   using BlockScanT = BlockScan<i64, kThreads>;
 
   struct TempStorage {
@@ -197,26 +207,49 @@ struct JoinMergeAgent {
   template <class Cmp, class Keep, class Emit>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, Keep keep, Emit emit,
                                              i64* header, i64* lo_out, i64* offsets, i64 capacity) {
+    static_assert(kThreads >= 64, "JoinMergeAgent: two warps search the tile's key range");
     TileState state = make_tile_state(header + 4);
     const i64 tiles = gridDim.x;
     const i64 base = tile_base(kTile);
     const i64 last = min64(base + kTile, nl) - 1;
-    if (threadIdx.x == 0) temp.bounds[0] = base <= last && keep(base) ? join_lower_bound(base, 0, nr, cmp) : 0;
-    if (threadIdx.x == 32 % kThreads)
-      temp.bounds[1] = base > last  ? 0
-                       : keep(last) ? partition_point(0, nr, [&](i64 r) { return cmp(last, r) >= 0; })
-                                    : nr;
+    // The right rows matching the tile's key range, searched by two warps (a 32-way search:
+    // the rest of the block waits for it).
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    if (warp == 0) {
+      const i64 b = base <= last && keep(base) ? warp_partition_point(0, nr, [&](i64 r) { return cmp(base, r) > 0; }) : 0;
+      if (threadIdx.x == 0) temp.bounds[0] = b;
+    } else if (warp == 1) {
+      const i64 b = base > last  ? 0
+                    : keep(last) ? warp_partition_point(0, nr, [&](i64 r) { return cmp(last, r) >= 0; })
+                                 : nr;
+      if (threadIdx.x == 32) temp.bounds[1] = b;
+    }
     __syncthreads();
     const i64 tlo = temp.bounds[0], thi = temp.bounds[1];
+    // Each thread's rows are consecutive and sorted: a row's range starts where the previous
+    // kept row's ends (or is the same range, for an equal key), so after the first search the
+    // others gallop from there.
     i64 lo[kItems], cnt[kItems];
+    i64 from = tlo, prev_lo = -1, prev_cnt = 0;
+    bool many = false;  // a row with more than kRowMatches matches
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       const i64 l = base + static_cast<i64>(threadIdx.x) * kItems + k;
       lo[k] = 0;
       cnt[k] = 0;
       if (l < nl && keep(l)) {
-        lo[k] = join_lower_bound(l, tlo, thi, cmp);
-        cnt[k] = join_upper_bound(l, lo[k], thi, cmp) - lo[k];
+        if (prev_cnt > 0 && cmp(l, prev_lo) == 0) {
+          lo[k] = prev_lo;
+          cnt[k] = prev_cnt;
+        } else {
+          lo[k] = prev_lo < 0 ? join_lower_bound(l, tlo, thi, cmp)
+                              : gallop_partition_point(from, thi, [&](i64 r) { return cmp(l, r) > 0; });
+          cnt[k] = join_upper_bound(l, lo[k], thi, cmp) - lo[k];
+        }
+        prev_lo = lo[k];
+        prev_cnt = cnt[k];
+        from = lo[k] + cnt[k];
+        many = many || cnt[k] > kRowMatches;
       }
     }
     i64 excl[kItems], aggregate;
@@ -246,8 +279,16 @@ struct JoinMergeAgent {
       temp.lo[t] = lo[k];
       temp.offs[t] = static_cast<int>(excl[k]);
     }
-    __syncthreads();
     const int total = static_cast<int>(aggregate);
+    if (!__syncthreads_or(many)) {
+      // Every row has at most kRowMatches matches: thread t writes the matches of rows
+      // t, t + kThreads, ... (consecutive rows of a warp write consecutive output rows).
+      for (int t = threadIdx.x; t < kTile; t += kThreads) {
+        const int o0 = temp.offs[t], o1 = t + 1 < kTile ? temp.offs[t + 1] : total;
+        for (int o = o0; o < o1; ++o) emit(base + t, temp.lo[t] + (o - o0), prefix + o);
+      }
+      return;
+    }
     for (int o = threadIdx.x; o < total; o += kThreads) {
       // The last row whose offset is <= o (rows without matches share the next row's offset).
       int a = 1, b = kTile;
