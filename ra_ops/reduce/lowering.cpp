@@ -29,10 +29,12 @@ namespace {
 // The aggregate state struct, its hooks and the statements writing output row g
 // (aggregates only; `first` is the group's first row, for the key columns). `wp` holds the
 // parameters of the kernels that write (the same as `p` but for the hash reduce's merge).
+// The row count `rows` is a field only where an aggregate reads it (count, avg) or the state
+// would be empty: the segmented reduce scans the states across its block, so every field
+// costs shuffles and registers.
 struct AggCode {
-  std::string fields = "  long long rows;\n", init = "    s.rows = 0;\n",
-              acc = "    ++s.rows;\n", merge = "    a.rows += b.rows;\n", write;
-  int64_t state_words = 1;  // upper bound on sizeof(State) / 8
+  std::string fields, init, acc, merge, write;
+  int64_t state_words = 0;  // upper bound on sizeof(State) / 8
   // Set when an integer sum may leave the i64 range: the flag the write sets, and the
   // CheckFlag step's message.
   rt::BufferId overflow = -1;
@@ -117,6 +119,7 @@ void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std:
 AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation& in,
                        const DeviceRelation& out, KernelParams& p) {
   AggCode a;
+  bool need_rows = false;
   const size_t nk = n.group_key_index.size();
   auto attr = [&](int32_t c) { return LoweringContext::load(p, in, static_cast<size_t>(c), "r"); };
   for (size_t k = 0; k < n.aggregates.size(); ++k) {
@@ -125,6 +128,7 @@ AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation
     std::string dst = p.buffer(out.columns[nk + k], storage_ctype(ot), false);
     const std::string filter = ag.filter.valid() ? ctx.expr(ag.filter.ptr(), p, attr) : "";
     const std::string rows = folded_rows(a, k, ag, filter, "long long");
+    need_rows = need_rows || ((ag.func == AggFunc::Count || ag.func == AggFunc::Avg) && rows == "s.rows");
     if (ag.func == AggFunc::Count) {
       a.write += fmt::format("    {}[g] = {};\n", dst, rows);
       continue;
@@ -162,6 +166,13 @@ AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation
       case AggFunc::Count:
         break;
     }
+  }
+  if (need_rows || a.state_words == 0) {
+    a.fields = "  long long rows;\n" + a.fields;
+    a.init = "    s.rows = 0;\n" + a.init;
+    a.acc = "    ++s.rows;\n" + a.acc;
+    a.merge = "    a.rows += b.rows;\n" + a.merge;
+    ++a.state_words;
   }
   return a;
 }

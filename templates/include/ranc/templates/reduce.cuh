@@ -62,9 +62,8 @@ struct ReduceHooks {
 
 template <class State>
 struct SegmentItem {
-  int has_head;  // a group head occurs in the covered rows
-  i64 head_row;  // the last such head
-  State state;   // aggregate of the rows since that head (or of all rows when has_head == 0)
+  i64 head_row;  // the last group head in the covered rows; -1 when they contain none
+  State state;   // aggregate of the rows since that head (or of all rows when head_row < 0)
 };
 
 template <class Agg>
@@ -72,7 +71,7 @@ struct SegmentOp {
   Agg agg;
   using Item = SegmentItem<typename Agg::State>;
   __device__ __forceinline__ Item operator()(const Item& a, const Item& b) const {
-    if (b.has_head) return b;
+    if (b.head_row >= 0) return b;
     Item r = a;
     agg.merge(r.state, b.state);
     return r;
@@ -84,7 +83,8 @@ struct ReduceAgent {
   static constexpr int kThreads = Policy::block_threads;
   static constexpr int kItems = Policy::items_per_thread;
   static constexpr int kTile = Policy::tile_items;
-  using CountScan = BlockScan<i64, kThreads>;
+  static_assert(kItems < 32, "ReduceAgent: head flags are bits of one word");
+  using CountScan = BlockScan<int, kThreads>;
 
   template <class State>
   struct TempStorageT {
@@ -104,6 +104,17 @@ struct ReduceAgent {
   /// Exactly `tiles` blocks, also for n == 0: the last block writes *out_count.
   static constexpr LaunchRule run_launch{Grid::tiles_exact, "n", Policy::block_threads};
 
+  // Each thread takes kItems consecutive rows. In order:
+  //   1. head flags (bits of one word) and their count; the block's exclusive sum of the
+  //      counts and the look-back over tiles give every head its global group number, so
+  //   2. one pass folds each row once: a group whose head and end are both in the thread's
+  //      rows is emitted right there; the rows before the thread's first head (`pre`) and
+  //      the open group after its last head (`cur`) are what the threads share:
+  //   3. a block-wide segmented scan of (last head, state) hands each thread the state of
+  //      the group its first rows continue, which ends in this thread (emit, or carry[]
+  //      when its head is in an earlier tile) or at the tile's end (tail[] or carry[]).
+  // Only two states per thread are live (no per-row states): the registers decide the
+  // occupancy, and the occupancy the memory parallelism.
   template <class SameGroup, class Agg, class Emit>
   __device__ __forceinline__ static void run(TempStorageT<typename Agg::State>& temp, i64 n, SameGroup same,
                                              Agg agg, Emit emit, void* tile_state, void* carry_buf,
@@ -117,77 +128,86 @@ struct ReduceAgent {
     const i64 base = tile_base(kTile);
     const i64 tile_last = min64(base + kTile, n) - 1;  // < base when the tile is empty (n == 0)
     const i64 first = base + static_cast<i64>(threadIdx.x) * kItems;
+    // The thread's rows: first .. first + valid - 1.
+    const int valid = static_cast<int>(max64(0, min64(static_cast<i64>(kItems), tile_last - first + 1)));
 
-    auto is_boundary = [&](i64 r) { return r >= n || r == 0 || !same(r, r - 1); };
-    bool head[kItems + 1];  // head[k]: row first+k starts a group (or is past the end)
+    // 1. Bit k: row first + k starts a group, for k <= valid (bit `valid`: the row after the
+    // thread's last row starts one or does not exist, so the thread's last group ends there).
+    unsigned head = 0;
+    if (valid > 0) {
 #pragma unroll
-    for (int k = 0; k <= kItems; ++k) head[k] = first + k <= tile_last + 1 ? is_boundary(first + k) : true;
+      for (int k = 0; k <= kItems; ++k) {
+        const i64 r = first + k;
+        if (k <= valid && (r >= n || r == 0 || !same(r, r - 1))) head |= 1u << k;
+      }
+    }
+    const unsigned rows_mask = (1u << valid) - 1;
+    int heads_before, tile_heads;
+    CountScan(temp.count_scan).ExclusiveSum(__popc(head & rows_mask), heads_before, tile_heads);
+    i64 inclusive;
+    const i64 prefix = TilePrefix::run(temp.prefix, ts, static_cast<i64>(tile_heads), inclusive);
 
     // carry[tile] must be defined for every tile the fixup may visit: when the tile's first
     // row starts a group, the rows "before its first head" are none.
-    if (threadIdx.x == 0 && base <= tile_last && head[0]) carry[tile] = agg.init();
-    // Each row is read and folded once: its state stays in registers for both loops.
-    State vals[kItems];
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      vals[k] = agg.init();
-      if (first + k <= tile_last) agg.accumulate(vals[k], first + k);
-    }
-    Item mine{0, -1, agg.init()};
-    i64 heads = 0;
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const i64 r = first + k;
-      if (r <= tile_last) {
-        if (head[k]) {
-          mine.has_head = 1;
-          mine.head_row = r;
-          mine.state = vals[k];
-          ++heads;
-        } else {
-          agg.merge(mine.state, vals[k]);
-        }
-      }
-    }
-    Item carry_in;
-    const Item identity{0, -1, agg.init()};
-    BlockScan<Item, kThreads>(temp.seg_scan).ExclusiveScan(mine, carry_in, identity, SegmentOp<Agg>{agg});
-    i64 heads_before, tile_heads;
-    CountScan(temp.count_scan).ExclusiveSum(heads, heads_before, tile_heads);
-    i64 inclusive;
-    const i64 prefix = TilePrefix::run(temp.prefix, ts, tile_heads, inclusive);
+    if (threadIdx.x == 0 && valid > 0 && (head & 1u)) carry[tile] = agg.init();
 
-    Item cur = carry_in;
-    i64 group = prefix + heads_before - 1;  // number of the open group, if it has its head in this tile
+    // 2. Fold the rows; emit the groups that start and end in them.
+    State pre = agg.init(), cur = agg.init();
+    i64 cur_head = -1;
+    i64 group = prefix + heads_before - 1;  // the number of the group cur_head starts
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
-      const i64 r = first + k;
-      if (r <= tile_last) {
-        if (head[k]) {
-          cur.has_head = 1;
-          cur.head_row = r;
-          cur.state = vals[k];
+      if (k < valid) {
+        const i64 r = first + k;
+        if ((head >> k) & 1u) {
+          if (cur_head < 0) pre = cur;
+          cur = agg.init();
+          cur_head = r;
           ++group;
-        } else {
-          agg.merge(cur.state, vals[k]);
         }
-        const bool ends = head[k + 1];
-        if (ends || r == tile_last) {
-          if (cur.has_head) {
-            if (ends) {
-              emit(group, cur.head_row, cur.state);
-            } else {
-              tail[tile] = cur.state;
-            }
-          } else {
-            carry[tile] = cur.state;
-          }
-          if (r == tile_last) {
-            meta[3 * tile + 0] = (!ends && cur.has_head) ? group : -1;
-            meta[3 * tile + 1] = cur.head_row;
-          }
+        agg.accumulate(cur, r);
+        if (((head >> (k + 1)) & 1u) && cur_head >= 0) emit(group, cur_head, cur);
+      }
+    }
+
+    // 3. The group the thread's first rows continue.
+    Item carry_in;
+    const Item identity{-1, agg.init()};
+    BlockScan<Item, kThreads>(temp.seg_scan).ExclusiveScan(Item{cur_head, cur}, carry_in, identity,
+                                                           SegmentOp<Agg>{agg});
+    const bool holds_last = valid > 0 && first + valid - 1 == tile_last;
+    const unsigned ends = head & (rows_mask | (1u << valid));  // bits 1..valid: a group ends before
+    if (valid > 0 && !(head & 1u)) {
+      // Rows first .. first + e - 1 belong to the group of carry_in (e >= 1).
+      State s = carry_in.state;
+      agg.merge(s, cur_head >= 0 ? pre : cur);
+      if (ends != 0) {  // it ends in this thread
+        if (carry_in.head_row >= 0)
+          emit(prefix + heads_before - 1, carry_in.head_row, s);
+        else
+          carry[tile] = s;  // begun in an earlier tile: the fixup finishes it
+      } else if (holds_last) {  // open at the tile's end, and no head in this thread
+        if (carry_in.head_row >= 0) {
+          tail[tile] = s;
+          meta[3 * tile + 0] = prefix + heads_before - 1;
+          meta[3 * tile + 1] = carry_in.head_row;
+        } else {  // no head in the whole tile
+          carry[tile] = s;
+          meta[3 * tile + 0] = -1;
+          meta[3 * tile + 1] = -1;
         }
       }
+    }
+    if (holds_last && cur_head >= 0) {
+      // The group of the thread's last head: ended (emitted above) or open at the tile's end.
+      const bool open = !((head >> valid) & 1u);
+      if (open) tail[tile] = cur;
+      meta[3 * tile + 0] = open ? group : -1;
+      meta[3 * tile + 1] = cur_head;
+    } else if (holds_last && ends != 0) {
+      // No head in the thread, its first rows' group ends at the tile's last row.
+      meta[3 * tile + 0] = -1;
+      meta[3 * tile + 1] = -1;
     }
     if (threadIdx.x == 0) {
       meta[3 * tile + 2] = tile_heads;
