@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
   // "ra_bench chains 28": only the fused operator chains; "ra_bench groupby 28": only the
   // group-by rows.
   bool chains_only = false, groupby_only = false, joins_only = false, semi_only = false,
-       topk_only = false, setops_only = false;
+       topk_only = false, setops_only = false, merges_only = false;
   std::vector<int> log_sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "chains")
@@ -291,6 +291,8 @@ int main(int argc, char** argv) {
       topk_only = true;
     else if (std::string(argv[i]) == "setops")
       setops_only = true;
+    else if (std::string(argv[i]) == "merges")  // set operations, sorted join, sorted reduce
+      merges_only = true;
     else
       log_sizes.push_back(std::atoi(argv[i]));
   }
@@ -364,7 +366,7 @@ int main(int argc, char** argv) {
       // Group-by of unsorted (g, v) rows, g uniform in [0, G): sum((i64)v) per g. ranc's
       // default hashes (hash_reduce.cuh); --group-by=sort sorts the input by g first; the
       // sort + reduce_by_key chains of Thrust and CUB on the same arrays.
-      if (!chains_only && !setops_only) {
+      if (!chains_only && !setops_only && !merges_only) {
         for (int64_t groups : {int64_t{4}, int64_t{1} << 10, int64_t{1} << 24}) {
           if (static_cast<size_t>(groups) > n) continue;
           std::vector<int32_t> g(n);
@@ -393,13 +395,13 @@ int main(int argc, char** argv) {
         }
       }
       if (!chains_only && !groupby_only) {
-      if (!setops_only) {  // select 50%
+      if (!setops_only && !merges_only) {  // select 50%
         ProgramBuilder b;
         b.output(b.input("r", kv("k", "v", 0).attributes).select(col("k") < (1 << 30)), "out");
         RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
         report("select 50%", rr.seconds, 8.0 * n + 8.0 * rr.output_rows[0], n);
       }
-      if (!setops_only) {  // project (map)
+      if (!setops_only && !merges_only) {  // project (map)
         ProgramBuilder b;
         // Both attributes are computed so ranc and Thrust move the same bytes (a plain
         // pass-through attribute is shared with the input, not copied).
@@ -409,7 +411,7 @@ int main(int argc, char** argv) {
         RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
         report("project (map)", rr.seconds, 16.0 * n, n);
       }
-      if (!setops_only) {  // product: n/4 x 4 -> n tuples of 4 attributes
+      if (!setops_only && !merges_only) {  // product: n/4 x 4 -> n tuples of 4 attributes
         std::vector<int32_t> k4(n / 4), v4(n / 4);
         std::copy(k.begin(), k.begin() + n / 4, k4.begin());
         std::copy(v.begin(), v.begin() + n / 4, v4.begin());
@@ -470,7 +472,7 @@ int main(int argc, char** argv) {
           RancRun rr = run_ranc(ex, b.check(), {{"f", df.binding()}, {"p", dp.binding()}});
           report("join pk-fk", rr.seconds, 8.0 * n + 8.0 * npk + 12.0 * n, n);
         }
-        {  // the same inputs, order not declared: partitioned hash join
+        if (!merges_only) {  // the same inputs, order not declared: partitioned hash join
           ProgramBuilder b;
           Rel f = b.input("f", kv("fk", "fv").attributes),
               p = b.input("p", kv("pk", "pv").attributes);
@@ -493,6 +495,10 @@ int main(int argc, char** argv) {
         // The output sum is i64: 4 + 8 bytes per group.
         report("reduce sorted", rr.seconds, 8.0 * n + 12.0 * rr.output_rows[0], n);
         dg.free();
+      }
+      if (merges_only) {  // "ra_bench merges 28": set operations, sorted join and reduce only
+        r.free();
+        continue;
       }
       {  // sort pairs: `sort k` orders by (k, v) (ties by the other attribute): both keys
          // pack into one 64-bit word, sorted keys-only

@@ -4,6 +4,7 @@
 # writing one log per step and a summary to $OUT (default /tmp/ranc-gpu-check).
 #   scripts/gpu_check.sh BIN_DIR [steps...]
 #   steps: runtime templates ops ops_unfused tpch random memcheck racecheck large bench
+#          merges merges_expand merges_tune
 # Steps are independent: several invocations (each with its own OUT) may run at once.
 set -u
 BIN=${1:?usage: gpu_check.sh BIN_DIR [steps...]}
@@ -45,6 +46,12 @@ for s in $STEPS; do
         "$BIN/gpu_tests" --gtest_filter='Sizes/*/n4097_*:GpuOperatorsCoverage.*' ;;
     large) step large 300 "$BIN/gpu_tests" --gtest_filter='GpuOperatorsLarge.*' ;;
     bench) step bench 300 "$BIN/ra_bench" 26 28 ;;
+    # Set operations, the sorted join and the sorted reduce at 2^28; the join once more
+    # with its count + expand path (RANC_MERGE_JOIN=expand) for an A/B in the same run.
+    merges) step merges 300 "$BIN/ra_bench" merges 28 ;;
+    merges_expand) RANC_MERGE_JOIN=expand step merges_expand 300 "$BIN/ra_bench" merges 28 ;;
+    # Other tile shapes (RANC_TUNE, codegen.cpp) for the same rows.
+    merges_tune) RANC_TUNE=${RANC_TUNE:-Reduce=256x8,JoinCount=128x8} step merges_tune 300 "$BIN/ra_bench" merges 28 ;;
     *) echo "unknown step $s" >>"$OUT/summary.txt" ;;
   esac
 done

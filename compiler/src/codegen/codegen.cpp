@@ -259,6 +259,7 @@ class Context final : public LoweringContext {
     return name;
   }
   std::string policy(std::string_view family) const override {
+    if (const auto* t = tuned(family)) return fmt::format("ranc::tpl::TilePolicy<{}, {}>", t->first, t->second);
     return fmt::format("P::{}", family);
   }
   int32_t policy_threads(std::string_view family) const override {
@@ -728,7 +729,34 @@ class Context final : public LoweringContext {
     return stmts;
   }
 
+  // RANC_TUNE="Reduce=256x8,Merge=128x15": tile shapes that replace the tuning table's
+  // (common.cuh) for the named families, for benchmarking other shapes without a rebuild.
+  // Read once per process; a malformed entry is ignored.
+  static const std::pair<int32_t, int32_t>* tuned(std::string_view family) {
+    static const std::vector<std::pair<std::string, std::pair<int32_t, int32_t>>> table = [] {
+      std::vector<std::pair<std::string, std::pair<int32_t, int32_t>>> t;
+      const char* v = std::getenv("RANC_TUNE");
+      std::string_view s = v ? v : "";
+      while (!s.empty()) {
+        const size_t comma = s.find(',');
+        const std::string_view e = s.substr(0, comma);
+        s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
+        const size_t eq = e.find('='), x = e.find('x');
+        if (eq == std::string_view::npos || x == std::string_view::npos || x < eq) continue;
+        const int threads = std::atoi(std::string(e.substr(eq + 1, x - eq - 1)).c_str());
+        const int items = std::atoi(std::string(e.substr(x + 1)).c_str());
+        if (threads <= 0 || threads > 1024 || threads % 32 != 0 || items <= 0 || items > 64) continue;
+        t.push_back({std::string(e.substr(0, eq)), {threads, items}});
+      }
+      return t;
+    }();
+    for (const auto& [f, shape] : table)
+      if (f == family) return &shape;
+    return nullptr;
+  }
+
   std::pair<int32_t, int32_t> policy_shape(std::string_view f) const {
+    if (const auto* t = tuned(f)) return *t;
     const bool h = options_.arch >= 900;
     if (f == "Map" || f == "Select") return {256, h ? 16 : 8};
     if (f == "SelectSearch" || f == "MapSearch") return {256, 1};
