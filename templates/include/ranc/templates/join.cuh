@@ -28,6 +28,17 @@
 // Buffers: tile_state tile_state_elems(ctiles); tile_state2 tile_state_elems(etiles); lo nl int64;
 //          offsets nl int64; total, out_count 1 int64 each.
 //
+// Inner join of a LEFT INPUT SORTED BY THE KEYS whose matches are all kept (no residual, no
+// filter after it): one pass, no lo/offsets traffic for ordinary tiles, no read-back before
+// the write (ctiles as above):
+//   1. merge:  JoinMergeAgent<C>::run(temp, nl, nr, cmp, keep, emit, header, lo, offsets,
+//              capacity)   threads C::block_threads, grid = ctiles (exactly); output sized by
+//              `capacity` (the left rows); the runtime reads header[0] (the matches) and, when it
+//              exceeds the capacity, grows the output, zeroes the header and runs it again.
+//   2. heavy:  JoinHeavyExpandAgent<C>::run(temp, nl, ctiles, header, lo, offsets, emit)
+//              threads C::block_threads, any grid (fixed); writes the tiles of heavy keys.
+// Buffers: header JoinMergeAgent::header_elems(ctiles) int64, zeroed; lo, offsets nl int64.
+//
 // Semi / anti join: a select over the left input (select.cuh) with predicate
 //   JoinMatchPred<Cmp, Residual, Anti>{cmp, residual, nr}(l) = "left row l has a (residual-satisfying)
 //   match" (Anti: has none). Binary search per left row; with a residual, candidates are scanned
