@@ -259,6 +259,31 @@ TEST_F(CliTest, JoinOptionPicksTheAlgorithm) {
   }
   ASSERT_EQ(run({"explain", prog, "--join=hash"}), kOk) << err_;
   EXPECT_NE(out_.find("_join_hash"), std::string::npos) << out_;
+  // explain says which algorithm each join takes and why.
+  EXPECT_NE(out_.find("== joins ==\nn2 join inner: partitioned hash join (--join=hash)\n"),
+            std::string::npos)
+      << out_;
+  ASSERT_EQ(run({"explain", prog}), kOk) << err_;
+  EXPECT_NE(out_.find("join inner: sort-merge, left input unsorted: a binary search a left "
+                      "row (auto: the planner has no input sizes"),
+            std::string::npos)
+      << out_;
+  std::string sorted = write("s.ra",
+                             "input r(k i32, v i64) sorted by k;\n"
+                             "input q(k i32, w f64);\n"
+                             "j = r |> join q on k;\n"
+                             "s = r |> semijoin q on k;\n"
+                             "output j;\noutput s;\n");
+  ASSERT_EQ(run({"explain", sorted}), kOk) << err_;
+  EXPECT_NE(out_.find("join inner: sort-merge, left input sorted by the keys: merged tile by "
+                      "tile (auto:"),
+            std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("join semi: sort-merge: a binary search a left row (an inner join sorts "
+                      "the same right input by the same keys: the sort is shared)"),
+            std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("_join_merge"), std::string::npos) << out_;
   EXPECT_EQ(run({"emit", prog, "--join=nested"}), kUsageError);
 }
 

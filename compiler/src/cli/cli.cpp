@@ -535,6 +535,8 @@ int cmd_explain(const Args& a, std::ostream& out) {
       << (r.inputs.empty() ? std::string("all declared attributes (prune_attributes is off)\n")
                            : passes::print_pruning(r.inputs));
   out << "\n== physical plan ==\n" << passes::print_physical_plan(r.physical);
+  if (const std::string joins = passes::print_join_choices(r.physical); !joins.empty())
+    out << "\n== joins ==\n" << joins;
   out << "\n== kernels ==\n" << kernels_text(r.plan);
   out << "\n== steps ==\n" << codegen::describe_plan(r.plan);
   return kOk;

@@ -166,15 +166,24 @@ class Planner {
 
   // The join algorithm of join node `n` (inputs already planned; `old` is the node in the
   // checked program); see plan_sort_orders.h.
-  codegen::JoinAlgorithm join_algorithm(const Node& n, const Node& old) const {
+  codegen::JoinAlgorithm join_algorithm(const Node& n, const Node& old, std::string& why) const {
     using codegen::JoinAlgorithm;
-    if (options_.join == JoinAlgorithm::SortMerge) return JoinAlgorithm::SortMerge;
+    if (options_.join == JoinAlgorithm::SortMerge) {
+      why = "--join=merge";
+      return JoinAlgorithm::SortMerge;
+    }
     const Node& right = node(n.inputs.at(1));
     std::vector<Type> key_types;
     for (int32_t k : n.right_key_index)
       key_types.push_back(right.schema[static_cast<size_t>(k)].type);
-    if (hash_join_key_bits(key_types) == 0) return JoinAlgorithm::SortMerge;
-    if (options_.join == JoinAlgorithm::Hash) return JoinAlgorithm::Hash;
+    if (hash_join_key_bits(key_types) == 0) {
+      why = "the keys do not pack into one 64-bit word, which hashing needs";
+      return JoinAlgorithm::SortMerge;
+    }
+    if (options_.join == JoinAlgorithm::Hash) {
+      why = "--join=hash";
+      return JoinAlgorithm::Hash;
+    }
     if (n.join_kind == JoinKind::Semi || n.join_kind == JoinKind::Anti) {
       // A semi/anti join probes a hash set of the right keys (one pass to build, about one
       // random load a left row) unless the right input is already ordered by the keys, where
@@ -183,9 +192,15 @@ class Planner {
       // loads a row (bench/RESULTS.md, issue 9). When an inner join sorts the same right
       // input by the same keys, the sort is shared and the search is the cheaper addition
       // (TPC-H Q13's left outer join, lowered to an inner join and an anti join).
-      if (groups_by(phys(n.inputs.at(1)).order, n.right_key_index) ||
-          merge_sorted_.count({old.inputs.at(1), distinct_in_order(n.right_key_index)}))
+      if (groups_by(phys(n.inputs.at(1)).order, n.right_key_index)) {
+        why = "the right input is already ordered by the keys: searched, no preparation";
         return JoinAlgorithm::SortMerge;
+      }
+      if (merge_sorted_.count({old.inputs.at(1), distinct_in_order(n.right_key_index)})) {
+        why = "an inner join sorts the same right input by the same keys: the sort is shared";
+        return JoinAlgorithm::SortMerge;
+      }
+      why = "the right input is not ordered by the keys: a hash set of them, no sort";
       return JoinAlgorithm::Hash;
     }
     // Auto is sort-merge. The partitioned hash join is 4.4x faster than sort + merge on
@@ -194,6 +209,8 @@ class Planner {
     // (bench/RESULTS.md, issue 9): their joins are small or filtered, where sorting the
     // right input and searching it costs less than partitioning both sides. The choice
     // needs the inputs' sizes, which the planner does not have.
+    why = "auto: the planner has no input sizes; sort-merge is faster on small or filtered "
+          "joins, --join=hash on large unsorted ones";
     return JoinAlgorithm::SortMerge;
   }
 
@@ -237,7 +254,7 @@ class Planner {
         p.unique = phys(in(0)).unique && phys(in(1)).unique;
         break;
       case OpKind::Join: {
-        p.join = join_algorithm(n, old);
+        p.join = join_algorithm(n, old, p.join_reason);
         if (p.join == codegen::JoinAlgorithm::Hash) {
           // No input order needed. The partitioned (inner) join's output has none; a semi
           // or anti join is a stage over the left rows and keeps their order.
@@ -390,6 +407,37 @@ std::string print_physical_plan(const PhysicalPlan& plan) {
       out += fmt::format(" shares the read of n{} in the kernel of n{}", p.shared_read, p.kernel);
     if (p.paged) out += " -> paged";
     out += "\n";
+  }
+  return out;
+}
+
+std::string print_join_choices(const PhysicalPlan& plan) {
+  std::string out;
+  for (const Node& n : plan.program.nodes()) {
+    if (n.kind != OpKind::Join) continue;
+    const PhysicalNode& p = plan.nodes.at(static_cast<size_t>(n.id));
+    const char* kind = n.join_kind == JoinKind::Inner  ? "inner"
+                       : n.join_kind == JoinKind::Semi ? "semi"
+                       : n.join_kind == JoinKind::Anti ? "anti"
+                                                       : "outer";
+    std::string how;
+    if (p.join == codegen::JoinAlgorithm::Hash) {
+      how = n.join_kind == JoinKind::Inner ? "partitioned hash join" : "hash set probe";
+    } else if (n.join_kind != JoinKind::Inner) {
+      how = "sort-merge: a binary search a left row";
+    } else {
+      // The left input's order starts with the comparison's key sequence: one pass per
+      // tile of left rows (JoinMergeAgent, when every match is kept); otherwise every left
+      // row searches the right input.
+      const Order& lo = plan.nodes.at(static_cast<size_t>(n.inputs.at(0))).order;
+      bool sorted = lo.size() >= p.compare_keys.size();
+      for (size_t t = 0; sorted && t < p.compare_keys.size(); ++t)
+        sorted = lo[t].index == n.left_key_index.at(static_cast<size_t>(p.compare_keys[t].index)) &&
+                 lo[t].descending == p.compare_keys[t].descending;
+      how = sorted ? "sort-merge, left input sorted by the keys: merged tile by tile"
+                   : "sort-merge, left input unsorted: a binary search a left row";
+    }
+    out += fmt::format("n{} join {}: {} ({})\n", n.id, kind, how, p.join_reason);
   }
   return out;
 }

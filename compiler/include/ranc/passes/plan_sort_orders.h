@@ -57,6 +57,7 @@ struct PhysicalNode {
   // positions into left_key_index/right_key_index.
   Order compare_keys;
   codegen::JoinAlgorithm join = codegen::JoinAlgorithm::SortMerge;
+  std::string join_reason;  // Join: why this algorithm (`ranc explain`'s == joins ==)
   // Reduce: grouped by hashing (templates/hash_reduce.cuh) instead of sorting its input;
   // the output is still ordered by the group keys (ascending, in group-key order).
   bool hash_reduce = false;
@@ -117,5 +118,7 @@ PhysicalPlan plan_sort_orders(const Program& checked, const codegen::CodegenOpti
 
 // The plan as text: one line per node with its physical order and sort keys.
 std::string print_physical_plan(const PhysicalPlan& plan);
+// One line per join: its algorithm and why the planner chose it (`ranc explain`).
+std::string print_join_choices(const PhysicalPlan& plan);
 
 }  // namespace ranc::passes
