@@ -1,8 +1,9 @@
 // Lowering of input: one bound device buffer per attribute and a size slot. An input
 // with a declared order ("sorted by") is verified before anything relies on it: when
 // its only consumer is a reduce that compares adjacent rows by exactly the declared
-// keys, or a set operation merging packed order words (set_ops.cuh), that consumer checks the
-// order on the fly (no extra pass); otherwise a check kernel makes one pass over the key columns. Either way a row that orders before its predecessor sets a flag, and a
+// keys, a set operation merging packed order words (set_ops.cuh), or a sort-merge inner
+// join taking it as its left input sorted by the join keys (join.cuh), that consumer checks
+// the order on the fly (no extra pass); otherwise a check kernel makes one pass over the key columns. Either way a row that orders before its predecessor sets a flag, and a
 // CheckFlag step turns it into an ExecutionError naming the relation.
 #include "ranc/codegen/lowering.h"
 
@@ -21,7 +22,22 @@ bool consumer_checks_order(LoweringContext& ctx, NodeId id, const passes::Order&
         consumer = &m;
         ++uses;
       }
-  if (uses != 1 || ctx.physical(consumer->id).compare_keys != declared) return false;
+  if (uses != 1) return false;
+  // The left input of a sort-merge inner join sorted by the join keys (JoinMergeAgent, or
+  // JoinCountAgent with a filter after the join): each tile compares every left row with its
+  // predecessor by the declared order (a hook of its own, so the declared order may have
+  // more keys than the join).
+  if (consumer->kind == OpKind::Join && consumer->join_kind == JoinKind::Inner &&
+      consumer->inputs.at(0) == id &&
+      ctx.physical(consumer->id).join == JoinAlgorithm::SortMerge) {
+    const passes::Order& ck = ctx.physical(consumer->id).compare_keys;
+    bool starts = declared.size() >= ck.size();
+    for (size_t t = 0; starts && t < ck.size(); ++t)
+      starts = declared[t].index == consumer->left_key_index.at(static_cast<size_t>(ck[t].index)) &&
+               declared[t].descending == ck[t].descending;
+    return starts;
+  }
+  if (ctx.physical(consumer->id).compare_keys != declared) return false;
   // A reduce: its tiles are row ranges, so every (row - 1, row) pair is compared whatever the
   // data. A set operation whose tuples pack into one order word (SetOpKeysAgent, set_ops.cuh)
   // stages every row's word with its predecessor and also reports partitions that do not
@@ -65,7 +81,7 @@ void lower_input(LoweringContext& ctx, const Node& n) {
         "drop the declared order so that ranc sorts it",
         n.name, order_text(n.sort_keys));
     if (consumer_checks_order(ctx, n.id, declared)) {
-      r.unverified = PendingOrderCheck{flag, message};
+      r.unverified = PendingOrderCheck{flag, message, cols, desc};
       ctx.set_relation(n.id, r);
       return;
     }

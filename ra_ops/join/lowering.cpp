@@ -108,7 +108,23 @@ std::string match_members(LoweringContext& ctx, const JoinCode& jc, KernelParams
   std::string m = jc.members(ctx, p);
   m += fmt::format("  __device__ __forceinline__ bool keep(long long i) const {{ return {}; }}\n",
                    LoweringContext::keep(p, jc.L, "i"));
+  if (const auto& u = jc.L.unverified)  // the left input's declared order, checked here
+    m += fmt::format(
+        "  __device__ __forceinline__ bool out_of_order(long long i) const {{\n"
+        "    return [&](long long i, long long j) {{\n{}    }}(i - 1, i) > 0;\n  }}\n",
+        LoweringContext::compare_body(p, jc.L, "i", u->columns, jc.L, "j", u->columns, u->descending));
   return m;
+}
+// The out_of_order hook and the flag it sets, when the left input's declared order is
+// checked by the join's kernel (input/lowering.cpp), as trailing arguments of the agents'
+// run(); none otherwise.
+std::vector<CallArg> order_check_args(const JoinCode& jc, KernelParams& p) {
+  if (!jc.L.unverified) return {};
+  return {HookArg::lambda("bool", {{"long long", "i"}}, " return f.out_of_order(i); "),
+          p.buffer(jc.L.unverified->flag, "int", false)};
+}
+void order_check_step(LoweringContext& ctx, const JoinCode& jc) {
+  if (const auto& u = jc.L.unverified) ctx.step(rt::CheckFlag{u->flag, u->message, jc.n.id});
 }
 std::string write_member(LoweringContext& ctx, KernelParams& p, const DeviceRelation& rel,
                          const DeviceRelation& out) {
@@ -158,15 +174,15 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
                 plo = p.buffer(lo, "long long", false), po = p.buffer(offs, "long long", false),
                 pc = p.slot(cap);
     std::string name = ctx.kernel_name(v.nodes.back(), ops + "_merge");
+    std::vector<CallArg> args = {"temp", ns, nr,
+                                 HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}},
+                                                 " return f.cmp(i, j); "),
+                                 HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); "),
+                                 write_hook(), hd, plo, po, pc};
+    for (CallArg& a : order_check_args(jc, p)) args.push_back(std::move(a));
     std::string make = ctx.functor(name + "_fn", p, m);
     SkeletonCall agent(ctx.templates(), "JoinMergeAgent", {ctx.tile_policy("JoinCount")}, "Agent");
-    std::string body =
-        make + agent.declare() + agent.temp_storage() +
-        agent.call("run", {"temp", ns, nr,
-                           HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}},
-                                           " return f.cmp(i, j); "),
-                           HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); "),
-                           write_hook(), hd, plo, po, pc});
+    std::string body = make + agent.declare() + agent.temp_storage() + agent.call("run", args);
     ctx.kernel(n.id, name, p, body,
                LaunchShape{rt::SizeExpr::slot(ctiles), 1, ctx.policy_threads("JoinCount"), false,
                            nodes, rt::Regrow{header, 0, cap, total, out.columns}},
@@ -189,6 +205,7 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
                            nodes},
                agent);
   }
+  order_check_step(ctx, jc);
   return out;
 }
 
@@ -213,19 +230,20 @@ std::pair<rt::BufferId, rt::BufferId> count_sorted(LoweringContext& ctx, const J
               po = p.buffer(offs, "long long", false), ts = p.buffer(cstate, "void", false),
               pt = p.buffer(tot, "long long", false);
   std::string name = ctx.kernel_name(n.id, count_name(ctx, L));
+  std::vector<CallArg> args = {"temp", ns, nr,
+                               HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}},
+                                               " return f.cmp(i, j); "),
+                               plo, po, ts, pt,
+                               HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); ")};
+  for (CallArg& a : order_check_args(jc, p)) args.push_back(std::move(a));
   std::string make = ctx.functor(name + "_fn", p, m);
   SkeletonCall agent(ctx.templates(), "JoinCountAgent", {ctx.tile_policy("JoinCount")}, "Agent");
-  std::string body =
-      make + agent.declare() + agent.temp_storage() +
-      agent.call("run", {"temp", ns, nr,
-                         HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}},
-                                         " return f.cmp(i, j); "),
-                         plo, po, ts, pt,
-                         HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); ")});
+  std::string body = make + agent.declare() + agent.temp_storage() + agent.call("run", args);
   ctx.kernel(n.id, name, p, body,
              LaunchShape{rt::SizeExpr::slot(ctiles), 1, ctx.policy_threads("JoinCount"), false,
                          LoweringContext::fused_nodes({&jc.L, &jc.R}, n.id)},
              agent);
+  order_check_step(ctx, jc);
   ctx.step(rt::ReadSize{total, tot, 0});
   return {lo, offs};
 }
@@ -354,6 +372,8 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   bool left_sorted = lorder.size() >= jc.lcols.size();
   for (size_t t = 0; left_sorted && t < jc.lcols.size(); ++t)
     left_sorted = lorder[t].index == jc.lcols[t] && lorder[t].descending == jc.desc[t];
+  internal_check(!R.unverified && (!L.unverified || left_sorted),
+                 "a join was left the check of an input order it does not merge by");
   const rt::SlotId total = ctx.new_slot();
   rt::BufferId lo = -1, offs = -1;
   if (!left_sorted) {

@@ -912,6 +912,29 @@ TEST(NvrtcCompile, DeclaredInputOrders) {
   expect_compiles(p);
 }
 
+// A declared-sorted left input whose one consumer is a sort-merge inner join by a prefix
+// of its order is checked inside the join's kernel (every row against its predecessor by
+// the whole declared order), both ways; the right input keeps its check kernel.
+TEST(GeneratePlan, JoinChecksItsLeftInputsOrder) {
+  ProgramBuilder b;
+  auto f = b.input("f", {{"fk", Type::I32}, {"fv", Type::I32}}, 0, {"fk", desc("fv")});
+  auto p = b.input("p", {{"pk", Type::I32}, {"pv", Type::I32}}, 0, {"pk"});
+  b.output(f.join(p, {"fk"}, {"pk"}), "joined");
+  for (bool one_pass : {true, false}) {
+    rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::SortMerge,
+                                                       .one_pass_merge_join = one_pass});
+    EXPECT_EQ(count_of(plan.source, "_check_order("), 1) << plan.source;  // p's
+    EXPECT_NE(plan.source.find("out_of_order(long long i)"), std::string::npos);
+    int f_checks = 0;
+    for (const auto& s : plan.steps)
+      if (const auto* c = std::get_if<rt::CheckFlag>(&s))
+        f_checks += c->message.find("'f' is not sorted by (fk, fv desc)") != std::string::npos;
+    EXPECT_EQ(f_checks, 1) << codegen::describe_plan(plan);
+    Compiled c = nvrtc_compile(plan.source);
+    EXPECT_TRUE(c.ok) << c.log;
+  }
+}
+
 // The sorted-left inner join both ways (one pass, and count + expand): one- and
 // two-attribute keys of several types, a residual, a filter after the join.
 TEST(NvrtcCompile, SortedLeftJoinBothPaths) {

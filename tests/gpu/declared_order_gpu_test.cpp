@@ -153,21 +153,30 @@ TEST(GpuDeclaredOrderFused, ReduceAndSetOperations) {
     in.emplace_back("a", make(n));
     in.emplace_back("b", make(n / 2 + 1));
     std::vector<Program> programs;
-    for (int op = 0; op < 4; ++op) {
+    for (int op = 0; op < 6; ++op) {
       ProgramBuilder b;
       Rel a = b.input("a", kS, 0, {"k", "v"}), c = b.input("b", kS, 0, {"k", "v"});
+      // Joins (a sort-merge join checks its left input's order in its own kernel, in one
+      // pass or, with a residual, while counting; the projected right input has the kernel).
+      Rel cp = c.project({as(col("k"), "ck"), as(col("v"), "cv")});
       Rel o = op == 0   ? a.union_with(c)
               : op == 1 ? a.intersect(c)
               : op == 2 ? a.difference(c)
-                        : a.reduce({"k", "v"}, {count("n")});
+              : op == 3 ? a.reduce({"k", "v"}, {count("n")})
+              : op == 4 ? a.join(cp, {"k"}, {"ck"})
+                        : a.join(cp, {"k"}, {"ck"}, JoinKind::Inner, col("v") <= col("cv"));
       b.output(o, "out");
       programs.push_back(b.check());
     }
     for (size_t i = 0; i < programs.size(); ++i) {
-      // The reduce checks the order itself; set operations use the check kernel.
-      rt::Plan plan = codegen::generate_plan(programs[i]);
-      EXPECT_EQ(plan.source.find("_check_order(") == std::string::npos, i == 3 || vt == Type::I32)
-          << "program " << i;
+      // The reduce checks the order itself, and so do the keyed set operations and the joins
+      // (of their left input); wider set operations use the check kernel.
+      rt::Plan plan = codegen::generate_plan(programs[i], {.join = codegen::JoinAlgorithm::SortMerge});
+      if (i >= 4)
+        EXPECT_NE(plan.source.find("out_of_order("), std::string::npos) << "program " << i;
+      else
+        EXPECT_EQ(plan.source.find("_check_order(") == std::string::npos, i == 3 || vt == Type::I32)
+            << "program " << i;
       EXPECT_EQ(run_and_compare(programs[i], in), "") << "program " << i << " n=" << n;
     }
     if (n < 2) continue;
@@ -186,7 +195,7 @@ TEST(GpuDeclaredOrderFused, ReduceAndSetOperations) {
       r = make_relation(r.schema(), {column_from_keys(Type::I32, k), column_from_keys(vt, v)});
       for (size_t i = 0; i < programs.size(); ++i) {
         if (where == 3 && i == 3) continue;  // the reduce does not read b
-        rt::Plan plan = codegen::generate_plan(programs[i]);
+        rt::Plan plan = codegen::generate_plan(programs[i], {.join = codegen::JoinAlgorithm::SortMerge});
         std::map<std::string, const HostRelation*> bind;
         for (const auto& [name, rel] : bad) bind[name] = &rel;
         rt::Executor ex;

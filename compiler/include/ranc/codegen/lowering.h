@@ -40,13 +40,16 @@
 namespace ranc::codegen {
 
 // A declared input order whose verification is left to the relation's one consumer
-// (a reduce that compares adjacent rows by exactly these keys anyway checks them on
-// the fly, instead of a separate pass over the key columns). The
+// (a reduce that compares adjacent rows by exactly these keys anyway, a keyed set
+// operation, the left input of a sort-merge inner join: they check it on the fly,
+// instead of a separate pass over the key columns). The
 // consumer sets `flag` (int32, zeroed) when a row orders before its predecessor and
 // adds the CheckFlag step with `message`.
 struct PendingOrderCheck {
   rt::BufferId flag = -1;
   std::string message;
+  std::vector<int32_t> columns;  // the declared order: columns and directions
+  std::vector<bool> descending;
 };
 
 struct RowView;

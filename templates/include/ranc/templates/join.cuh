@@ -61,6 +61,11 @@ struct NoJoinEmit {
   __device__ __forceinline__ void operator()(i64, i64, i64) const {}
 };
 
+/// Order-check hook meaning "the left input is known to be ordered".
+struct NoOrderCheck {
+  __device__ __forceinline__ bool operator()(i64) const { return false; }
+};
+
 /// First right row r in [lo, hi) with right[r] >= left[l].
 template <class Cmp>
 __device__ __forceinline__ i64 join_lower_bound(i64 l, i64 lo, i64 hi, Cmp cmp) {
@@ -116,13 +121,18 @@ struct JoinCountAgent {
     // Optional (AlwaysTrue): left row l takes part (a select fused into the join's left input);
     // cmp is evaluated only on kept rows.
     __device__ bool keep(i64 l) const;
+    // Optional (NoOrderCheck, with order_flag null): row l - 1 orders after row l in the left
+    // input's declared order (l >= 1); such a row sets *order_flag, so the declared order
+    // needs no separate check pass (every adjacent pair is compared, whatever the data).
+    __device__ bool out_of_order(i64 l) const;
   };
   /// Exactly `ctiles` blocks, also for nl == 0: the last block writes *total.
   static constexpr LaunchRule run_launch{Grid::tiles_exact, "nl", Policy::block_threads};
 
-  template <class Cmp, class Keep = AlwaysTrue>
+  template <class Cmp, class Keep = AlwaysTrue, class OutOfOrder = NoOrderCheck>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, i64* lo_out,
-                                             i64* offsets, void* tile_state, i64* total, Keep keep = {}) {
+                                             i64* offsets, void* tile_state, i64* total, Keep keep = {},
+                                             OutOfOrder out_of_order = {}, int* order_flag = nullptr) {
     TileState state = make_tile_state(tile_state);
     const i64 base = tile_base(kTile);
     const i64 last = min64(base + kTile, nl) - 1;
@@ -152,6 +162,7 @@ struct JoinCountAgent {
         lo[k] = join_lower_bound(l, tlo, thi, cmp);
         cnt[k] = join_upper_bound(l, lo[k], thi, cmp) - lo[k];
       }
+      if (order_flag != nullptr && l < nl && l > 0 && out_of_order(l)) *order_flag = 1;
     }
     i64 excl[kItems], aggregate;
     BlockScanT(temp.scan).ExclusiveSum(cnt, excl, aggregate);
@@ -209,15 +220,19 @@ struct JoinMergeAgent {
     __device__ int cmp(i64 l, i64 r) const;  // left key of row l vs right key of row r
     __device__ bool keep(i64 l) const;       // left row l takes part (AlwaysTrue: all)
     __device__ void emit(i64 l, i64 r, i64 out_row) const;  // write the match to out_row
+    // Row l - 1 orders after row l in the left input's declared order (NoOrderCheck when
+    // order_flag is null): sets *order_flag, as JoinCountAgent's.
+    __device__ bool out_of_order(i64 l) const;
   };
   /// Exactly `tiles` blocks, also for nl == 0: the last block writes header[0].
   static constexpr LaunchRule run_launch{Grid::tiles_exact, "nl", Policy::block_threads};
 
   __host__ __device__ static constexpr i64 header_elems(i64 tiles) { return 4 + tile_state_elems(tiles) + tiles; }
 
-  template <class Cmp, class Keep, class Emit>
+  template <class Cmp, class Keep, class Emit, class OutOfOrder = NoOrderCheck>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, Keep keep, Emit emit,
-                                             i64* header, i64* lo_out, i64* offsets, i64 capacity) {
+                                             i64* header, i64* lo_out, i64* offsets, i64 capacity,
+                                             OutOfOrder out_of_order = {}, int* order_flag = nullptr) {
     static_assert(kThreads >= 64, "JoinMergeAgent: two warps search the tile's key range");
     TileState state = make_tile_state(header + 4);
     const i64 tiles = gridDim.x;
@@ -262,6 +277,9 @@ struct JoinMergeAgent {
         from = lo[k] + cnt[k];
         many = many || cnt[k] > kRowMatches;
       }
+      // Unordered input makes the searches above return short or empty ranges (never out of
+      // bounds); the flag turns the result into an error after the kernel.
+      if (order_flag != nullptr && l < nl && l > 0 && out_of_order(l)) *order_flag = 1;
     }
     i64 excl[kItems], aggregate;
     BlockScanT(temp.scan).ExclusiveSum(cnt, excl, aggregate);
