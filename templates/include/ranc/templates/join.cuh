@@ -78,6 +78,30 @@ __device__ __forceinline__ i64 join_upper_bound(i64 l, i64 lo, i64 hi, Cmp cmp) 
   return gallop_partition_point(lo, hi, [&](i64 r) { return cmp(l, r) >= 0; });
 }
 
+/// The right rows [tlo, thi) that can match the left rows base .. last of a tile (sorted by the
+/// keys): from the lower bound of the first row's key to the upper bound of the last's, when the
+/// left input keeps those rows (otherwise all right rows). Warps 0 and 1 search with
+/// warp_partition_point (about 6 rounds of parallel loads instead of ~28 dependent ones, which
+/// the rest of the block would wait for). Call from all threads; `bounds`: 2 i64 of shared memory.
+template <int Threads, class Cmp, class Keep>
+__device__ __forceinline__ void join_tile_range(i64* bounds, i64 base, i64 last, i64 nr, Cmp cmp, Keep keep,
+                                                i64& tlo, i64& thi) {
+  static_assert(Threads >= 64, "join_tile_range: two warps search the tile's key range");
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  if (warp == 0) {
+    const i64 b = base <= last && keep(base) ? warp_partition_point(0, nr, [&](i64 r) { return cmp(base, r) > 0; }) : 0;
+    if (threadIdx.x == 0) bounds[0] = b;
+  } else if (warp == 1) {
+    const i64 b = base > last  ? 0
+                  : keep(last) ? warp_partition_point(0, nr, [&](i64 r) { return cmp(last, r) >= 0; })
+                               : nr;
+    if (threadIdx.x == 32) bounds[1] = b;
+  }
+  __syncthreads();
+  tlo = bounds[0];
+  thi = bounds[1];
+}
+
 /// Predicate for semi (Anti = false) and anti (Anti = true) joins; use with SelectAgent.
 template <class Cmp, class Residual = NoResidual, bool Anti = false>
 struct JoinMatchPred {
@@ -136,22 +160,9 @@ struct JoinCountAgent {
     TileState state = make_tile_state(tile_state);
     const i64 base = tile_base(kTile);
     const i64 last = min64(base + kTile, nl) - 1;
-    // Narrow every search of the tile to the right rows matching the tile's key range (from the
-    // tile's first and last rows when the left input keeps them; otherwise all right rows),
-    // searched by two warps (32-way: the rest of the block waits for it).
-    static_assert(kThreads >= 64, "JoinCountAgent: two warps search the tile's key range");
-    const int warp = static_cast<int>(threadIdx.x >> 5);
-    if (warp == 0) {
-      const i64 b = base <= last && keep(base) ? warp_partition_point(0, nr, [&](i64 r) { return cmp(base, r) > 0; }) : 0;
-      if (threadIdx.x == 0) temp.bounds[0] = b;
-    } else if (warp == 1) {
-      const i64 b = base > last  ? 0
-                    : keep(last) ? warp_partition_point(0, nr, [&](i64 r) { return cmp(last, r) >= 0; })
-                                 : nr;
-      if (threadIdx.x == 32) temp.bounds[1] = b;
-    }
-    __syncthreads();
-    const i64 tlo = temp.bounds[0], thi = temp.bounds[1];
+    // Narrow every search of the tile to the right rows matching the tile's key range.
+    i64 tlo, thi;
+    join_tile_range<kThreads>(temp.bounds, base, last, nr, cmp, keep, tlo, thi);
     i64 lo[kItems], cnt[kItems];
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
@@ -233,25 +244,13 @@ struct JoinMergeAgent {
   __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, Keep keep, Emit emit,
                                              i64* header, i64* lo_out, i64* offsets, i64 capacity,
                                              OutOfOrder out_of_order = {}, int* order_flag = nullptr) {
-    static_assert(kThreads >= 64, "JoinMergeAgent: two warps search the tile's key range");
     TileState state = make_tile_state(header + 4);
     const i64 tiles = gridDim.x;
     const i64 base = tile_base(kTile);
     const i64 last = min64(base + kTile, nl) - 1;
-    // The right rows matching the tile's key range, searched by two warps (a 32-way search:
-    // the rest of the block waits for it).
-    const int warp = static_cast<int>(threadIdx.x >> 5);
-    if (warp == 0) {
-      const i64 b = base <= last && keep(base) ? warp_partition_point(0, nr, [&](i64 r) { return cmp(base, r) > 0; }) : 0;
-      if (threadIdx.x == 0) temp.bounds[0] = b;
-    } else if (warp == 1) {
-      const i64 b = base > last  ? 0
-                    : keep(last) ? warp_partition_point(0, nr, [&](i64 r) { return cmp(last, r) >= 0; })
-                                 : nr;
-      if (threadIdx.x == 32) temp.bounds[1] = b;
-    }
-    __syncthreads();
-    const i64 tlo = temp.bounds[0], thi = temp.bounds[1];
+    // The right rows matching the tile's key range.
+    i64 tlo, thi;
+    join_tile_range<kThreads>(temp.bounds, base, last, nr, cmp, keep, tlo, thi);
     // Each thread's rows are consecutive and sorted: a row's range starts where the previous
     // kept row's ends (or is the same range, for an equal key), so after the first search the
     // others gallop from there.
