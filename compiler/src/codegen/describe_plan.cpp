@@ -56,7 +56,7 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
     if (l->regrow) {
       std::string grow;
       for (rt::BufferId b : l->regrow->grow) grow += fmt::format("{}{}", grow.empty() ? "" : ", ", buf(p, b));
-      regrow = fmt::format("; paged: s{} = {}[{}], when > s{} grow {} and run again",
+      regrow = fmt::format("; then s{} = {}[{}], and when it is > s{} (the capacity) grow {} and run again",
                            l->regrow->needed, buf(p, l->regrow->header), l->regrow->index,
                            l->regrow->capacity, grow);
     }
