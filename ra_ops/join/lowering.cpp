@@ -1,13 +1,19 @@
 // Lowering of join (sort-merge): the right input is sorted by the join keys (physical
 // planning); each left row finds its range of equal right keys by binary search.
-//   inner: count stage (per-left-row range of equal keys and their scan: JoinCountAgent
-//          when the left input is sorted by the keys, else a count kernel and ScanInt64),
-//          then the total is read back. The output is a view over the key matches (i, j);
-//          select/project stages after the join extend it, and it is materialised by
-//          JoinExpandAgent (join.cuh): load-balanced expansion of the key matches (skewed
-//          keys spread over many blocks), evaluating the fused stages per match; with a
-//          residual or a fused select, the expansion is compacted like a select into an
-//          output sized by the key matches, and the exact size is read back.
+//   inner: the output is a view over the key matches (i, j); select/project stages after
+//          the join extend it, and it is materialised (write_merge or write_expanded):
+//          - left input sorted by the keys, every match kept: one pass, JoinMergeAgent
+//            (join.cuh) per tile of left rows, output sized by the left rows and grown and
+//            rerun when short (rt::Regrow), JoinHeavyExpandAgent for tiles of heavy keys;
+//          - otherwise a count stage (per-left-row range of equal keys and their scan:
+//            JoinCountAgent when the left input is sorted by the keys, emitted when the view
+//            is materialised; else a count kernel and ScanInt64, emitted now), the total read
+//            back, then JoinExpandAgent: load-balanced expansion of the key matches (skewed
+//            keys spread over many blocks), evaluating the fused stages per match; with a
+//            residual or a fused select, the expansion is compacted like a select into an
+//            output sized by the key matches, and the exact size is read back.
+//          A declared left order left to the join (input/lowering.cpp) is verified by the
+//          sorted-left kernels (their out_of_order hook) and checked after them.
 //   semi/anti: a fused stage over the left rows: "some right row in the range satisfies
 //          the residual" (or its negation), materialised (when not fused) by SelectAgent.
 // The left input may be a view (select/project fused into the join's input loading): its
