@@ -29,14 +29,8 @@ bool consumer_checks_order(LoweringContext& ctx, NodeId id, const passes::Order&
   // more keys than the join).
   if (consumer->kind == OpKind::Join && consumer->join_kind == JoinKind::Inner &&
       consumer->inputs.at(0) == id &&
-      ctx.physical(consumer->id).join == JoinAlgorithm::SortMerge) {
-    const passes::Order& ck = ctx.physical(consumer->id).compare_keys;
-    bool starts = declared.size() >= ck.size();
-    for (size_t t = 0; starts && t < ck.size(); ++t)
-      starts = declared[t].index == consumer->left_key_index.at(static_cast<size_t>(ck[t].index)) &&
-               declared[t].descending == ck[t].descending;
-    return starts;
-  }
+      ctx.physical(consumer->id).join == JoinAlgorithm::SortMerge)
+    return passes::left_ordered_by_join_keys(declared, *consumer, ctx.physical(consumer->id));
   if (ctx.physical(consumer->id).compare_keys != declared) return false;
   // A reduce: its tiles are row ranges, so every (row - 1, row) pair is compared whatever the
   // data. A set operation whose tuples pack into one order word (SetOpKeysAgent, set_ops.cuh)

@@ -74,6 +74,21 @@ std::vector<int32_t> right_non_keys(const Node& n, const DeviceRelation& R) {
   return rest;
 }
 
+namespace {
+// The join's key columns in its comparison sequence (PhysicalNode::compare_keys) over the
+// inputs L and R, which the result refers to.
+JoinCode join_code(LoweringContext& ctx, const Node& n, const DeviceRelation& L,
+                   const DeviceRelation& R) {
+  JoinCode jc{n, L, R, {}, {}, {}, right_non_keys(n, R)};
+  for (const auto& k : ctx.physical(n.id).compare_keys) {
+    jc.lcols.push_back(n.left_key_index.at(static_cast<size_t>(k.index)));
+    jc.rcols.push_back(n.right_key_index.at(static_cast<size_t>(k.index)));
+    jc.desc.push_back(k.descending);
+  }
+  return jc;
+}
+}  // namespace
+
 std::string join_residual(LoweringContext& ctx, const Node& n, KernelParams& p,
                           const DeviceRelation& L, const DeviceRelation& R,
                           const std::vector<int32_t>& right_rest) {
@@ -163,7 +178,7 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
   capx.at_least = 1;
   ctx.step(rt::SetSize{cap, capx});
   DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(cap), total);
-  // JoinMergeAgent::header_elems(tiles) = 4 + tile_state_elems(tiles) + tiles.
+  // The header of JoinMergeAgent (join.cuh): 4 + tile_state_elems(tiles) + tiles int64.
   rt::BufferId header = ctx.allocate(fmt::format("n{}.merge_header", n.id), 8,
                                      rt::SizeExpr{68, {rt::SizeTerm{3, {ctiles}}}}, n.id, true);
   const rt::SizeExpr nl = rt::SizeExpr::slot(L.size);
@@ -328,12 +343,7 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   DeviceRelation R = ctx.relation(n.inputs.at(1));
   if (R.view && (R.view->source != RowView::Source::Index || !R.view->keep_fn.empty()))
     R = ctx.dense(R);
-  JoinCode jc{n, L, R, {}, {}, {}, right_non_keys(n, R)};
-  for (const auto& k : ctx.physical(n.id).compare_keys) {
-    jc.lcols.push_back(n.left_key_index.at(static_cast<size_t>(k.index)));
-    jc.rcols.push_back(n.right_key_index.at(static_cast<size_t>(k.index)));
-    jc.desc.push_back(k.descending);
-  }
+  const JoinCode jc = join_code(ctx, n, L, R);
   const bool residual = n.predicate.ptr() != nullptr;
 
   if (n.join_kind != JoinKind::Inner) {
@@ -374,10 +384,8 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   // when the view is materialised (stages after the join may add a filter), so the sorted
   // case emits its kernels then. An unsorted left input counts with a search kernel and a
   // scan now.
-  const auto& lorder = ctx.physical(n.inputs.at(0)).order;
-  bool left_sorted = lorder.size() >= jc.lcols.size();
-  for (size_t t = 0; left_sorted && t < jc.lcols.size(); ++t)
-    left_sorted = lorder[t].index == jc.lcols[t] && lorder[t].descending == jc.desc[t];
+  const bool left_sorted =
+      passes::left_ordered_by_join_keys(ctx.physical(n.inputs.at(0)).order, n, ctx.physical(n.id));
   internal_check(!R.unverified && (!L.unverified || left_sorted),
                  "a join was left the check of an input order it does not merge by");
   const rt::SlotId total = ctx.new_slot();
@@ -429,12 +437,7 @@ void lower_join(LoweringContext& ctx, const Node& n) {
     const RowView& v = *rel.view;
     const bool filter = !v.keep_fn.empty();
     const Node& n = ctx.program().node(id);
-    JoinCode jc{n, L, R, {}, {}, {}, right_non_keys(n, R)};
-    for (const auto& k : ctx.physical(id).compare_keys) {
-      jc.lcols.push_back(n.left_key_index.at(static_cast<size_t>(k.index)));
-      jc.rcols.push_back(n.right_key_index.at(static_cast<size_t>(k.index)));
-      jc.desc.push_back(k.descending);
-    }
+    const JoinCode jc = join_code(ctx, n, L, R);
     if (left_sorted && !filter && one_pass) return write_merge(ctx, jc, rel, total);
     rt::BufferId lo2 = lo, offs2 = offs;
     if (left_sorted) std::tie(lo2, offs2) = count_sorted(ctx, jc, total);

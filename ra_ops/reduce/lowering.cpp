@@ -29,9 +29,7 @@ namespace {
 // The aggregate state struct, its hooks and the statements writing output row g
 // (aggregates only; `first` is the group's first row, for the key columns). `wp` holds the
 // parameters of the kernels that write (the same as `p` but for the hash reduce's merge).
-// The row count `rows` is a field only where an aggregate reads it (count, avg) or the state
-// would be empty: the segmented reduce scans the states across its block, so every field
-// costs shuffles and registers.
+// The row count `rows` is a field only where it is needed (add_row_count).
 struct AggCode {
   std::string fields, init, acc, merge, write;
   int64_t state_words = 0;  // upper bound on sizeof(State) / 8
@@ -75,6 +73,25 @@ std::string folded_rows(Code& a, size_t k, const Aggregate& ag, const std::strin
   a.merge += fmt::format("    a.n{0} += b.n{0};\n", k);
   ++a.state_words;
   return fmt::format("s.n{}", k);
+}
+
+// Does aggregate `ag` read the state's row count? (`rows` as folded_rows returned it.)
+bool reads_row_count(const Aggregate& ag, const std::string& rows) {
+  return (ag.func == AggFunc::Count || ag.func == AggFunc::Avg) && rows == "s.rows";
+}
+// Puts the row count `rows` (of type `ctype`) at the front of the state code `a` (AggCode,
+// or HashAggCode with its atomic merge). Only where an aggregate reads it or the state
+// would be empty: every field costs scan shuffles (sorted reduce) or a shared-memory atomic
+// (hash reduce).
+template <class Code>
+void add_row_count(Code& a, std::string_view ctype) {
+  a.fields = fmt::format("  {} rows;\n", ctype) + a.fields;
+  a.init = "    s.rows = 0;\n" + a.init;
+  a.acc = "    ++s.rows;\n" + a.acc;
+  a.merge = "    a.rows += b.rows;\n" + a.merge;
+  if constexpr (requires { a.merge_atomic; })
+    a.merge_atomic = "    atomicAdd(&a.rows, b.rows);\n" + a.merge_atomic;
+  ++a.state_words;
 }
 
 // sum or avg of aggregate k (C++ text `v`, filter `filter`, folded rows `rows`) into the
@@ -128,7 +145,7 @@ AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation
     std::string dst = p.buffer(out.columns[nk + k], storage_ctype(ot), false);
     const std::string filter = ag.filter.valid() ? ctx.expr(ag.filter.ptr(), p, attr) : "";
     const std::string rows = folded_rows(a, k, ag, filter, "long long");
-    need_rows = need_rows || ((ag.func == AggFunc::Count || ag.func == AggFunc::Avg) && rows == "s.rows");
+    need_rows = need_rows || reads_row_count(ag, rows);
     if (ag.func == AggFunc::Count) {
       a.write += fmt::format("    {}[g] = {};\n", dst, rows);
       continue;
@@ -167,13 +184,7 @@ AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation
         break;
     }
   }
-  if (need_rows || a.state_words == 0) {
-    a.fields = "  long long rows;\n" + a.fields;
-    a.init = "    s.rows = 0;\n" + a.init;
-    a.acc = "    ++s.rows;\n" + a.acc;
-    a.merge = "    a.rows += b.rows;\n" + a.merge;
-    ++a.state_words;
-  }
+  if (need_rows || a.state_words == 0) add_row_count(a, "long long");
   return a;
 }
 
@@ -328,8 +339,7 @@ void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelati
 // 128-bit adds (two words), float sums and avg as double adds, min/max as atomicMin/
 // atomicMax of an order-preserving unsigned word (total order for floats), so the identity
 // of min/max is a word no value beats and needs no "has a value" flag.
-// The row count `rows` is a field only where an aggregate reads it (count, avg) or the
-// state would be empty: each field costs phase 1 a shared-memory atomic per update.
+// The row count `rows` is a field only where it is needed (add_row_count).
 struct HashAggCode {
   std::string fields, init, acc, merge, merge_atomic, write;
   int64_t state_words = 0;
@@ -364,7 +374,7 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
     std::string dst = wp.buffer(out.columns[nk + k], storage_ctype(ot), false);
     const std::string filter = ag.filter.valid() ? ctx.expr(ag.filter.ptr(), p, attr) : "";
     const std::string rows = folded_rows(a, k, ag, filter, "unsigned long long");
-    need_rows = need_rows || ((ag.func == AggFunc::Count || ag.func == AggFunc::Avg) && rows == "s.rows");
+    need_rows = need_rows || reads_row_count(ag, rows);
     if (ag.func == AggFunc::Count) {
       a.write += fmt::format("    {}[g] = (long long){};\n", dst, rows);
       continue;
@@ -397,14 +407,7 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
         break;
     }
   }
-  if (need_rows || a.state_words == 0) {
-    a.fields = "  unsigned long long rows;\n" + a.fields;
-    a.init = "    s.rows = 0;\n" + a.init;
-    a.acc = "    ++s.rows;\n" + a.acc;
-    a.merge = "    a.rows += b.rows;\n" + a.merge;
-    a.merge_atomic = "    atomicAdd(&a.rows, b.rows);\n" + a.merge_atomic;
-    ++a.state_words;
-  }
+  if (need_rows || a.state_words == 0) add_row_count(a, "unsigned long long");
   return a;
 }
 

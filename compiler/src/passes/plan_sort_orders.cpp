@@ -19,6 +19,16 @@ bool groups_by(const Order& order, const std::vector<int32_t>& set) {
   return have == want;
 }
 
+bool left_ordered_by_join_keys(const Order& left, const Node& join, const PhysicalNode& p) {
+  const Order& ck = p.compare_keys;
+  if (left.size() < ck.size()) return false;
+  for (size_t t = 0; t < ck.size(); ++t)
+    if (left[t].index != join.left_key_index.at(static_cast<size_t>(ck[t].index)) ||
+        left[t].descending != ck[t].descending)
+      return false;
+  return true;
+}
+
 namespace {
 
 Order prefix(const Order& o, size_t n) {
@@ -426,15 +436,9 @@ std::string print_join_choices(const PhysicalPlan& plan) {
     } else if (n.join_kind != JoinKind::Inner) {
       how = "sort-merge: a binary search a left row";
     } else {
-      // The left input's order starts with the comparison's key sequence: one pass per
-      // tile of left rows (JoinMergeAgent, when every match is kept); otherwise every left
-      // row searches the right input.
-      const Order& lo = plan.nodes.at(static_cast<size_t>(n.inputs.at(0))).order;
-      bool sorted = lo.size() >= p.compare_keys.size();
-      for (size_t t = 0; sorted && t < p.compare_keys.size(); ++t)
-        sorted = lo[t].index == n.left_key_index.at(static_cast<size_t>(p.compare_keys[t].index)) &&
-                 lo[t].descending == p.compare_keys[t].descending;
-      how = sorted ? "sort-merge, left input sorted by the keys: merged tile by tile"
+      // One pass per tile of left rows (JoinMergeAgent, when every match is kept);
+      // otherwise every left row searches the right input.
+      how = left_ordered_by_join_keys(plan.nodes.at(static_cast<size_t>(n.inputs.at(0))).order, n, p) ? "sort-merge, left input sorted by the keys: merged tile by tile"
                    : "sort-merge, left input unsorted: a binary search a left row";
     }
     out += fmt::format("n{} join {}: {} ({})\n", n.id, kind, how, p.join_reason);

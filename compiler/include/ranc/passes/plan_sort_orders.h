@@ -114,6 +114,12 @@ Consumers consumers_of(const Program& program);
 // Does `order` start with exactly the attributes of `set` (in any sequence)?
 bool groups_by(const Order& order, const std::vector<int32_t>& set);
 
+// Does the left input order `left` of join `join` (physical node `p`) start with the join's
+// left keys in its comparison sequence and directions (p.compare_keys)? Then a sort-merge
+// inner join merges it tile by tile (JoinMergeAgent / JoinCountAgent) and can verify a
+// declared left order as it goes.
+bool left_ordered_by_join_keys(const Order& left, const Node& join, const PhysicalNode& p);
+
 PhysicalPlan plan_sort_orders(const Program& checked, const codegen::CodegenOptions& options);
 
 // The plan as text: one line per node with its physical order and sort keys.

@@ -37,7 +37,7 @@
 //              exceeds the capacity, grows the output, zeroes the header and runs it again.
 //   2. heavy:  JoinHeavyExpandAgent<C>::run(temp, nl, ctiles, header, lo, offsets, emit)
 //              threads C::block_threads, any grid (fixed); writes the tiles of heavy keys.
-// Buffers: header JoinMergeAgent::header_elems(ctiles) int64, zeroed; lo, offsets nl int64.
+// Buffers: header 68 + 3 * ctiles int64 (layout at JoinMergeAgent), zeroed; lo, offsets nl int64.
 //
 // Semi / anti join: a select over the left input (select.cuh) with predicate
 //   JoinMatchPred<Cmp, Residual, Anti>{cmp, residual, nr}(l) = "left row l has a (residual-satisfying)
@@ -205,7 +205,7 @@ struct JoinCountAgent {
 /// grows the output and runs the kernel again (rt::Regrow, header zeroed).
 /// header (int64, zeroed): [0] total matches, [1] heavy tiles listed, [2, 4) unused,
 ///   [4, 4 + tile_state_elems(tiles)) the look-back state, then the list of heavy tiles
-///   (tiles entries): header_elems(tiles) in all.
+///   (tiles entries): 4 + tile_state_elems(tiles) + tiles = 68 + 3 tiles in all.
 /// Buffers lo and offsets: nl int64 each, written only for the rows of heavy tiles.
 template <class Policy>
 struct JoinMergeAgent {
@@ -237,8 +237,6 @@ struct JoinMergeAgent {
   };
   /// Exactly `tiles` blocks, also for nl == 0: the last block writes header[0].
   static constexpr LaunchRule run_launch{Grid::tiles_exact, "nl", Policy::block_threads};
-
-  __host__ __device__ static constexpr i64 header_elems(i64 tiles) { return 4 + tile_state_elems(tiles) + tiles; }
 
   template <class Cmp, class Keep, class Emit, class OutOfOrder = NoOrderCheck>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, Keep keep, Emit emit,
