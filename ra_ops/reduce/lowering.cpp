@@ -465,7 +465,11 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   const int64_t slot_bytes = 8 + 8 * a.state_words;
   int capacity = 64;
   while (capacity * 2 <= kMaxSlots && capacity * 2 * slot_bytes <= kTableBytes) capacity *= 2;
-  const int64_t smem = capacity * slot_bytes + 16;
+  // Private states per thread (registers, while a block has seen few keys): 4, as TPC-H
+  // Q1's groups, for states of up to 8 words (64 registers); fewer for larger states.
+  int privates = ctx.options().hash_private_states;
+  if (privates < 0) privates = static_cast<int>(std::min<int64_t>(4, 32 / a.state_words));
+  const int64_t smem = capacity * slot_bytes + 8 * std::max(privates, 1) + 16;
   // Blocks at most (each strides over its share of the tiles): enough to fill the GPU twice
   // over, few enough that few groups make few records (blocks x groups); 264 and 1056
   // measured within 4% of 512 on the H100.
@@ -499,7 +503,9 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   std::string make = ctx.functor(name + "_fn", p, members);
   {
     SkeletonCall agent(ctx.templates(), "HashGroupAgent",
-                       {ctx.tile_policy("HashGroup"), std::to_string(capacity)}, "Agent");
+                       {ctx.tile_policy("HashGroup"), std::to_string(capacity),
+                        std::to_string(privates)},
+                       "Agent");
     agent.bind("State", st);
     std::string body =
         make + agg_hooks(name + "_fn", st, hash_agg_methods()) + agent.declare() +

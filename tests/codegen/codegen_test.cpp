@@ -486,6 +486,41 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
 // An inner join of a left input sorted by its keys writes its output in one pass
 // (JoinMergeAgent, and JoinHeavyExpandAgent for heavy keys) unless a filter follows it,
 // whose matches are counted and compacted; the option restores count + expand.
+// The hash group-by's private states per thread (hash_reduce.cuh): 4 for states of up to 8
+// words (TPC-H Q1's: 4 sums, 3 averages' sums and one row count), fewer for larger states, none
+// beyond 32 words; CodegenOptions and RANC_HASH_PRIVATE override.
+TEST(GeneratePlan, HashGroupByPrivateStates) {
+  std::vector<Attribute> attrs{{"g", Type::I32}};
+  for (int c = 0; c < 40; ++c) attrs.push_back({fmt::format("x{}", c), Type::F64});
+  auto agent = [](const rt::Plan& plan) {
+    const size_t at = plan.source.find("HashGroupAgent<P::HashGroup, ");
+    if (at == std::string::npos) return std::string("none");
+    const size_t end = plan.source.find('>', at);
+    return plan.source.substr(at + 29, end - at - 29);
+  };
+  auto program = [&](int sums, bool q1) {
+    ProgramBuilder b;
+    std::vector<Aggregate> aggs;
+    for (int c = 0; c < sums; ++c)
+      aggs.push_back(q1 && c >= 4 ? avg(col(fmt::format("x{}", c)), fmt::format("a{}", c))
+                                  : sum(col(fmt::format("x{}", c)), fmt::format("s{}", c)));
+    if (q1) aggs.push_back(count("n"));
+    b.output(b.input("r", attrs).reduce({"g"}, aggs), "out");
+    return b.check();
+  };
+  // Q1's eight words: a 1024-slot table (96 KB of 96-byte slots) and 4 private states.
+  EXPECT_EQ(agent(codegen::generate_plan(program(7, true))), "1024, 4");
+  EXPECT_EQ(agent(codegen::generate_plan(program(1, false))), "4096, 4");
+  EXPECT_EQ(agent(codegen::generate_plan(program(16, false))), "512, 2");
+  EXPECT_EQ(agent(codegen::generate_plan(program(33, false))), "256, 0");
+  EXPECT_EQ(agent(codegen::generate_plan(program(7, true), {.hash_private_states = 0})), "1024, 0");
+  setenv("RANC_HASH_PRIVATE", "9", 1);
+  EXPECT_EQ(agent(passes::run_pipeline(program(7, true), {}).plan), "1024, 9");
+  setenv("RANC_HASH_PRIVATE", "33", 1);
+  EXPECT_THROW(passes::run_pipeline(program(7, true), {}), InternalError);
+  unsetenv("RANC_HASH_PRIVATE");
+}
+
 TEST(GeneratePlan, SortedLeftJoinWritesInOnePass) {
   ProgramBuilder b;
   auto f = b.input("f", {{"fk", Type::I32}, {"fv", Type::I32}}, 0, {"fk"});

@@ -654,6 +654,49 @@ TEST(GpuHashReduce, MatchesReferenceAndSortedGrouping) {
   }
 }
 
+// The hash group-by's private states (hash_reduce.cuh: rows of the first Private keys a block
+// meets fold into registers; the rest take the block's table; a warp flushes them into the
+// table at the end): key counts below, at and above the private count, forced to 1, 4, 8 and
+// 32 and off, against the reference. Rows in three stretches: a few keys first (every block
+// claims them privately), then all keys (private claims run out, the table fills), then past
+// 64 keys in the table (the private states stop being looked up while they hold sums: the
+// flush merges both), with a fused select and every aggregate kind.
+TEST(GpuHashReduce, PrivateStatesAroundTheirCount) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(31);
+  Schema s{{{"k", Type::I32}, {"v", Type::I64}, {"w", Type::F64}}, 0};
+  for (int64_t keys : {int64_t{1}, int64_t{3}, int64_t{4}, int64_t{5}, int64_t{8}, int64_t{9},
+                       int64_t{33}, int64_t{200}, int64_t{20000}}) {
+    const int64_t n = 150001;
+    std::vector<Column> cols;
+    for (const auto& a : s.attributes) cols.emplace_back(a.type);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t few = std::min<int64_t>(keys, 3);
+      const int64_t k = i < n / 3 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(few))
+                                  : static_cast<int64_t>(rng() % static_cast<uint64_t>(keys));
+      cols[0].append(Value::i32(static_cast<int32_t>(k * 7 - 20)));
+      cols[1].append(Value::i64(static_cast<int64_t>(rng() % 2000) - 1000));
+      cols[2].append(Value::f64(static_cast<double>(rng() % 1000) / 8.0));
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, std::move(cols)));
+    ProgramBuilder b;
+    Rel r = b.input("r", s.attributes);
+    b.output(r.select(col("v") > -900)
+                 .reduce({"k"}, {ranc::count("n"), ranc::sum(col("v"), "sv"),
+                                 ranc::sum(col("w"), "sw"), ranc::avg(col("w"), "aw"),
+                                 ranc::min(col("v"), "mnv"), ranc::max(col("w"), "mxw")}),
+             "g");
+    b.output(r.reduce({"k"}, {ranc::sum(col("v"), "sv")}), "sum_only");
+    // A one-word state (a float sum) behind a select keeping 5% of the rows (TPC-H Q15's shape).
+    b.output(r.select(col("v") >= 900).reduce({"k"}, {ranc::sum(col("w"), "sw")}), "sparse_f64_sum");
+    Program p = b.check();
+    for (int privates : {-1, 0, 1, 4, 8, 32})
+      EXPECT_EQ(run_and_compare(p, in, {.hash_private_states = privates}), "")
+          << keys << " keys, private states " << privates;
+  }
+}
+
 // A hash join whose build side needs more than kMaxRadixBits partitions (2^23 unique
 // 64-bit keys: partitions average 2048 rows, twice a shared-memory table chunk).
 TEST(GpuOperatorsLarge, HashJoinBeyondMaxRadixBits) {

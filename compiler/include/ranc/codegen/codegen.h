@@ -61,6 +61,11 @@ struct CodegenOptions {
   // (RANC_MERGE_JOIN=expand): per-left-row ranges and offsets are counted and scanned
   // first, then expanded (JoinCountAgent + JoinExpandAgent), with the same results.
   bool one_pass_merge_join = true;
+  // Private aggregate states per thread of the hash group-by (hash_reduce.cuh): rows of the
+  // first this many keys a block meets fold into registers, without atomics; -1 picks by
+  // the state's size (4 up to 8-word states, as TPC-H Q1's; fewer beyond), 0 turns them off
+  // (RANC_HASH_PRIVATE=N). Same results; float sums in another order.
+  int hash_private_states = -1;
   // NVRTC's --Ofast-compile=mid (`ranc --fast-compile`, RANC_FAST_COMPILE=1): a cold
   // compile takes a quarter to a half of the time and the kernels run slower (fewer
   // optimisations in NVVM and ptxas). For one-off programs on small inputs, where the

@@ -9,10 +9,17 @@
 // the lowest lane of each key finds or claims the slot of its key word (linear probing, atomicCAS
 // on the word) and merges the state into the slot with shared-memory atomics
 // (Agg::merge_atomic). A key that finds the table at its fill limit becomes a record of its own
-// (the warp's state of that key). At the end the block writes its occupied slots as records. A
-// record is (key word, state): keys[r], states[r] for an index r claimed from header[0]; records
-// at r >= capacity are counted but not written (and the blocks stop early: the launch runs
-// again), and the last block to finish sets header[1] to the number of records, or to n when
+// (the warp's state of that key). With Private > 0 a block starts otherwise: while its table
+// holds at most kWarpMergeKeys keys, a thread folds the rows of the block's first Private keys
+// (claimed in a small shared array in the order the block meets them) into states of its own,
+// in registers: no atomics and no shuffles, so few, hot groups (TPC-H Q1's four) cost a row a
+// compare per private key and a predicated merge; other rows go into the table by one atomic
+// merge each. Once the table holds more keys (each warp reads the count per tile), the warp
+// reduces its private states by shuffles, merges them into the table once per key (a record
+// when the table is full) and goes on as above, its registers free. At the end the block
+// writes its occupied slots as records. A record is (key word, state): keys[r], states[r] for
+// an index r claimed from header[0]; records at r >= capacity are counted but not written (and
+// the blocks stop early: the launch runs again), and the last block to finish sets header[1] to the number of records, or to n when
 // they passed capacity. So with rt::Regrow{header, index 1} the executor relaunches
 // once with room for n records, which always suffices: every record holds at least one row.
 // With few groups the records are about (blocks x groups); with many they approach one per row.
@@ -23,7 +30,7 @@
 // a sequential sum in the last bits (ranc's documented tolerance for float aggregates).
 //
 // Kernels, in order on one stream (P = its policy, tiles = max(1, ceil(n / P::tile_items))):
-//   1. HashGroupAgent<P, Capacity>::run(temp, n, keep, key, agg, keys, states, capacity, header)
+//   1. HashGroupAgent<P, Capacity, Private>::run(temp, n, keep, key, agg, keys, states, capacity, header)
 //      grid min(tiles, the generator's block limit), P::block_threads threads, dynamic shared
 //      memory sizeof(TempStorageT<State>); header (3 x u64: claims, records, blocks done) zeroed before.
 // Buffers: keys: capacity u64; states: capacity * sizeof(State) bytes (void*); header: 3 u64.
@@ -47,9 +54,10 @@ __device__ __forceinline__ u64 mix_key_word(u64 k) {
   return k;
 }
 
-template <class Policy, int Capacity>
+template <class Policy, int Capacity, int Private>
 struct HashGroupAgent {
   static_assert((Capacity & (Capacity - 1)) == 0, "the table capacity is a power of two");
+  static_assert(Private >= 0 && Private <= 32, "at most 32 private states (a warp's lanes flush them)");
   static constexpr int kThreads = Policy::block_threads;
   static constexpr int kItems = Policy::items_per_thread;
   static constexpr int kTile = Policy::tile_items;
@@ -64,6 +72,7 @@ struct HashGroupAgent {
   struct TempStorageT {
     u64 keys[Capacity];
     State states[Capacity];
+    u64 private_keys[Private > 0 ? Private : 1];  // the keys of the threads' private states
     int filled;
   };
 
@@ -92,66 +101,26 @@ struct HashGroupAgent {
       temp.keys[s] = kEmptyKeyWord;
       temp.states[s] = agg.init();
     }
+    if (threadIdx.x < Private) temp.private_keys[threadIdx.x] = kEmptyKeyWord;
     if (threadIdx.x == 0) temp.filled = 0;
     __syncthreads();
-    const int lane = static_cast<int>(threadIdx.x & 31);
     const i64 tiles = n / kTile + (n % kTile != 0);
     bool overflowed = false;
-    for (i64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+    i64 t = blockIdx.x;
+    if constexpr (Private > 0)
+      overflowed = private_tiles(temp, n, keep, key, agg, keys_out, states_out, capacity, header, t);
+    for (; t < tiles; t += gridDim.x) {
       // Once the records passed capacity this launch only tells the executor to grow them
       // to n and run again (header[1]): the rest of its work would be thrown away.
-      if (*static_cast<volatile u64*>(&header[0]) > static_cast<u64>(capacity)) {
+      if (passed_capacity(header, capacity)) {
         overflowed = true;
         break;
       }
-      // Merging a warp's rows of equal keys pays while the block has seen few keys (many
-      // rows of a warp share one); with many keys it rarely finds two and costs more than
-      // it saves. The count is read by the warp at once, so the choice is warp-uniform.
-      const bool merge_warp = *static_cast<volatile int*>(&temp.filled) <= kWarpMergeKeys;
-      const i64 base = t * kTile;
-      u64 spill_key[kItems];
-      State spill_state[kItems];
-      bool spill[kItems];
-#pragma unroll
-      for (int k = 0; k < kItems; ++k) {
-        const i64 i = base + k * kThreads + threadIdx.x;
-        const bool live = i < n && keep(i);
-        const u64 w = live ? key(i) : kEmptyKeyWord;
-        State s = agg.init();
-        if (live) agg.accumulate(s, i);
-        // Rows of the warp with the same key are merged first, into the lowest lane of
-        // them (the leader): one table update per key and warp instead of one per row,
-        // which is what keeps few, hot groups from serialising on their slots' atomics.
-        unsigned peers = 1u << lane;
-        if (merge_warp) {
-          peers = __match_any_sync(0xffffffffu, w);
-          const int leader = __ffs(peers) - 1;
-          const int trips =
-              static_cast<int>(__reduce_max_sync(0xffffffffu, live ? __popc(peers) : 1u)) - 1;
-          const State own = s;
-          unsigned pending = peers & ~(1u << leader);
-          for (int j = 0; j < trips; ++j) {
-            const int src = pending ? __ffs(pending) - 1 : lane;
-            pending &= pending - 1;
-            const State other = shfl_words(own, src);
-            if (live && lane == leader && src != lane) agg.merge(s, other);
-          }
-        }
-        const bool mine = live && lane == __ffs(peers) - 1;
-        int slot = -1;
-        if (mine) {
-          slot = find_or_claim(temp, w);
-          if (slot >= 0) agg.merge_atomic(temp.states[slot], s);
-        }
-        // Keys that found the table full: records, claimed once per warp and tile below.
-        spill[k] = mine && slot < 0;
-        spill_key[k] = w;
-        spill_state[k] = s;
-      }
-      emit_tile(spill, spill_key, spill_state, keys_out, states_out, capacity, header);
+      table_tile(temp, n, keep, key, agg, keys_out, states_out, capacity, header, t * kTile);
     }
-    overflowed = __syncthreads_or(overflowed) ||
-                 *static_cast<volatile u64*>(&header[0]) > static_cast<u64>(capacity);
+    // (one answer for the block: the table's records below are written by whole warps)
+    overflowed = __syncthreads_or(
+        overflowed || *static_cast<volatile u64*>(&header[0]) > static_cast<u64>(capacity));
     if (!overflowed) {
       // The table's occupied slots, as records (whole warps take part in every claim).
       for (int base = 0; base < Capacity; base += kThreads) {
@@ -176,6 +145,139 @@ struct HashGroupAgent {
   }
 
  private:
+  // The tiles from t on while the block's table holds few keys (each warp reads the count
+  // once a tile, so each warp leaves on its own): a row of one of the block's private keys
+  // folds into the thread's private state; another row's state goes into the table by a
+  // shared-memory atomic (a record when the table is full). Then the warp's private states
+  // go into the table (flush_private). The private states live in registers here only, so
+  // the table tiles that follow (many keys) do not pay for them. Returns whether the records
+  // passed capacity; t is left at the first tile not done.
+  template <class Temp, class Keep, class Key, class Agg, class State>
+  __device__ __forceinline__ static bool private_tiles(Temp& temp, i64 n, Keep keep, Key key, Agg agg,
+                                                       u64* keys_out, State* states_out,
+                                                       i64 capacity, u64* header, i64& t) {
+    const i64 tiles = n / kTile + (n % kTile != 0);
+    State mine[Private];
+    unsigned used = 0;  // bit p: mine[p] holds a row
+#pragma unroll
+    for (int p = 0; p < Private; ++p) mine[p] = agg.init();
+    bool overflowed = false;
+    for (; t < tiles; t += gridDim.x) {
+      if (passed_capacity(header, capacity)) {
+        overflowed = true;
+        break;
+      }
+      if (table_keys(temp) > kWarpMergeKeys) break;
+      const i64 base = t * kTile;
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        const i64 i = base + k * kThreads + threadIdx.x;
+        const bool row = i < n && keep(i);
+        const u64 w = row ? key(i) : kEmptyKeyWord;
+        State s = agg.init();
+        if (row) agg.accumulate(s, i);
+        const int priv = row ? find_or_claim_private(temp, w) : -1;
+#pragma unroll
+        for (int p = 0; p < Private; ++p)
+          if (priv == p) agg.merge(mine[p], s);
+        if (priv >= 0) used |= 1u << priv;
+        const bool rest = row && priv < 0;
+        int slot = 0;
+        if (rest) {
+          slot = find_or_claim(temp, w);
+          if (slot >= 0) agg.merge_atomic(temp.states[slot], s);
+        }
+        const bool spill = rest && slot < 0;
+        if (__any_sync(0xffffffffu, spill)) {
+          bool one[1] = {spill};
+          u64 key1[1] = {w};
+          State state1[1] = {s};
+          emit_tile(one, key1, state1, keys_out, states_out, capacity, header);
+        }
+      }
+    }
+    if (!overflowed) {
+      // The warp's private states, reduced over its lanes by shuffles, merged into the table
+      // by lane 0 (a record of their own when the table is full). A key none of the warp's
+      // rows had is skipped: every record holds a row, so records never outnumber rows (the
+      // relaunch's capacity of n).
+      const int lane = static_cast<int>(threadIdx.x & 31);
+#pragma unroll
+      for (int p = 0; p < Private; ++p) {
+        if (!__any_sync(0xffffffffu, (used >> p) & 1u)) continue;  // warp-uniform
+        const u64 w = *static_cast<volatile u64*>(&temp.private_keys[p]);
+        State s = mine[p];
+#pragma unroll
+        for (int d = 16; d > 0; d >>= 1) {
+          const State other = shfl_words(s, lane ^ d);
+          agg.merge(s, other);
+        }
+        int slot = 0;
+        if (lane == 0) {
+          slot = find_or_claim(temp, w);
+          if (slot >= 0) agg.merge_atomic(temp.states[slot], s);
+        }
+        bool one[1] = {lane == 0 && slot < 0};
+        u64 key1[1] = {w};
+        State state1[1] = {s};
+        emit_tile(one, key1, state1, keys_out, states_out, capacity, header);
+      }
+    }
+    return overflowed;
+  }
+
+  // One tile of rows from `base` into the block's table.
+  template <class Temp, class Keep, class Key, class Agg, class State>
+  __device__ __forceinline__ static void table_tile(Temp& temp, i64 n, Keep keep, Key key, Agg agg,
+                                                    u64* keys_out, State* states_out, i64 capacity,
+                                                    u64* header, i64 base) {
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    // Merging a warp's rows of equal keys pays while the block has seen few keys (many
+    // rows of a warp share one); with many keys it rarely finds two and costs more than
+    // it saves.
+    const bool merge_warp = table_keys(temp) <= kWarpMergeKeys;
+    u64 spill_key[kItems];
+    State spill_state[kItems];
+    bool spill[kItems];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const i64 i = base + k * kThreads + threadIdx.x;
+      const bool live = i < n && keep(i);
+      const u64 w = live ? key(i) : kEmptyKeyWord;
+      State s = agg.init();
+      if (live) agg.accumulate(s, i);
+      // Rows of the warp with the same key are merged first, into the lowest lane of
+      // them (the leader): one table update per key and warp instead of one per row,
+      // which is what keeps few, hot groups from serialising on their slots' atomics.
+      unsigned peers = 1u << lane;
+      if (merge_warp) {
+        peers = __match_any_sync(0xffffffffu, w);
+        const int leader = __ffs(peers) - 1;
+        const int trips =
+            static_cast<int>(__reduce_max_sync(0xffffffffu, live ? __popc(peers) : 1u)) - 1;
+        const State own = s;
+        unsigned pending = peers & ~(1u << leader);
+        for (int j = 0; j < trips; ++j) {
+          const int src = pending ? __ffs(pending) - 1 : lane;
+          pending &= pending - 1;
+          const State other = shfl_words(own, src);
+          if (live && lane == leader && src != lane) agg.merge(s, other);
+        }
+      }
+      const bool mine = live && lane == __ffs(peers) - 1;
+      int slot = -1;
+      if (mine) {
+        slot = find_or_claim(temp, w);
+        if (slot >= 0) agg.merge_atomic(temp.states[slot], s);
+      }
+      // Keys that found the table full: records, claimed once per warp and tile below.
+      spill[k] = mine && slot < 0;
+      spill_key[k] = w;
+      spill_state[k] = s;
+    }
+    emit_tile(spill, spill_key, spill_state, keys_out, states_out, capacity, header);
+  }
+
   /// Appends (key[k], state[k]) for the lanes and items with want[k] (called by whole warps):
   /// one claim of record numbers per warp for all K items.
   template <int K, class State>
@@ -206,6 +308,34 @@ struct HashGroupAgent {
       }
       first += __popc(lanes[k]);
     }
+  }
+
+  // Every choice that leads to a warp-wide primitive (__match_any_sync, shuffles, ballots) is
+  // made once for the whole warp from one read: the table's count and the claims move while
+  // other warps run, and lanes of one warp need not read them at the same moment, so a count
+  // read by each lane could send some lanes into a primitive the others never reach.
+  // The keys in the block's table, as lane 0 read them.
+  template <class Temp>
+  __device__ __forceinline__ static int table_keys(Temp& temp) {
+    return __shfl_sync(0xffffffffu, *static_cast<volatile int*>(&temp.filled), 0);
+  }
+  // Whether the records passed capacity, as lane 0 read it.
+  __device__ __forceinline__ static bool passed_capacity(u64* header, i64 capacity) {
+    const bool passed = *static_cast<volatile u64*>(&header[0]) > static_cast<u64>(capacity);
+    return __shfl_sync(0xffffffffu, passed ? 1 : 0, 0) != 0;
+  }
+
+  // The private state of key word w: its index among the block's private keys, claimed in
+  // order if absent; -1 when all Private are other keys'. Claims are never undone.
+  template <class Temp>
+  __device__ __forceinline__ static int find_or_claim_private(Temp& temp, u64 w) {
+#pragma unroll
+    for (int p = 0; p < Private; ++p) {
+      u64 cur = *static_cast<volatile u64*>(&temp.private_keys[p]);
+      if (cur == kEmptyKeyWord) cur = atomicCAS(&temp.private_keys[p], kEmptyKeyWord, w);
+      if (cur == kEmptyKeyWord || cur == w) return p;
+    }
+    return -1;
   }
 
   // The slot of key word w, claimed if absent and the table is below its fill limit; -1 when full.
