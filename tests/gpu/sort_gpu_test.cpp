@@ -140,6 +140,46 @@ TEST_P(GpuSort, EveryShapeAndSize) {
 INSTANTIATE_TEST_SUITE_P(Types, GpuSort, ::testing::ValuesIn(kAllTypes),
                          [](const auto& info) { return std::string(type_name(info.param)); });
 
+// The executor's narrowing past 2^17 keys looks at a sample of 2^14 evenly spaced keys first
+// and skips the pass over all keys when the sample already differs in more bits than the last
+// radix pass covers: keys of full entropy (i32 and i64), keys whose only differences sit between
+// the sample points (all equal but a few rows with high bits set: the sample sees no difference,
+// the full pass must find them), and keys of small range with one outlier between the samples.
+TEST(GpuSortNarrowing, SampledBitsAndKeysBetweenTheSamples) {
+  RANC_REQUIRE_GPU();
+  const int64_t n = (int64_t{1} << 18) + 5;
+  std::mt19937_64 rng(77);
+  Schema s{{{"a", Type::I32}, {"l", Type::I64}, {"v", Type::I32}}, 0};
+  for (int shape = 0; shape < 3; ++shape) {
+    Column a(Type::I32), l(Type::I64);
+    for (int64_t i = 0; i < n; ++i) {
+      const bool between = i % 16 == 7 && i % 1000 == 7;  // never a sample point (stride 16)
+      switch (shape) {
+        case 0:  // full entropy
+          a.data<int32_t>().push_back(static_cast<int32_t>(rng()));
+          l.data<int64_t>().push_back(static_cast<int64_t>(rng()));
+          break;
+        case 1:  // equal but for rows between the sample points
+          a.data<int32_t>().push_back(between ? (1 << 30) + 5 : 5);
+          l.data<int64_t>().push_back(between ? (int64_t{1} << 62) - 9 : -9);
+          break;
+        default:  // a small range, an outlier between the sample points
+          a.data<int32_t>().push_back(between ? -(1 << 29) : static_cast<int32_t>(rng() % 200));
+          l.data<int64_t>().push_back(between ? int64_t{1} << 50 : static_cast<int64_t>(rng() % 300));
+          break;
+      }
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, {std::move(a), std::move(l), random_column(Type::I32, n, rng)}));
+    ProgramBuilder b;
+    auto r = b.input("r", s.attributes);
+    b.output(r.project({"a"}).sort({"a"}), "a");
+    b.output(r.project({"l", "v"}).sort({desc("l"), "v"}), "l");
+    b.output(r.project({"a", "v"}).sort({"a", "v"}), "av");
+    EXPECT_EQ(run_and_compare(b.check(), in), "") << "shape " << shape;
+  }
+}
+
 // Top-k sorts (passes/plan_top_k.h, templates/topk.cuh): sorts that only limits read,
 // against the reference's full sort and window. Every type as the first key, both directions,
 // windows with offsets, a window past the input, two limits of one sort, a select in front,

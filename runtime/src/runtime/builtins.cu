@@ -203,15 +203,16 @@ cudaError_t sort_words_any(Word w, bool descending, bool pairs, void* temp, size
   return cudaErrorInvalidValue;
 }
 
-// *out |= keys[i] ^ keys[0] over all i: a grid-stride pass, a warp and block OR, one
-// atomicOr per block.
+// *out |= keys[i * stride] ^ keys[0] over all i < m: a grid-stride pass, a warp and block
+// OR, one atomicOr per block.
 template <typename Bits>
-__global__ void differing_bits_kernel(const Bits* keys, int64_t n, unsigned long long* out) {
+__global__ void differing_bits_kernel(const Bits* keys, int64_t m, int64_t stride,
+                                      unsigned long long* out) {
   const unsigned long long first = static_cast<unsigned long long>(keys[0]);
   unsigned long long x = 0;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < m;
        i += int64_t(gridDim.x) * blockDim.x) {
-    x |= static_cast<unsigned long long>(keys[i]) ^ first;
+    x |= static_cast<unsigned long long>(keys[i * stride]) ^ first;
   }
   for (int o = 16; o > 0; o /= 2) x |= __shfl_xor_sync(0xffffffffu, x, o);
   __shared__ unsigned long long warp_or[kThreads / 32];
@@ -230,19 +231,22 @@ int word_bits(Word w) {
 }
 
 cudaError_t differing_bits(Word w, const void* keys, int64_t n, unsigned long long* out,
-                           cudaStream_t stream) {
+                           cudaStream_t stream, int64_t samples) {
   if (cudaError_t e = cudaMemsetAsync(out, 0, sizeof *out, stream); e != cudaSuccess) return e;
   if (n <= 1) return cudaSuccess;
+  // Every key, or about `samples` of them evenly spaced (the first included).
+  const int64_t stride = samples > 0 && samples < n ? n / samples : 1;
+  const int64_t m = (n + stride - 1) / stride;
   // A few blocks per SM: the pass is bandwidth-bound and the atomics stay few.
-  int64_t blocks = (n + kThreads - 1) / kThreads;
+  int64_t blocks = (m + kThreads - 1) / kThreads;
   if (blocks > 1024) blocks = 1024;
   // The raw bits: a signed key differs where its unsigned bits do.
   if (word_bits(w) == 32) {
     differing_bits_kernel<uint32_t><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-        static_cast<const uint32_t*>(keys), n, out);
+        static_cast<const uint32_t*>(keys), m, stride, out);
   } else {
     differing_bits_kernel<uint64_t><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-        static_cast<const uint64_t*>(keys), n, out);
+        static_cast<const uint64_t*>(keys), m, stride, out);
   }
   return cudaGetLastError();
 }

@@ -41,9 +41,10 @@ cudaError_t sort_words(Word w, bool descending, int begin_bit, int end_bit, cons
                        void* keys_out, const uint32_t* values_in, uint32_t* values_out, int64_t n,
                        void* temp, size_t temp_bytes, cudaStream_t stream);
 // *out (device) = the OR over all keys of key ^ keys[0]: the bits in which keys differ
-// (0: all keys are equal). One pass over the keys.
+// (0: all keys are equal). One pass over the keys; with samples > 0, over about that many
+// keys evenly spaced instead, which gives a subset of those bits.
 cudaError_t differing_bits(Word w, const void* keys, int64_t n, unsigned long long* out,
-                           cudaStream_t stream);
+                           cudaStream_t stream, int64_t samples = 0);
 
 // out[0] = 0, out[i] = in[0] + ... + in[i-1] for i <= n.
 size_t scan_int64_temp_bytes(int64_t n);

@@ -629,8 +629,14 @@ class Run {
   // find them): a key column of small range, or packed keys whose leading fields vary
   // little, take fewer radix passes. Equal keys need no sort at all. Below
   // kNarrowSortRows keys the read-back's wait costs more than the passes it could save,
-  // and RANC_SORT_NARROW=0 turns the narrowing off (to measure it).
+  // and RANC_SORT_NARROW=0 turns the narrowing off (to measure it). A sample of
+  // kNarrowSamples keys goes first: the bits in which the sample differs are a subset of
+  // the keys', so when they already span more than the last radix pass's worth (keys of
+  // full entropy, e.g. hashes or random ids), no narrowing can save a pass and the full
+  // pass over the keys (5% of a 2^28 pair sort) is skipped; all bits are sorted.
   static constexpr int64_t kNarrowSortRows = int64_t{1} << 17;
+  static constexpr int64_t kNarrowSamples = int64_t{1} << 14;
+  static constexpr int kRadixBits = 8;  // bits a onesweep pass sorts (CUB's default for 4/8-byte keys)
   void sort_words(const SortPairs& s, builtins::Word word, int64_t n, const std::string& what) {
     static const bool narrow_on = env_switch("RANC_SORT_NARROW").value_or(true);
     const int64_t key_bytes = builtins::word_bits(word) / 8;
@@ -654,10 +660,19 @@ class Run {
     if (narrow_on && n >= kNarrowSortRows) {
       DeviceBuffer diff(pool_, 8, what);
       auto* diff_dev = static_cast<unsigned long long*>(diff.get());
-      RANC_CUDA_CHECK(builtins::differing_bits(word, keys_in, n, diff_dev, stream_));
-      RANC_CUDA_CHECK(cudaMemcpyAsync(&x, diff_dev, sizeof x, cudaMemcpyDeviceToHost, stream_));
-      RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      ++stats_.kernel_launches;
+      auto differing = [&](int64_t samples) {
+        unsigned long long bits = 0;
+        RANC_CUDA_CHECK(builtins::differing_bits(word, keys_in, n, diff_dev, stream_, samples));
+        RANC_CUDA_CHECK(
+            cudaMemcpyAsync(&bits, diff_dev, sizeof bits, cudaMemcpyDeviceToHost, stream_));
+        RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        ++stats_.kernel_launches;
+        return bits;
+      };
+      const int width = builtins::word_bits(word);
+      const unsigned long long sample = differing(kNarrowSamples);
+      const int span = sample == 0 ? 0 : 64 - __builtin_clzll(sample) - __builtin_ctzll(sample);
+      if (span <= width - kRadixBits) x = differing(0);
     }
     if (x == 0) {  // all keys equal: a stable sort changes nothing
       if (ptr_[s.keys_out] != keys_in) {
