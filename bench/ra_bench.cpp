@@ -274,7 +274,7 @@ void bench_top_k(rt::Executor& ex, int lg, double copy_gbps) {
 
 int main(int argc, char** argv) {
   // "ra_bench chains 28": only the fused operator chains; "ra_bench groupby 28": only the
-  // group-by rows.
+  // group-by rows (with TPC-H Q1's shape); "ra_bench q1 28": only Q1's shape.
   bool chains_only = false, groupby_only = false, q1_only = false, joins_only = false, semi_only = false,
        topk_only = false, setops_only = false, merges_only = false;
   std::vector<int> log_sizes;

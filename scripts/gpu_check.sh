@@ -4,7 +4,7 @@
 # writing one log per step and a summary to $OUT (default /tmp/ranc-gpu-check).
 #   scripts/gpu_check.sh BIN_DIR [steps...]
 #   steps: runtime templates ops ops_unfused tpch random memcheck racecheck large bench
-#          merges merges_expand merges_tune
+#          merges merges_expand merges_tune groupby
 # Steps are independent: several invocations (each with its own OUT) may run at once.
 set -u
 BIN=${1:?usage: gpu_check.sh BIN_DIR [steps...]}
@@ -52,6 +52,9 @@ for s in $STEPS; do
     merges_expand) RANC_MERGE_JOIN=expand step merges_expand 300 "$BIN/ra_bench" merges 28 ;;
     # Other tile shapes (RANC_TUNE, codegen.cpp) for the same rows.
     merges_tune) RANC_TUNE=${RANC_TUNE:-Reduce=256x8,JoinCount=128x8} step merges_tune 300 "$BIN/ra_bench" merges 28 ;;
+    # Group-by of 2^28 rows into 4, 2^10 and 2^24 groups and TPC-H Q1's shape: hashed with and
+    # without private states, sorted, Thrust and CUB chains.
+    groupby) step groupby 300 "$BIN/ra_bench" groupby 28 ;;
     *) echo "unknown step $s" >>"$OUT/summary.txt" ;;
   esac
 done

@@ -797,7 +797,7 @@ struct Compiled {
   std::string log;
 };
 
-Compiled nvrtc_compile(const std::string& source) {
+Compiled nvrtc_compile(const std::string& source, const std::vector<std::string>& extra = {}) {
   Compiled r;
   std::vector<const char*> names, contents;
 #ifdef RANC_HAVE_EMBEDDED_TEMPLATES
@@ -819,6 +819,7 @@ Compiled nvrtc_compile(const std::string& source) {
 #ifndef RANC_HAVE_EMBEDDED_TEMPLATES
   opts.push_back(inc_tpl.c_str());
 #endif
+  for (const std::string& o : extra) opts.push_back(o.c_str());
   nvrtcResult rc = nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
   size_t log_size = 0;
   nvrtcGetProgramLogSize(prog, &log_size);
@@ -860,6 +861,59 @@ TEST(NvrtcCompile, EveryOperatorAndKeyTypeSortMerge) {
 
 TEST(NvrtcCompile, HashJoinEveryKeyType) {
   expect_compiles(testing::hash_join_program(), {.join = codegen::JoinAlgorithm::Hash});
+}
+
+// The hash group-by's phase-1 kernel keeps its private states in registers: a version whose
+// private tiles shared the table tiles' per-item arrays spilled (224 bytes of stack for TPC-H
+// Q1's state) and ran 3x slower at 2^24 groups on an H200 (bench/RESULTS.md, session 16).
+// ptxas reports each kernel's stack frame and spills in NVRTC's log (--ptxas-options=-v):
+// none for Q1's eight-word state with 4 private states, at most 16 bytes for a two-word state
+// with 4 and a one-word state behind a select (TPC-H Q15's shape).
+TEST(NvrtcCompile, HashGroupByKeepsPrivateStatesInRegisters) {
+  Schema q1s{{{"f", Type::String}, {"s", Type::String}, {"q", Type::F64}, {"p", Type::F64},
+              {"d", Type::F64}, {"t", Type::F64}, {"sd", Type::I32}, {"g", Type::I32},
+              {"v", Type::I32}},
+             0};
+  ProgramBuilder b;
+  auto r = b.input("r", q1s.attributes);
+  b.output(r.select(col("sd") <= 9800)
+               .reduce({"f", "s"},
+                       {sum(col("q"), "sum_qty"), sum(col("p"), "sum_base_price"),
+                        sum(col("p") * (Expr(1.0) - col("d")), "sum_disc_price"),
+                        sum(col("p") * (Expr(1.0) - col("d")) * (Expr(1.0) + col("t")), "sum_charge"),
+                        avg(col("q"), "avg_qty"), avg(col("p"), "avg_price"), avg(col("d"), "avg_disc"),
+                        count("count_order")}),
+           "q1");
+  b.output(r.reduce({"g"}, {sum(col("v"), "s")}), "two_words");
+  b.output(r.select(col("sd") > 9000).reduce({"g"}, {sum(col("p"), "s")}), "one_word");
+  rt::Plan plan = codegen::generate_plan(b.check(), {.share_kernels = false});
+  Compiled c = nvrtc_compile(plan.source, {"--ptxas-options=-v"});
+  ASSERT_TRUE(c.ok) << c.log;
+  // "ptxas info    : Function properties for NAME" then "    N bytes stack frame, N bytes
+  // spill stores, N bytes spill loads".
+  int checked = 0;
+  std::istringstream log(c.log);
+  std::string line, function;
+  while (std::getline(log, line)) {
+    if (const size_t at = line.find("Function properties for "); at != std::string::npos) {
+      function = line.substr(at + 24);
+      continue;
+    }
+    if (function.find("_hash_reduce") == std::string::npos ||
+        function.find("_hash_reduce_") != std::string::npos || line.find("stack frame") == std::string::npos)
+      continue;
+    const size_t stores = line.find(" bytes spill stores");
+    ASSERT_NE(stores, std::string::npos) << line;
+    const size_t from = line.rfind(' ', stores - 1) + 1;
+    const int spilled = std::stoi(line.substr(from, stores - from));
+    // (ptxas spills one 8-byte value of the one-word state's kernel, at 40 registers: not
+    // the register pressure this test guards against)
+    EXPECT_LE(spilled, 16) << function << ": " << line;
+    if (function.find("n2_") == 0) EXPECT_EQ(spilled, 0) << "TPC-H Q1's state: " << line;
+    ++checked;
+    function.clear();
+  }
+  EXPECT_EQ(checked, 3) << c.log;
 }
 
 // Every fused kernel shape fuse_pipelines can produce (one program per rule), with each
