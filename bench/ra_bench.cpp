@@ -367,9 +367,11 @@ int main(int argc, char** argv) {
     try {
       // Group-by of unsorted (g, v) rows, g uniform in [0, G): sum((i64)v) per g. ranc's
       // default hashes (hash_reduce.cuh); --group-by=sort sorts the input by g first; the
-      // sort + reduce_by_key chains of Thrust and CUB on the same arrays.
+      // sort + reduce_by_key chains of Thrust and CUB on the same arrays. 16 groups: more
+      // than a block's private states (4), so most rows take the table while it holds few
+      // keys (hash_reduce.cuh's private tiles: one atomic merge a row, no warp merge).
       if (!chains_only && !setops_only && !merges_only && !q1_only) {
-        for (int64_t groups : {int64_t{4}, int64_t{1} << 10, int64_t{1} << 24}) {
+        for (int64_t groups : {int64_t{4}, int64_t{16}, int64_t{1} << 10, int64_t{1} << 24}) {
           if (static_cast<size_t>(groups) > n) continue;
           std::vector<int32_t> g(n);
           for (size_t i = 0; i < n; ++i) g[i] = static_cast<int32_t>(k[i] % groups);
