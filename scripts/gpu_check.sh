@@ -52,7 +52,7 @@ for s in $STEPS; do
     merges_expand) RANC_MERGE_JOIN=expand step merges_expand 300 "$BIN/ra_bench" merges 28 ;;
     # Other tile shapes (RANC_TUNE, codegen.cpp) for the same rows.
     merges_tune) RANC_TUNE=${RANC_TUNE:-Reduce=256x8,JoinCount=128x8} step merges_tune 300 "$BIN/ra_bench" merges 28 ;;
-    # Group-by of 2^28 rows into 4, 2^10 and 2^24 groups and TPC-H Q1's shape: hashed with and
+    # Group-by of 2^28 rows into 4, 16, 2^10 and 2^24 groups and TPC-H Q1's shape: hashed with and
     # without private states, sorted, Thrust and CUB chains.
     groupby) step groupby 300 "$BIN/ra_bench" groupby 28 ;;
     *) echo "unknown step $s" >>"$OUT/summary.txt" ;;
