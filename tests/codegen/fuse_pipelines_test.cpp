@@ -227,6 +227,21 @@ TEST(FusePipelines, HashReduceTakesUnorderedInput) {
 
 // A limit fuses into the select before it (one compaction that writes only the window);
 // its size is host arithmetic, not a read-back kernel.
+// A reduce whose group keys cover its input's key makes one group per row: it sorts instead
+// of hashing (each block's table would fill at once and every row become a sorted record).
+// Keys that do not cover it still hash; a select in front keeps the key.
+TEST(FusePipelines, ReduceByAKeySortsInsteadOfHashing) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"id", Type::I32}, {"s", Type::String}, {"v", Type::I64}}, 1);
+  b.output(r.reduce({"s", "id"}, {sum(col("v"), "sv")}), "by_key");
+  b.output(r.select(col("v") > 1).reduce({"id"}, {count("c")}), "by_key_selected");
+  b.output(r.reduce({"s"}, {sum(col("v"), "sv")}), "by_other");
+  const std::string plan = physical(b.check());
+  EXPECT_EQ(count_in(plan, " hash "), 1) << plan;
+  EXPECT_NE(plan.find("by [s, id] (inserted)"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("by [id] (inserted)"), std::string::npos) << plan;
+}
+
 TEST(FusePipelines, LimitIntoItsProducer) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}}, 0, {"k"});

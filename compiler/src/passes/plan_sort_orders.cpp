@@ -120,9 +120,15 @@ class Planner {
 
   // Does reduce `n` group its input `input` by hashing? Group keys, an input not already
   // grouped by them, keys that pack into 63 bits (hash_reduce.cuh), and not switched off.
+  // Nor when the group keys cover a key of the input (declared, or a reduce's group keys):
+  // every group is then one row, each block's table fills at once and nearly every row
+  // becomes a record that is sorted anyway, which measured 4x slower than sorting the input
+  // (2^28 rows into 2^24 groups on an H100: 38.9 ms hashed, 9.3 ms sorted; bench/RESULTS.md,
+  // session 16). A declared key is not verified; either way the results are the same.
   bool hash_reduce(const Node& n, NodeId input) const {
     if (n.group_key_index.empty() || groups_by(phys(input).order, n.group_key_index)) return false;
     if (options_.group_by == codegen::GroupBy::Sort) return false;
+    if (groups_are_rows(n, node(input).schema)) return false;
     int bits = 0;
     for (int32_t k : n.group_key_index) {
       const int b = hash_group_key_bits(node(input).schema[static_cast<size_t>(k)].type);
@@ -130,6 +136,17 @@ class Planner {
       bits += b;
     }
     return bits <= 63;
+  }
+
+  // Whether reduce `n`'s group keys include every attribute of its input's key (the
+  // schema's first key_size attributes), so that no two rows share a group.
+  static bool groups_are_rows(const Node& n, const Schema& in) {
+    if (in.key_size == 0) return false;
+    for (size_t a = 0; a < in.key_size; ++a)
+      if (std::find(n.group_key_index.begin(), n.group_key_index.end(), static_cast<int32_t>(a)) ==
+          n.group_key_index.end())
+        return false;
+    return true;
   }
 
   // Is `input` already in order `want` because its order starts like `want` up to a set
