@@ -158,6 +158,14 @@ HookArg write_hook() {
   return HookArg::lambda("void", {{"long long", "i"}, {"long long", "j"}, {"long long", "o"}},
                          " f.write(i, j, o); ");
 }
+// The functor's cmp(i, j) (left row i against right row j) and keep(i) (left row i takes
+// part) as hook arguments of the join agents.
+HookArg cmp_hook() {
+  return HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}}, " return f.cmp(i, j); ");
+}
+HookArg keep_hook() {
+  return HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); ");
+}
 
 // Inner join of a sorted left input whose matches are all kept: JoinMergeAgent writes them
 // tile by tile into an output sized by the left rows (exact when the right keys are unique;
@@ -195,11 +203,8 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
                 plo = p.buffer(lo, "long long", false), po = p.buffer(offs, "long long", false),
                 pc = p.slot(cap);
     std::string name = ctx.kernel_name(v.nodes.back(), ops + "_merge");
-    std::vector<CallArg> args = {"temp", ns, nr,
-                                 HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}},
-                                                 " return f.cmp(i, j); "),
-                                 HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); "),
-                                 write_hook(), hd, plo, po, pc};
+    std::vector<CallArg> args = {"temp", ns,  nr, cmp_hook(), keep_hook(), write_hook(),
+                                 hd,     plo, po, pc};
     for (CallArg& a : order_check_args(jc, p)) args.push_back(std::move(a));
     std::string make = ctx.functor(name + "_fn", p, m);
     SkeletonCall agent(ctx.templates(), "JoinMergeAgent", {ctx.tile_policy("JoinCount")}, "Agent");
@@ -251,11 +256,7 @@ std::pair<rt::BufferId, rt::BufferId> count_sorted(LoweringContext& ctx, const J
               po = p.buffer(offs, "long long", false), ts = p.buffer(cstate, "void", false),
               pt = p.buffer(tot, "long long", false);
   std::string name = ctx.kernel_name(n.id, count_name(ctx, L));
-  std::vector<CallArg> args = {"temp", ns, nr,
-                               HookArg::lambda("int", {{"long long", "i"}, {"long long", "j"}},
-                                               " return f.cmp(i, j); "),
-                               plo, po, ts, pt,
-                               HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); ")};
+  std::vector<CallArg> args = {"temp", ns, nr, cmp_hook(), plo, po, ts, pt, keep_hook()};
   for (CallArg& a : order_check_args(jc, p)) args.push_back(std::move(a));
   std::string make = ctx.functor(name + "_fn", p, m);
   SkeletonCall agent(ctx.templates(), "JoinCountAgent", {ctx.tile_policy("JoinCount")}, "Agent");

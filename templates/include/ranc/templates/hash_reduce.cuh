@@ -108,7 +108,8 @@ struct HashGroupAgent {
     bool overflowed = false;
     i64 t = blockIdx.x;
     if constexpr (Private > 0)
-      overflowed = private_tiles(temp, n, keep, key, agg, keys_out, states_out, capacity, header, t);
+      overflowed =
+          private_tiles(temp, n, tiles, keep, key, agg, keys_out, states_out, capacity, header, t);
     for (; t < tiles; t += gridDim.x) {
       // Once the records passed capacity this launch only tells the executor to grow them
       // to n and run again (header[1]): the rest of its work would be thrown away.
@@ -153,10 +154,10 @@ struct HashGroupAgent {
   // the table tiles that follow (many keys) do not pay for them. Returns whether the records
   // passed capacity; t is left at the first tile not done.
   template <class Temp, class Keep, class Key, class Agg, class State>
-  __device__ __forceinline__ static bool private_tiles(Temp& temp, i64 n, Keep keep, Key key, Agg agg,
-                                                       u64* keys_out, State* states_out,
-                                                       i64 capacity, u64* header, i64& t) {
-    const i64 tiles = n / kTile + (n % kTile != 0);
+  __device__ __forceinline__ static bool private_tiles(Temp& temp, i64 n, i64 tiles, Keep keep,
+                                                       Key key, Agg agg, u64* keys_out,
+                                                       State* states_out, i64 capacity,
+                                                       u64* header, i64& t) {
     State mine[Private];
     unsigned used = 0;  // bit p: mine[p] holds a row
 #pragma unroll
@@ -171,11 +172,9 @@ struct HashGroupAgent {
       const i64 base = t * kTile;
 #pragma unroll
       for (int k = 0; k < kItems; ++k) {
-        const i64 i = base + k * kThreads + threadIdx.x;
-        const bool row = i < n && keep(i);
-        const u64 w = row ? key(i) : kEmptyKeyWord;
-        State s = agg.init();
-        if (row) agg.accumulate(s, i);
+        u64 w;
+        State s;
+        const bool row = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w, s);
         const int priv = row ? find_or_claim_private(temp, w) : -1;
 #pragma unroll
         for (int p = 0; p < Private; ++p)
@@ -241,11 +240,9 @@ struct HashGroupAgent {
     bool spill[kItems];
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
-      const i64 i = base + k * kThreads + threadIdx.x;
-      const bool live = i < n && keep(i);
-      const u64 w = live ? key(i) : kEmptyKeyWord;
-      State s = agg.init();
-      if (live) agg.accumulate(s, i);
+      u64 w;
+      State s;
+      const bool live = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w, s);
       // Rows of the warp with the same key are merged first, into the lowest lane of
       // them (the leader): one table update per key and warp instead of one per row,
       // which is what keeps few, hot groups from serialising on their slots' atomics.
@@ -276,6 +273,18 @@ struct HashGroupAgent {
       spill_state[k] = s;
     }
     emit_tile(spill, spill_key, spill_state, keys_out, states_out, capacity, header);
+  }
+
+  /// Row i when it is below n and kept (true): its key word and its state of one row; else the
+  /// empty word and the identity.
+  template <class Keep, class Key, class Agg, class State>
+  __device__ __forceinline__ static bool load_row(i64 i, i64 n, Keep keep, Key key, Agg agg, u64& w,
+                                                  State& s) {
+    const bool row = i < n && keep(i);
+    w = row ? key(i) : kEmptyKeyWord;
+    s = agg.init();
+    if (row) agg.accumulate(s, i);
+    return row;
   }
 
   /// Appends (key[k], state[k]) for the lanes and items with want[k] (called by whole warps):
