@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
   // "ra_bench chains 28": only the fused operator chains; "ra_bench groupby 28": only the
   // group-by rows (with TPC-H Q1's shape); "ra_bench q1 28": only Q1's shape.
   bool chains_only = false, groupby_only = false, q1_only = false, joins_only = false, semi_only = false,
-       topk_only = false, setops_only = false, merges_only = false;
+       topk_only = false, setops_only = false, merges_only = false, reduce_only = false;
   std::vector<int> log_sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "chains")
@@ -295,6 +295,8 @@ int main(int argc, char** argv) {
       setops_only = true;
     else if (std::string(argv[i]) == "merges")  // set operations, sorted join, sorted reduce
       merges_only = true;
+    else if (std::string(argv[i]) == "sortedreduce")  // the sorted reduce only
+      merges_only = reduce_only = true;
     else
       log_sizes.push_back(std::atoi(argv[i]));
   }
@@ -496,7 +498,7 @@ int main(int argc, char** argv) {
         a.free();
         s.free();
       }
-      {  // set operations on sorted unique inputs: a = 2i, b = 3i
+      if (!reduce_only) {  // set operations on sorted unique inputs: a = 2i, b = 3i
         std::vector<int32_t> a(n), b2(n);
         for (size_t i = 0; i < n; ++i) {
           a[i] = static_cast<int32_t>(2 * i);
@@ -525,7 +527,7 @@ int main(int argc, char** argv) {
         r.free();
         continue;
       }
-      {  // PK-FK join on sorted inputs, 100% match
+      if (!reduce_only) {  // PK-FK join on sorted inputs, 100% match
         size_t npk = n / 4;
         std::vector<int32_t> pk(npk), pv(npk), fk(n), fv(n);
         for (size_t i = 0; i < npk; ++i)

@@ -18,10 +18,13 @@
 // count 0 and NULL for the others, which lower_nulls makes from the counts); its size is
 // 1 without a read-back.
 // Semantics as the reference: integer sums exact in 128 bits (ranc::tpl::add128) with an
-// overflow flag, float sums and avg in f64, min/max by the total order, count counts
+// overflow flag (sums of integers of 32 bits or fewer on the sorted and global paths: 64-bit
+// states whose merges flag overflow, exact for groups of up to 2^32 rows), float sums and avg in f64, min/max by the total order, count counts
 // tuples; an aggregate with a filter (Aggregate::filter, from lower_nulls) folds only the
 // rows it keeps.
 #include "ranc/codegen/lowering.h"
+
+#include <algorithm>
 
 namespace ranc::codegen {
 namespace {
@@ -33,6 +36,7 @@ namespace {
 struct AggCode {
   std::string fields, init, acc, merge, write;
   int64_t state_words = 0;  // upper bound on sizeof(State) / 8
+  std::vector<size_t> columns;  // the input columns the aggregates read (by row), in order
   // Set when an integer sum may leave the i64 range: the flag the write sets, and the
   // CheckFlag step's message.
   rt::BufferId overflow = -1;
@@ -119,6 +123,19 @@ void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std:
       a.write += fmt::format("    {}[g] = ({})s.{};\n", dst, value_ctype(ot), f);
     return;
   }
+  if (!atomic && type_size(at) <= 4) {
+    // An integer of at most 32 bits: a state folds at most one tile's rows with accumulate
+    // (reduce.cuh), so its 64-bit sum cannot overflow; merges check (a sum over more than
+    // 2^32 rows may leave the i64 range). Half the scan traffic of the 128-bit state.
+    std::string flag = overflow_flag(ctx, n, a.overflow, a.overflow_message, wp, ag);
+    a.fields += fmt::format("  long long {};\n", f);
+    a.init += fmt::format("    s.{} = 0;\n", f);
+    a.acc += filtered(filter, fmt::format("      s.{} += (long long)({});\n", f, v));
+    a.merge += fmt::format("    if (ranc::tpl::add_overflows(a.{0}, b.{0})) {1}[0] = 1;\n", f, flag);
+    ++a.state_words;
+    a.write += fmt::format("    {}[g] = s.{};\n", dst, f);
+    return;
+  }
   a.fields += fmt::format("  unsigned long long {0};\n  unsigned long long {0}h;\n", f);
   a.init += fmt::format("    s.{0} = 0;\n    s.{0}h = 0;\n", f);
   a.acc += filtered(
@@ -138,7 +155,11 @@ AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation
   AggCode a;
   bool need_rows = false;
   const size_t nk = n.group_key_index.size();
-  auto attr = [&](int32_t c) { return LoweringContext::load(p, in, static_cast<size_t>(c), "r"); };
+  auto attr = [&](int32_t c) {
+    const size_t col = static_cast<size_t>(c);
+    if (std::find(a.columns.begin(), a.columns.end(), col) == a.columns.end()) a.columns.push_back(col);
+    return LoweringContext::load(p, in, col, "r");
+  };
   for (size_t k = 0; k < n.aggregates.size(); ++k) {
     const Aggregate& ag = n.aggregates[k];
     const Type ot = n.schema[nk + k].type;
@@ -241,10 +262,16 @@ HookArg agg_object(const std::string& st, const AggMethods& m = agg_methods()) {
 struct SegmentedReduceArgs {
   std::string rows, tile_state, carry, tail, meta, count, tiles;
 };
+// A column the reduce kernel's hooks read by row only: the functor's member and its element
+// type, which the stage hook points at the tile's copy in shared memory.
+struct StagedColumn {
+  std::string member, ctype;
+};
 void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string& name,
                               std::string_view fixup, KernelParams& p, const std::string& make,
                               const std::string& st, const SegmentedReduceArgs& a, rt::SlotId tiles,
-                              std::vector<NodeId> nodes) {
+                              std::vector<NodeId> nodes,
+                              const std::vector<StagedColumn>& staged = {}) {
   const std::string hooks = agg_hooks(name + "_fn", st);
   const HookArg emit = HookArg::lambda(
       "void", {{"long long", "g"}, {"long long", "first"}, {fmt::format("const {} &", st), "s"}},
@@ -252,12 +279,28 @@ void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string
   {
     SkeletonCall agent(ctx.templates(), "ReduceAgent", {ctx.tile_policy("Reduce")}, "Agent");
     agent.bind("State", st);
+    // Staging moves the functor's column pointers onto the copies: the functor is mutable.
+    std::string functor = make, arrays, stage = " return false; ";
+    if (!staged.empty()) {
+      internal_check(functor.rfind("  const ", 0) == 0, "reduce: unexpected functor declaration");
+      functor = "  " + functor.substr(8);
+      stage = " ";
+      for (size_t k = 0; k < staged.size(); ++k) {
+        arrays += fmt::format(
+            "  __shared__ __align__(16) {0} stage{1}[ranc::tpl::stage_elems<{0}>(Agent::stage_rows)];\n",
+            staged[k].ctype, k);
+        stage += fmt::format("f.{0} = ranc::tpl::stage_rows<Agent::kThreads>(stage{1}, f.{0}, lo, hi); ",
+                             staged[k].member, k);
+      }
+      stage += "return true; ";
+    }
     std::string body =
-        make + hooks + agent.declare() + agent.temp_storage() +
+        functor + hooks + agent.declare() + agent.temp_storage() + arrays +
         agent.call("run", {"temp", a.rows,
                            HookArg::lambda("bool", {{"long long", "i"}, {"long long", "j"}},
                                            " return f.same(i, j); "),
-                           agg_object(st), emit, a.tile_state, a.carry, a.tail, a.meta, a.count});
+                           agg_object(st), emit, a.tile_state, a.carry, a.tail, a.meta, a.count,
+                           HookArg::lambda("bool", {{"long long", "lo"}, {"long long", "hi"}}, stage)});
     ctx.kernel(id, name, p, body,
                LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Reduce"), false,
                            std::move(nodes)},
@@ -650,6 +693,30 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
     }
     same += "    return true;\n";
   }
+  // Columns the hooks read by row, staged in shared memory tile by tile while they fit in
+  // kStageBytes (the compared keys first: each row's are read twice). Only for a dense
+  // input (a view's members may read other buffers), and only with an odd number of rows a
+  // thread (an even one makes the threads' reads of a staged column collide in banks).
+  // H200, 2^28 rows, 16 a group, sum of i32: 1.09 ms staged, 1.16 ms in place (256 x 15).
+  std::vector<StagedColumn> staged;
+  if (!in.view && ctx.options().stage_reduce_inputs && ctx.policy_items("Reduce") % 2 == 1) {
+    constexpr int64_t kStageBytes = 32 * 1024;
+    std::vector<size_t> cols;
+    for (const auto& k : keys) cols.push_back(static_cast<size_t>(k.index));
+    cols.insert(cols.end(), a.columns.begin(), a.columns.end());
+    int64_t bytes = 0;
+    std::vector<size_t> done;
+    for (size_t c : cols) {
+      if (std::find(done.begin(), done.end(), c) != done.end()) continue;
+      done.push_back(c);
+      const int64_t size = type_size(in.types[c]);
+      const int64_t need = (tile + 2 + 16 / size) * size;
+      if (bytes + need > kStageBytes) continue;
+      bytes += need;
+      const auto ct = storage_ctype(in.types[c]);
+      staged.push_back({p.buffer(in.columns[c], ct), std::string(ct)});
+    }
+  }
   const std::string name = ctx.kernel_name(n.id, what);
   const std::string st = name + "_state";
   ctx.emit(fmt::format("struct alignas(8) {} {{\n{}}};\n", st, a.fields));
@@ -677,7 +744,7 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
                   "carry/tail slots\");\n",
                   st, a.state_words));
   segmented_reduce_kernels(ctx, n.id, name, "reduce_fixup", p, make, st,
-                           {ns, ts, pc, pt, mt, cnt, nt}, tiles, nodes);
+                           {ns, ts, pc, pt, mt, cnt, nt}, tiles, nodes, staged);
   if (in.unverified) ctx.step(rt::CheckFlag{in.unverified->flag, in.unverified->message, n.id});
   if (a.overflow >= 0) ctx.step(rt::CheckFlag{a.overflow, a.overflow_message, n.id});
   out.size = ctx.new_slot();

@@ -483,9 +483,6 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   EXPECT_NE(plan.source.find("namespace f"), std::string::npos);
 }
 
-// An inner join of a left input sorted by its keys writes its output in one pass
-// (JoinMergeAgent, and JoinHeavyExpandAgent for heavy keys) unless a filter follows it,
-// whose matches are counted and compacted; the option restores count + expand.
 // The hash group-by's private states per thread (hash_reduce.cuh): 4 for states of up to 8
 // words (TPC-H Q1's: 4 sums, 3 averages' sums and one row count), fewer for larger states, none
 // beyond 32 words; CodegenOptions and RANC_HASH_PRIVATE override.
@@ -521,6 +518,46 @@ TEST(GeneratePlan, HashGroupByPrivateStates) {
   unsetenv("RANC_HASH_PRIVATE");
 }
 
+// The sorted reduce stages the columns its hooks read into shared memory tile by tile
+// (reduce.cuh's stage hook), the compared keys first, while they fit in 32 KB; not a view's
+// columns, nor with the option off. Sums of 32-bit integers keep a 64-bit state whose merge
+// checks for overflow; wider ones keep the 128-bit state.
+TEST(GeneratePlan, SortedReduceStagesItsColumns) {
+  const std::vector<Attribute> attrs{{"g", Type::I32}, {"v", Type::I32}, {"w", Type::I64}};
+  auto program = [&](bool view) {
+    ProgramBuilder b;
+    Rel r = b.input("r", attrs, 0, {"g"});
+    if (view) r = r.project({"g", as(col("v") + 1, "v"), "w"});
+    b.output(r.reduce({"g"}, {sum(col("v"), "s"), sum(col("w"), "t")}), "out");
+    return b.check();
+  };
+  auto staged = [](const rt::Plan& plan) {
+    size_t n = 0;
+    for (size_t at = 0; (at = plan.source.find("ranc::tpl::stage_rows<Agent::kThreads>(", at)) !=
+                        std::string::npos;
+         ++at)
+      ++n;
+    return n;
+  };
+  const rt::Plan plan = codegen::generate_plan(program(false));
+  // g and v: (3840 + 2 + 4) x 4 bytes each; w's 8-byte rows would pass 32 KB.
+  EXPECT_EQ(staged(plan), 2u);
+  EXPECT_NE(plan.source.find("__shared__ __align__(16) int stage1["), std::string::npos);
+  EXPECT_EQ(plan.source.find("__shared__ __align__(16) long long stage"), std::string::npos);
+  EXPECT_NE(plan.source.find("  long long a0;\n"), std::string::npos);
+  EXPECT_NE(plan.source.find("if (ranc::tpl::add_overflows(a.a0, b.a0))"), std::string::npos);
+  EXPECT_NE(plan.source.find("  unsigned long long a1h;\n"), std::string::npos);
+  EXPECT_EQ(staged(codegen::generate_plan(program(false), {.stage_reduce_inputs = false})), 0u);
+  EXPECT_EQ(staged(codegen::generate_plan(program(true))), 0u);
+  setenv("RANC_REDUCE_STAGE", "0", 1);
+  EXPECT_EQ(staged(passes::run_pipeline(program(false), {}).plan), 0u);
+  unsetenv("RANC_REDUCE_STAGE");
+  EXPECT_EQ(staged(passes::run_pipeline(program(false), {}).plan), 2u);
+}
+
+// An inner join of a left input sorted by its keys writes its output in one pass
+// (JoinMergeAgent, and JoinHeavyExpandAgent for heavy keys) unless a filter follows it,
+// whose matches are counted and compacted; the option restores count + expand.
 TEST(GeneratePlan, SortedLeftJoinWritesInOnePass) {
   ProgramBuilder b;
   auto f = b.input("f", {{"fk", Type::I32}, {"fv", Type::I32}}, 0, {"fk"});

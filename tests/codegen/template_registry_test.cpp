@@ -117,6 +117,7 @@ TEST(TemplateRegistry, ReduceAgentContract) {
   EXPECT_EQ(sig_text(s.hook("same")->call), "bool(long long i, long long j)");
   EXPECT_EQ(sig_text(s.hook("emit")->call),
             "void(long long group, long long first_row, const State & s)");
+  EXPECT_EQ(sig_text(s.hook("stage")->call), "bool(long long lo, long long hi)");
   const registry::Hook& agg = *s.hook("agg");
   ASSERT_TRUE(agg.object);
   ASSERT_EQ(agg.methods.size(), 3u);
@@ -210,21 +211,29 @@ TEST(SkeletonCall, WritesTypeBoundSharedMemoryAndObjectHooks) {
       HookArg::lambda("bool", {{"long long", "i"}, {"long long", "j"}}, " return 1; ");
   const HookArg emit = HookArg::lambda(
       "void", {{"long long", "g"}, {"long long", "first"}, {"const n3_state &", "s"}}, " ");
-  EXPECT_NE(
-      agent.call("run", {"temp", "n", same, agg, emit, "a", "b", "c", "d", "e"}).find(", agg, "),
-      std::string::npos);
+  const HookArg stage =
+      HookArg::lambda("bool", {{"long long", "lo"}, {"long long", "hi"}}, " return false; ");
+  EXPECT_NE(agent.call("run", {"temp", "n", same, agg, emit, "a", "b", "c", "d", "e", stage})
+                .find(", agg, "),
+            std::string::npos);
+  // The stage hook says whether it staged (the block then synchronises): it returns bool.
+  EXPECT_NE(internal_error([&] {
+              agent.call("run", {"temp", "n", same, agg, emit, "a", "b", "c", "d", "e",
+                                 HookArg::lambda("void", {{"long long", "lo"}, {"long long", "hi"}}, " ")});
+            }).find("hook 'stage'"),
+            std::string::npos);
   // A merge that takes the state by value is not the header's merge.
   HookArg bad = agg;
   bad.methods[2].second.params[1].type = "State";
   EXPECT_NE(internal_error([&] {
-              agent.call("run", {"temp", "n", same, bad, emit, "a", "b", "c", "d", "e"});
+              agent.call("run", {"temp", "n", same, bad, emit, "a", "b", "c", "d", "e", stage});
             }).find("hook 'agg.merge'"),
             std::string::npos);
   // The emit hook's state type must be the bound one.
   const HookArg wrong_state = HookArg::lambda(
       "void", {{"long long", "g"}, {"long long", "first"}, {"const n4_state &", "s"}}, " ");
   EXPECT_NE(internal_error([&] {
-              agent.call("run", {"temp", "n", same, agg, wrong_state, "a", "b", "c", "d", "e"});
+              agent.call("run", {"temp", "n", same, agg, wrong_state, "a", "b", "c", "d", "e", stage});
             }).find("hook 'emit'"),
             std::string::npos);
 }

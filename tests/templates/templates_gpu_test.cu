@@ -339,9 +339,34 @@ struct RAgg {
 };
 struct REmit { const int* k; ll* o; __device__ void operator()(ll g, ll first, const RAgg::State& s) const {
   o[5 * g] = k[first]; o[5 * g + 1] = s.sum; o[5 * g + 2] = s.count; o[5 * g + 3] = s.min; o[5 * g + 4] = s.max; } };
+// RAgg reading v through a pointer the stage hook may move.
+struct PAgg {
+  const int* const* v;
+  using State = RAgg::State;
+  __device__ State init() const { return RAgg{*v}.init(); }
+  __device__ void accumulate(State& s, ll r) const { RAgg{*v}.accumulate(s, r); }
+  __device__ void merge(State& a, const State& b) const { RAgg{*v}.merge(a, b); }
+};
+// Staged: the hooks read the tile's rows from shared memory (stage_rows), which is poisoned
+// first, so a hook reading a row outside [lo, hi) reads a wrong value.
+template <bool Staged>
 __global__ void k_reduce(const int* k, const int* v, ll* o, ll n, void* ts, void* carry, void* tail, ll* meta, ll* cnt) {
-  __shared__ ReduceAgent<RP>::TempStorageT<RAgg::State> temp;
-  ReduceAgent<RP>::run(temp, n, RSame{k}, RAgg{v}, REmit{k, o}, ts, carry, tail, meta, cnt);
+  using A = ReduceAgent<RP>;
+  __shared__ A::TempStorageT<RAgg::State> temp;
+  __shared__ __align__(16) int sk[stage_elems<int>(A::stage_rows)];
+  __shared__ __align__(16) int sv[stage_elems<int>(A::stage_rows)];
+  for (int i = threadIdx.x; i < int(stage_elems<int>(A::stage_rows)); i += RP::block_threads) sk[i] = sv[i] = 0x5a5a5a5a;
+  __syncthreads();
+  const int* kk = k;
+  const int* vv = v;
+  A::run(temp, n, [&](ll i, ll j) { return kk[i] == kk[j]; }, PAgg{&vv},
+         [&](ll g, ll first, const RAgg::State& s) { REmit{kk, o}(g, first, s); }, ts, carry, tail, meta, cnt,
+         [&](ll lo, ll hi) {
+           if (!Staged) return false;
+           kk = stage_rows<RP::block_threads>(sk, k, lo, hi);
+           vv = stage_rows<RP::block_threads>(sv, v, lo, hi);
+           return true;
+         });
 }
 __global__ void k_fixup(const int* k, const int* v, ll* o, ll tiles, const void* carry, const void* tail, const ll* meta) {
   ReduceFixupAgent::run(tiles, RAgg{v}, REmit{k, o}, carry, tail, meta);
@@ -375,15 +400,21 @@ TEST(TemplatesGpu, ReduceAndUnique) {
       Buf<int> dk(k), dv(v);
       Buf<ll> out(5 * std::max<ll>(n, 1)), ts(tile_state_elems(tiles)), meta(3 * tiles), cnt(1);
       Buf<RAgg::State> carry(tiles), tail(tiles);
-      init_ts(ts.p, tiles);
-      // Scratch is not zeroed in real use (pool memory): poison it.
-      CK(cudaMemset(carry.p, 0x5a, sizeof(RAgg::State) * tiles));
-      CK(cudaMemset(tail.p, 0x5a, sizeof(RAgg::State) * tiles));
-      k_reduce<<<unsigned(tiles), RP::block_threads>>>(dk.p, dv.p, out.p, n, ts.p, carry.p, tail.p, meta.p, cnt.p);
-      k_fixup<<<grid_of(tiles, 256), 256>>>(dk.p, dv.p, out.p, tiles, carry.p, tail.p, meta.p);
-      CK(cudaDeviceSynchronize());
-      ASSERT_EQ(cnt.at(0), groups) << "n=" << n << " dist=" << dist;
-      EXPECT_EQ(out.get(5 * groups), want) << "n=" << n << " dist=" << dist;
+      for (bool staged : {false, true}) {
+        init_ts(ts.p, tiles);
+        // Scratch is not zeroed in real use (pool memory): poison it.
+        CK(cudaMemset(carry.p, 0x5a, sizeof(RAgg::State) * tiles));
+        CK(cudaMemset(tail.p, 0x5a, sizeof(RAgg::State) * tiles));
+        CK(cudaMemset(out.p, 0x5a, sizeof(ll) * 5 * std::max<ll>(n, 1)));
+        if (staged)
+          k_reduce<true><<<unsigned(tiles), RP::block_threads>>>(dk.p, dv.p, out.p, n, ts.p, carry.p, tail.p, meta.p, cnt.p);
+        else
+          k_reduce<false><<<unsigned(tiles), RP::block_threads>>>(dk.p, dv.p, out.p, n, ts.p, carry.p, tail.p, meta.p, cnt.p);
+        k_fixup<<<grid_of(tiles, 256), 256>>>(dk.p, dv.p, out.p, tiles, carry.p, tail.p, meta.p);
+        CK(cudaDeviceSynchronize());
+        ASSERT_EQ(cnt.at(0), groups) << "n=" << n << " dist=" << dist << " staged=" << staged;
+        EXPECT_EQ(out.get(5 * groups), want) << "n=" << n << " dist=" << dist << " staged=" << staged;
+      }
 
       std::vector<int> uniq(k.begin(), k.end());
       uniq.erase(std::unique(uniq.begin(), uniq.end()), uniq.end());

@@ -765,7 +765,7 @@ class Context final : public LoweringContext {
     if (f == "JoinExpand") return {256, 8};
     if (f == "HashJoin") return {512, 8};
     if (f == "HashGroup") return {512, 4};
-    if (f == "Reduce") return h ? std::pair{128, 8} : std::pair{256, 4};
+    if (f == "Reduce") return h ? std::pair{256, 15} : std::pair{256, 4};
     throw InternalError(fmt::format("codegen: unknown policy family {}", f));
   }
 

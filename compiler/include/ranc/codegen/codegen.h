@@ -66,6 +66,10 @@ struct CodegenOptions {
   // the state's size (4 up to 8-word states, as TPC-H Q1's; fewer beyond), 0 turns them off
   // (RANC_HASH_PRIVATE=N). Same results; float sums in another order.
   int hash_private_states = -1;
+  // The sorted (segmented) reduce copies each tile's rows of the columns it reads into
+  // shared memory (coalesced 16-byte copies, reduce.cuh's stage hook) before folding them,
+  // up to 32 KB a tile; false reads them in place (RANC_REDUCE_STAGE=0). Same results.
+  bool stage_reduce_inputs = true;
   // NVRTC's --Ofast-compile=mid (`ranc --fast-compile`, RANC_FAST_COMPILE=1): a cold
   // compile takes a quarter to a half of the time and the kernels run slower (fewer
   // optimisations in NVVM and ptxas). For one-off programs on small inputs, where the

@@ -55,7 +55,10 @@ struct TilePolicy {
 ///   Merge       128 x 7                   128 x 11                  merge path, set operations
 ///   JoinCount   256 x 4                   256 x 4                   per-left-row bounds + scan
 ///   JoinExpand  256 x 8                   256 x 8                   load-balanced join write
-///   Reduce      256 x 4                   128 x 8                   segmented reduction
+///   Reduce      256 x 4                   256 x 15                  segmented reduction (odd
+///                                                                     items: staged rows are
+///                                                                     read without bank
+///                                                                     conflicts)
 ///   HashJoin    512 x 8                   512 x 8                   build/probe per probe tile
 ///   HashGroup   512 x 4                   512 x 4                   hash group-by (shared tables)
 template <int Arch>
@@ -67,7 +70,7 @@ struct TuningTable {  // sm_90 and newer: the default
   using Merge = TilePolicy<128, 11>;
   using JoinCount = TilePolicy<256, 4>;
   using JoinExpand = TilePolicy<256, 8>;
-  using Reduce = TilePolicy<128, 8>;
+  using Reduce = TilePolicy<256, 15>;
   using HashJoin = TilePolicy<512, 8>;
   using HashGroup = TilePolicy<512, 4>;
 };
@@ -220,6 +223,57 @@ struct TilePrefix {
     return temp.exclusive;
   }
 };
+
+/// 16 bytes from global to shared memory without passing through registers (cp.async, sm_80
+/// and newer): the thread issues every copy of a tile before waiting for any, so all of them
+/// are in flight at once. copy_async_wait() waits for the calling thread's copies.
+__device__ __forceinline__ void copy_async16(void* smem, const void* gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+#else
+  *static_cast<int4*>(smem) = *static_cast<const int4*>(gmem);
+#endif
+}
+__device__ __forceinline__ void copy_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+/// Rows [lo, hi) of the column `src` copied into the shared array `smem` by the block's
+/// `Threads` threads together (all of them call it; the caller synchronises afterwards).
+/// Returns the column rebased onto the copy: result[r] == src[r] for r in [lo, hi), so a hook
+/// that reads the column by row number reads shared memory instead, unchanged. The copy is
+/// placed so that shared and global addresses agree modulo 16 bytes, and the bulk of it moves
+/// as 16-byte vectors (one coalesced 512-byte transaction per warp instruction). `smem` is
+/// 16-byte aligned and holds stage_elems<T>(hi - lo) elements; src is aligned to sizeof(T).
+template <class T>
+__host__ __device__ __forceinline__ constexpr i64 stage_elems(i64 rows) {
+  return rows + 16 / static_cast<i64>(sizeof(T));
+}
+template <int Threads, class T>
+__device__ __forceinline__ const T* stage_rows(T* smem, const T* src, i64 lo, i64 hi) {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 ||
+                    sizeof(T) == 16,
+                "stage_rows: element size must divide 16");
+  const T* s = src + lo;
+  const unsigned mis = static_cast<unsigned>(reinterpret_cast<unsigned long long>(s) & 15u);
+  T* d = smem + mis / sizeof(T);  // d and s agree modulo 16 bytes
+  const i64 count = hi - lo;
+  if (count <= 0) return d - lo;
+  // Elements before s's first 16-byte boundary, the whole vectors after it, the rest.
+  const i64 head = min64(count, static_cast<i64>(((16u - mis) & 15u) / sizeof(T)));
+  const i64 vectors = (count - head) * static_cast<i64>(sizeof(T)) / 16;
+  const i64 body_end = head + vectors * (16 / static_cast<i64>(sizeof(T)));
+  for (i64 i = threadIdx.x; i < head; i += Threads) d[i] = s[i];
+  const int4* sv = reinterpret_cast<const int4*>(s + head);
+  int4* dv = reinterpret_cast<int4*>(d + head);
+  for (i64 i = threadIdx.x; i < vectors; i += Threads) copy_async16(dv + i, sv + i);
+  for (i64 i = body_end + threadIdx.x; i < count; i += Threads) d[i] = s[i];
+  copy_async_wait();
+  return d - lo;
+}
 
 /// Body of a one-thread kernel copying src[idx] to *dst, for runtimes that read a count only from
 /// the start of a buffer (e.g. the total of an exclusive scan over n+1 counts sits at index n).
@@ -393,6 +447,14 @@ __device__ __forceinline__ void atomic_merge128(unsigned long long* lo, unsigned
   const unsigned long long old = atomicAdd(lo, blo);
   const unsigned long long inc = bhi + (old + blo < old ? 1ull : 0ull);
   if (inc != 0) atomicAdd(hi, inc);
+}
+/// a += b in two's complement; returns whether the exact sum leaves the i64 range.
+__device__ __forceinline__ bool add_overflows(long long& a, long long b) {
+  const long long r = static_cast<long long>(static_cast<unsigned long long>(a) +
+                                             static_cast<unsigned long long>(b));
+  const bool over = ((a ^ r) & (b ^ r)) < 0;
+  a = r;
+  return over;
 }
 /// Whether the 128-bit value (lo, hi) is an i64.
 __device__ __forceinline__ bool fits_i64(unsigned long long lo, unsigned long long hi) {

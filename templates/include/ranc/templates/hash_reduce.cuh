@@ -10,11 +10,11 @@
 // on the word) and merges the state into the slot with shared-memory atomics
 // (Agg::merge_atomic). A key that finds the table at its fill limit becomes a record of its own
 // (the warp's state of that key). With Private > 0 a block starts otherwise: while its table
-// holds at most kWarpMergeKeys keys, a thread folds the rows of the block's first Private keys
-// (claimed in a small shared array in the order the block meets them) into states of its own,
-// in registers: no atomics and no shuffles, so few, hot groups (TPC-H Q1's four) cost a row a
-// compare per private key and a predicated merge; other rows go into the table by one atomic
-// merge each. Once the table holds more keys (each warp reads the count per tile), the warp
+// holds no key, a thread folds the rows of the block's first Private keys (claimed in a small
+// shared array in the order the block meets them) into states of its own, in registers: no
+// atomics and no shuffles, so few, hot groups (TPC-H Q1's four) cost a row a compare per
+// private key and a predicated merge; a row of another key goes into the table by one atomic
+// merge. Once the table holds a key (each warp reads the count per tile), the warp
 // reduces its private states by shuffles, merges them into the table once per key (a record
 // when the table is full) and goes on as above, its registers free. At the end the block
 // writes its occupied slots as records. A record is (key word, state): keys[r], states[r] for
@@ -146,7 +146,7 @@ struct HashGroupAgent {
   }
 
  private:
-  // The tiles from t on while the block's table holds few keys (each warp reads the count
+  // The tiles from t on while the block's table holds no key (each warp reads the count
   // once a tile, so each warp leaves on its own): a row of one of the block's private keys
   // folds into the thread's private state; another row's state goes into the table by a
   // shared-memory atomic (a record when the table is full). Then the warp's private states
@@ -168,7 +168,10 @@ struct HashGroupAgent {
         overflowed = true;
         break;
       }
-      if (table_keys(temp) > kWarpMergeKeys) break;
+      // A key in the table means the block has more keys than private states: their rows
+      // would each pay an atomic on a few hot slots, which the table tiles' warp merge avoids
+      // (H100, 2^28 rows into 16 groups: 5.36 ms staying here, 3.72 ms without private states).
+      if (table_keys(temp) > 0) break;
       const i64 base = t * kTile;
 #pragma unroll
       for (int k = 0; k < kItems; ++k) {

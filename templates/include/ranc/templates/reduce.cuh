@@ -13,15 +13,18 @@
 //     (A group spanning T tiles costs T merges in one thread: fine for realistic skew; a group of
 //     2^30 rows with 1024-row tiles is ~1M merges, a few ms.)
 //
-// Hooks: ReduceAgent::Hooks and ReduceFixupAgent::Hooks (same, agg, emit); the aggregate `agg`
-// is a ReduceHooks::Agg (State: trivially copyable, default constructible; use 8-byte fields so
-// sizeof is a multiple of 8; avg = a sum field and a count field, divided in emit).
+// Hooks: ReduceAgent::Hooks (same, agg, emit, stage) and ReduceFixupAgent::Hooks (agg, emit); the
+// aggregate `agg` is a ReduceHooks::Agg (State: trivially copyable, default constructible; use
+// 8-byte fields so sizeof is a multiple of 8; avg = a sum field and a count field, divided in
+// emit). ReduceAgent folds at most kItems rows into a state with accumulate (from init()); all
+// other combining is merge, so a state may accumulate in a narrower type than it merges in.
 // Reduction with no group keys: same_group always true (one group if n > 0, none if n == 0; the
 // generator emits the SQL "one row over empty input" itself if it wants it).
 //
 // Kernels, in order on one stream (P = reduce policy, tiles = max(1, ceil(n / P::tile_items))):
 //   1. init:   init_tile_state(tile_state, tiles)      items tiles, threads 256, grid ceil(tiles/256)
-//   2. reduce: ReduceAgent<P>::run(temp, n, same, agg, emit, tile_state, carry, tail, meta, out_count)
+//   2. reduce: ReduceAgent<P>::run(temp, n, same, agg, emit, tile_state, carry, tail, meta, out_count,
+//                                  stage)
 //              threads P::block_threads, grid = tiles (exactly)
 //   3. fixup:  ReduceFixupAgent::run(tiles, agg, emit, carry, tail, meta)
 //              items tiles, threads 256, grid = max(1, ceil(tiles / 256))
@@ -100,11 +103,23 @@ struct ReduceAgent {
     ReduceHooks::Agg agg;
     // Output row `group`: key columns from input row first_row, aggregates finalised from s.
     __device__ void emit(i64 group, i64 first_row, const State& s) const;
+    // Called by every thread before any other hook with the rows [lo, hi) the tile's hooks
+    // read (same(r, r - 1) for the tile's rows and the row after it, accumulate and emit's
+    // first row within the tile). It may copy those rows of the columns the hooks read into
+    // shared memory (stage_rows, common.cuh) and point the hooks at the copy; it returns
+    // whether it did (then the block synchronises). Thread t folds rows t * kItems onwards,
+    // so with an odd kItems its shared-memory reads of 4-byte values hit 32 distinct banks.
+    __device__ bool stage(i64 lo, i64 hi);
   };
+  /// The rows the hooks of one tile read: [stage_lo(n), stage_hi(n)), at most stage_rows.
+  static constexpr i64 stage_rows = kTile + 2;
+  __device__ __forceinline__ static i64 stage_lo(i64 n) { return min64(max64(tile_base(kTile) - 1, 0), n); }
+  __device__ __forceinline__ static i64 stage_hi(i64 n) { return min64(tile_base(kTile) + kTile + 1, n); }
   /// Exactly `tiles` blocks, also for n == 0: the last block writes *out_count.
   static constexpr LaunchRule run_launch{Grid::tiles_exact, "n", Policy::block_threads};
 
   // Each thread takes kItems consecutive rows. In order:
+  //   0. the stage hook (Hooks::stage) may copy the tile's rows into shared memory;
   //   1. head flags (bits of one word) and their count; the block's exclusive sum of the
   //      counts and the look-back over tiles give every head its global group number, so
   //   2. one pass folds each row once: a group whose head and end are both in the thread's
@@ -115,10 +130,10 @@ struct ReduceAgent {
   //      when its head is in an earlier tile) or at the tile's end (tail[] or carry[]).
   // Only two states per thread are live (no per-row states): the registers decide the
   // occupancy, and the occupancy the memory parallelism.
-  template <class SameGroup, class Agg, class Emit>
+  template <class SameGroup, class Agg, class Emit, class Stage>
   __device__ __forceinline__ static void run(TempStorageT<typename Agg::State>& temp, i64 n, SameGroup same,
                                              Agg agg, Emit emit, void* tile_state, void* carry_buf,
-                                             void* tail_buf, i64* meta, i64* out_count) {
+                                             void* tail_buf, i64* meta, i64* out_count, Stage stage) {
     using State = typename Agg::State;
     using Item = SegmentItem<State>;
     TileState ts = make_tile_state(tile_state);
@@ -127,6 +142,7 @@ struct ReduceAgent {
     const i64 tile = tile_index();
     const i64 base = tile_base(kTile);
     const i64 tile_last = min64(base + kTile, n) - 1;  // < base when the tile is empty (n == 0)
+    if (stage(stage_lo(n), stage_hi(n))) __syncthreads();
     const i64 first = base + static_cast<i64>(threadIdx.x) * kItems;
     // The thread's rows: first .. first + valid - 1.
     const int valid = static_cast<int>(max64(0, min64(static_cast<i64>(kItems), tile_last - first + 1)));
