@@ -658,9 +658,9 @@ TEST(GpuHashReduce, MatchesReferenceAndSortedGrouping) {
 // meets fold into registers; the rest take the block's table; a warp flushes them into the
 // table at the end): key counts below, at and above the private count, forced to 1, 4, 8 and
 // 32 and off, against the reference. Rows in three stretches: a few keys first (every block
-// claims them privately), then all keys (private claims run out, the table fills), then past
-// 64 keys in the table (the private states stop being looked up while they hold sums: the
-// flush merges both), with a fused select and every aggregate kind.
+// claims them privately), then all keys (private claims run out, a key reaches the table and
+// the block leaves its private states while they hold sums: the flush merges both), with a
+// fused select and every aggregate kind.
 TEST(GpuHashReduce, PrivateStatesAroundTheirCount) {
   RANC_REQUIRE_GPU();
   std::mt19937_64 rng(31);
@@ -694,6 +694,44 @@ TEST(GpuHashReduce, PrivateStatesAroundTheirCount) {
     for (int privates : {-1, 0, 1, 4, 8, 32})
       EXPECT_EQ(run_and_compare(p, in, {.hash_private_states = privates}), "")
           << keys << " keys, private states " << privates;
+  }
+}
+
+// The sorted reduce (reduce.cuh) over input declared sorted, around its tiles (3840 rows on
+// sm_90): every row its own group, groups of 16, groups of one tile that start and end at
+// tile boundaries, one group over every tile; each column staged in shared memory and read in
+// place (CodegenOptions::stage_reduce_inputs); i32 sums near the type's limits in 64-bit
+// states beside i64 sums in 128-bit ones; and the global reduce's 64-bit i32 sum.
+TEST(GpuSortedReduce, AroundItsTilesStagedAndInPlace) {
+  RANC_REQUIRE_GPU();
+  Schema s{{{"k", Type::I32}, {"v", Type::I32}, {"w", Type::I64}, {"x", Type::F64}}, 0};
+  std::mt19937_64 rng(17);
+  for (int64_t n : {int64_t{3839}, int64_t{3840}, int64_t{3841}, int64_t{7681}, int64_t{100003}}) {
+    for (int64_t per : {int64_t{1}, int64_t{16}, int64_t{3840}, int64_t{1} << 40}) {
+      std::vector<Column> cols;
+      for (const auto& a : s.attributes) cols.emplace_back(a.type);
+      for (int64_t i = 0; i < n; ++i) {
+        cols[0].append(Value::i32(static_cast<int32_t>(i / per) - 5));
+        const int32_t v = static_cast<int32_t>(rng() % 2 ? 2147483647 - rng() % 3 : -2147483647 - 1 + rng() % 3);
+        cols[1].append(Value::i32(v));
+        cols[2].append(Value::i64(static_cast<int64_t>(rng() % (uint64_t{1} << 41)) - (int64_t{1} << 40)));
+        cols[3].append(Value::f64(static_cast<double>(rng() % 1000) / 4.0));
+      }
+      Inputs in;
+      in.emplace_back("r", make_relation(s, std::move(cols)));
+      ProgramBuilder b;
+      Rel r = b.input("r", s.attributes, 0, {"k"});
+      b.output(r.reduce({"k"}, {ranc::sum(col("v"), "sv"), ranc::sum(col("w"), "sw"),
+                                ranc::count("n"), ranc::min(col("v"), "mnv"),
+                                ranc::max(col("x"), "mxx"), ranc::avg(col("v"), "av")}),
+               "all");
+      b.output(r.reduce({"k"}, {ranc::sum(col("v"), "sv")}), "sum_i32");
+      b.output(r.reduce({}, {ranc::sum(col("v"), "sv"), ranc::count("n")}), "global");
+      Program p = b.check();
+      for (bool staged : {true, false})
+        EXPECT_EQ(run_and_compare(p, in, {.stage_reduce_inputs = staged}), "")
+            << "n " << n << ", " << per << " rows a group, staged " << staged;
+    }
   }
 }
 
