@@ -286,6 +286,37 @@ TEST_P(ExecutorGpu, HandWrittenPlanMatchesHost) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, ExecutorGpu, ::testing::Values(0, 1, 31, 33, 129, 1000, 100003));
 
+// Consecutive CheckFlag and ReadSize steps (Frees between them) wait for the device once:
+// the plan's ReadSize in the middle is one wait, and a CheckFlag, a ReadSize and a CheckFlag
+// at its end are another, with the values each step would have read alone; a flag that is
+// set still stops the run at its own step.
+TEST(ExecutorGpuReadBacks, ConsecutiveReadBacksShareOneWait) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  const int64_t n = 1000;
+  Plan p = plan_for(n);
+  const SlotId last = p.num_slots++;
+  p.steps.push_back(ReadSize{last, kOffsets, n - 1});
+  p.steps.push_back(CheckFlag{kFlag, "integer division by zero", 7});
+  p.outputs.push_back(PlanRelation{"prefix_last", Schema{{{"k", Type::I32}}, 0}, {kKeysOut}, last});
+  HostRelation t = make_t(n);
+  HostRelation u = HostRelation::from_rows(u_schema(), {{Value::string("kiwi")}});
+  Executor ex;
+  RunResult r = ex.run(p, Inputs{{"t", &t}, {"u", &u}});
+  EXPECT_EQ(r.stats.readbacks, 2);
+  const auto& offsets = r.output("offsets");
+  EXPECT_EQ(r.output("prefix_last").num_rows(), static_cast<size_t>(offsets.get(n - 1, 0).as_i64()));
+  const auto& sorted = r.output("sorted");
+  EXPECT_EQ(r.output("prefix").num_rows(),
+            static_cast<size_t>(offsets.get(n - 1, 0).as_i64() + (sorted.get(n - 1, 0).as_i32() % 3 == 0)));
+  t.column(0).data<int32_t>()[17] = 0;
+  try {
+    ex.run(p, Inputs{{"t", &t}, {"u", &u}});
+    FAIL() << "expected ExecutionError";
+  } catch (const ExecutionError& e) {
+    EXPECT_EQ(e.node_name(), "n7 divide");
+  }
+}
+
 // Inputs already on the device give the same outputs as host inputs; the string
 // column of `u` has its own dictionary and is recoded on the device.
 TEST(ExecutorGpuDeviceInputs, SameResultsAsHostInputs) {

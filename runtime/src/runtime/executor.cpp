@@ -83,6 +83,9 @@ CacheLookup compile_plan(const Plan& plan, int arch, KernelCache& cache) {
   return cache.get_or_compile(plan_jit_request(plan, arch));
 }
 
+// The most read-backs one synchronisation waits for (Run::read_back).
+constexpr size_t kReadbackSlots = 64;
+
 struct Executor::Impl {
   ExecutorOptions opts;
   bool initialized = false;
@@ -91,8 +94,11 @@ struct Executor::Impl {
   std::unique_ptr<DevicePool> pool;
   std::map<std::string, cudaLibrary_t> libraries;  // by cache key (hex)
   Uploader uploader;  // its pinned staging buffers serve every run
+  // Pinned host memory the runs' read-backs (flags, sizes) are copied into (Run::read_back).
+  int64_t* readback = nullptr;
 
   ~Impl() {
+    if (readback) (void)cudaFreeHost(readback);
     pool.reset();
     for (auto& [k, lib] : libraries) (void)cudaLibraryUnload(lib);
     if (stream) (void)cudaStreamDestroy(stream);
@@ -111,6 +117,9 @@ struct Executor::Impl {
     RANC_CUDA_CHECK(cudaSetDevice(opts.device));
     RANC_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     pool = std::make_unique<DevicePool>(opts.device, stream);
+    void* host = nullptr;
+    RANC_CUDA_CHECK(cudaMallocHost(&host, kReadbackSlots * sizeof(int64_t)));
+    readback = static_cast<int64_t*>(host);
     initialized = true;
   }
 };
@@ -121,13 +130,14 @@ namespace {
 class Run {
  public:
   Run(const Plan& plan, DevicePool& pool, cudaStream_t stream, bool sync_each_step, RunStats& stats,
-      Uploader& uploader)
+      Uploader& uploader, int64_t* readback)
       : plan_(plan),
         pool_(pool),
         stream_(stream),
         sync_each_step_(sync_each_step),
         stats_(stats),
-        uploader_(uploader) {
+        uploader_(uploader),
+        readback_(readback) {
     ptr_.assign(plan.buffers.size(), nullptr);
     count_.assign(plan.buffers.size(), 0);
     owned_.assign(plan.buffers.size(), false);
@@ -281,6 +291,11 @@ class Run {
       const size_t i = next_step_++;
       step_index_ = i;
       const Step& s = plan_.steps[i];
+      // Read-backs batched by read_back() live across a run of such steps only (a loop
+      // comes back to them with new values).
+      if (!std::holds_alternative<Free>(s) && !std::holds_alternative<CheckFlag>(s) &&
+          !std::holds_alternative<ReadSize>(s))
+        batch_slot_.clear();
       try {
         auto ts = Clock::now();
         std::visit([&](const auto& x) { exec(x); }, s);
@@ -477,7 +492,7 @@ class Run {
     if (r.index_slot >= 0 &&
         __builtin_add_overflow(index, slots_[static_cast<size_t>(r.index_slot)], &index))
       overflow(step_node(plan_.steps[step_index_]));
-    slots_[static_cast<size_t>(r.slot)] = read_int64(r.buffer, index);
+    slots_[static_cast<size_t>(r.slot)] = read_back(index);
   }
   void exec(const Launch& l) {
     launch(l);
@@ -510,11 +525,12 @@ class Run {
   }
   int64_t read_int64(BufferId b, int64_t index) {
     need(b, index + 1);
-    int64_t v = 0;
-    RANC_CUDA_CHECK(cudaMemcpyAsync(&v, static_cast<const int64_t*>(ptr_[b]) + index, sizeof v,
-                                    cudaMemcpyDeviceToHost, stream_));
+    batch_slot_.clear();  // (a launch's regrow: no batch is live)
+    RANC_CUDA_CHECK(cudaMemcpyAsync(readback_, static_cast<const int64_t*>(ptr_[b]) + index,
+                                    sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
     RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return v;
+    ++stats_.readbacks;
+    return readback_[0];
   }
   void launch(const Launch& l) {
     int64_t items = eval(l.items, l.node);
@@ -724,11 +740,60 @@ class Run {
   }
   void exec(const CheckFlag& c) {
     need(c.buffer, 1);
-    int32_t flag = 0;
-    RANC_CUDA_CHECK(
-        cudaMemcpyAsync(&flag, ptr_[c.buffer], sizeof flag, cudaMemcpyDeviceToHost, stream_));
+    if (read_back(0) != 0) throw ExecutionError(c.message, node_of(c.node));
+  }
+
+  // The value the current step (a CheckFlag, or a ReadSize of element `index`) reads back.
+  // The first read-back of a run of CheckFlag and ReadSize steps (Frees between them) copies
+  // what all of them read into pinned memory and waits once: a reduce's order check, overflow
+  // check and group count cost one synchronisation, not three. A later ReadSize whose index
+  // depends on a slot ends the run (the slot may be one the run itself reads).
+  int64_t read_back(int64_t index) {
+    const size_t k = step_index_;
+    if (k >= batch_begin_ && k - batch_begin_ < batch_slot_.size()) {
+      const int slot = batch_slot_[k - batch_begin_];
+      internal_check(slot >= 0, "read-back of a step that reads nothing");
+      return readback_[slot];
+    }
+    batch_begin_ = k;
+    batch_slot_.clear();
+    int used = 0;
+    for (size_t j = k; j < plan_.steps.size() && used < static_cast<int>(kReadbackSlots); ++j) {
+      const Step& s = plan_.steps[j];
+      if (std::holds_alternative<Free>(s)) {
+        batch_slot_.push_back(-1);
+        continue;
+      }
+      const void* src = nullptr;
+      size_t bytes = 0;
+      if (const auto* c = std::get_if<CheckFlag>(&s)) {
+        if (count_[c->buffer] < 1) break;  // (its own step reports it)
+        src = ptr_[c->buffer];
+        bytes = 4;
+      } else if (const auto* r = std::get_if<ReadSize>(&s)) {
+        int64_t at = index;
+        if (j != k) {
+          if (r->index_slot >= 0) break;
+          at = r->index;
+        }
+        if (at < 0 || at + 1 > count_[r->buffer]) {
+          if (j == k) need(r->buffer, at + 1);
+          break;
+        }
+        src = static_cast<const int64_t*>(ptr_[r->buffer]) + at;
+        bytes = 8;
+      } else {
+        break;
+      }
+      readback_[used] = 0;  // a 4-byte flag fills the low half (little-endian)
+      RANC_CUDA_CHECK(cudaMemcpyAsync(&readback_[used], src, bytes, cudaMemcpyDeviceToHost, stream_));
+      batch_slot_.push_back(used++);
+    }
+    while (!batch_slot_.empty() && batch_slot_.back() < 0) batch_slot_.pop_back();
+    internal_check(!batch_slot_.empty() && batch_slot_[0] >= 0, "read-back without a source");
     RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    if (flag != 0) throw ExecutionError(c.message, node_of(c.node));
+    ++stats_.readbacks;
+    return readback_[batch_slot_[0]];
   }
 
   void exec(const CopyBuffer& c) {
@@ -791,6 +856,11 @@ class Run {
   size_t step_index_ = 0;
   size_t next_step_ = 0;
   std::optional<ActiveLoop> loop_;
+  // The read-backs in flight or done: steps [batch_begin_, batch_begin_ + batch_slot_.size())
+  // of the plan, step k's value in readback_[batch_slot_[k - batch_begin_]] (-1: a Free).
+  int64_t* readback_;
+  size_t batch_begin_ = 0;
+  std::vector<int> batch_slot_;
 };
 
 }  // namespace
@@ -851,7 +921,7 @@ RunResult Executor::run_bound(const Plan& plan, const std::map<std::string, Inpu
   pool.reset_peak();
   int64_t allocs_before = pool.stats().allocations;
   {
-    Run run(plan, pool, ex.stream, ex.opts.sync_each_step, st, ex.uploader);
+    Run run(plan, pool, ex.stream, ex.opts.sync_each_step, st, ex.uploader, ex.readback);
     run.bind(inputs, lib_it->second);
     run.execute();
     result.outputs = run.download_outputs();

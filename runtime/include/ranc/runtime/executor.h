@@ -55,6 +55,7 @@ struct RunStats {
   int64_t kernel_launches = 0;  // generated kernels and built-ins
   int64_t regrows = 0;          // paged outputs rerun after their estimate fell short
   int64_t loop_iterations = 0;  // iterations of plan loops (fixpoints), all loops together
+  int64_t readbacks = 0;  // waits for read-back flags and sizes (consecutive ones share one)
   int64_t bytes_uploaded = 0;
   int64_t bytes_downloaded = 0;
 };
