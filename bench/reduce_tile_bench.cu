@@ -1,0 +1,272 @@
+// reduce_tile_bench: the segmented reduce template (templates/reduce.cuh) driven by hand-written
+// hooks shaped like the generated ones (an i32 key with its declared-order check, a sum of i32),
+// for choosing its tile shape, state width and staging without the generator in the way; next to
+// CUB's DeviceReduce::ReduceByKey and the GPU's copy bandwidth on the same arrays.
+//   reduce_tile_bench [log2 rows = 28] [rows per group = 16]
+// Each variant's outputs are checked against a host computation ("ok" / "WRONG"; exit code 1 on
+// any WRONG). "reduce + fixup" is the three kernels of reduce.cuh timed by events (median of 15);
+// "kernel" is the reduce kernel alone with stale tile states (its look-back finds every
+// predecessor done: a lower bound).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cub/device/device_reduce.cuh>
+#include <ranc/templates/reduce.cuh>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+using namespace ranc::tpl;
+
+#define CK(x)                                                                     \
+  do {                                                                            \
+    cudaError_t e_ = (x);                                                         \
+    if (e_ != cudaSuccess) {                                                      \
+      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
+      std::exit(2);                                                               \
+    }                                                                             \
+  } while (0)
+
+namespace {
+
+struct alignas(8) Sum128 {
+  unsigned long long a, ah;
+};
+struct alignas(8) Sum64 {
+  long long a;
+};
+
+// Mode 0: a 128-bit state (add128); 1: a 64-bit state; 2: a 128-bit state whose accumulate adds
+// in 64 bits (the high word a sign extension; merges in 128).
+template <int Mode>
+struct Fn {
+  const int* g;
+  const int* v;
+  int* order_flag;
+  int* out_g;
+  long long* out_s;
+  int* overflow;
+  using State = std::conditional_t<Mode == 1, Sum64, Sum128>;
+  __device__ State init() const { return State{}; }
+  __device__ void accumulate(State& s, long long r) const {
+    if constexpr (Mode == 1) {
+      s.a += v[r];
+    } else if constexpr (Mode == 2) {
+      s.a += static_cast<unsigned long long>(static_cast<long long>(v[r]));
+      s.ah = static_cast<unsigned long long>(static_cast<long long>(s.a) >> 63);
+    } else {
+      add128(s.a, s.ah, v[r]);
+    }
+  }
+  __device__ void merge(State& a, const State& b) const {
+    if constexpr (Mode == 1) {
+      if (add_overflows(a.a, b.a)) overflow[0] = 1;
+    } else {
+      merge128(a.a, a.ah, b.a, b.ah);
+    }
+  }
+  __device__ bool same(long long i, long long j) const {
+    const int c = cmp3(g[j], g[i]);
+    if (c > 0) order_flag[0] = 1;
+    return c == 0;
+  }
+  __device__ void write(long long group, long long first, const State& s) const {
+    out_g[group] = g[first];
+    if constexpr (Mode != 1)
+      if (!fits_i64(s.a, s.ah)) overflow[0] = 1;
+    out_s[group] = static_cast<long long>(s.a);
+  }
+};
+template <class F>
+struct Agg {
+  const F* f;
+  using State = typename F::State;
+  __device__ State init() const { return f->init(); }
+  __device__ void accumulate(State& s, long long r) const { f->accumulate(s, r); }
+  __device__ void merge(State& a, const State& b) const { f->merge(a, b); }
+};
+
+__global__ void init_kernel(void* tile_state, long long tiles) { init_tile_state(tile_state, tiles); }
+
+// Staged: the stage hook copies the tile's rows of g and v into shared memory and points the
+// functor at the copies, as the generator's does.
+template <class P, bool Staged, int Mode>
+__global__ void __launch_bounds__(P::block_threads)
+    reduce_kernel(Fn<Mode> f, long long n, void* ts, void* carry, void* tail, long long* meta, long long* count) {
+  using State = typename Fn<Mode>::State;
+  using Agent = ReduceAgent<P>;
+  __shared__ typename Agent::template TempStorageT<State> temp;
+  __shared__ __align__(16) int sg[Staged ? stage_elems<int>(Agent::stage_rows) : 1];
+  __shared__ __align__(16) int sv[Staged ? stage_elems<int>(Agent::stage_rows) : 1];
+  Agent::run(
+      temp, n, [&](long long i, long long j) { return f.same(i, j); }, Agg<Fn<Mode>>{&f},
+      [&](long long group, long long first, const State& s) { f.write(group, first, s); }, ts, carry,
+      tail, meta, count, [&](long long lo, long long hi) {
+        if (!Staged) return false;
+        f.g = stage_rows<P::block_threads>(sg, f.g, lo, hi);
+        f.v = stage_rows<P::block_threads>(sv, f.v, lo, hi);
+        return true;
+      });
+}
+template <int Mode>
+__global__ void fixup_kernel(Fn<Mode> f, long long tiles, void* carry, void* tail, long long* meta) {
+  using State = typename Fn<Mode>::State;
+  ReduceFixupAgent::run(
+      tiles, Agg<Fn<Mode>>{&f},
+      [&](long long group, long long first, const State& s) { f.write(group, first, s); }, carry, tail,
+      meta);
+}
+
+template <class Run>
+float median_ms(Run run, int reps = 15) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  std::vector<float> t;
+  for (int i = 0; i < reps; ++i) {
+    CK(cudaEventRecord(a));
+    run();
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms);
+  }
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+struct Data {
+  long long n = 0, groups = 0;
+  int *g = nullptr, *v = nullptr, *order_flag = nullptr, *out_g = nullptr, *overflow = nullptr;
+  long long *out_s = nullptr, *meta = nullptr, *count = nullptr;
+  void *ts = nullptr, *carry = nullptr, *tail = nullptr;
+  std::vector<long long> want;
+  double copy_gbs = 0;
+  bool wrong = false;
+};
+
+template <class P, bool Staged, int Mode>
+void variant(Data& d, const char* name) {
+  const long long tiles = num_tiles(d.n, P::tile_items);
+  const Fn<Mode> f{d.g, d.v, d.order_flag, d.out_g, d.out_s, d.overflow};
+  auto run = [&] {
+    init_kernel<<<static_cast<unsigned>((tiles + 255) / 256), 256>>>(d.ts, tiles);
+    reduce_kernel<P, Staged, Mode><<<static_cast<unsigned>(tiles), P::block_threads>>>(f, d.n, d.ts, d.carry,
+                                                                                       d.tail, d.meta, d.count);
+    fixup_kernel<Mode><<<static_cast<unsigned>((tiles + 255) / 256), 256>>>(f, tiles, d.carry, d.tail, d.meta);
+  };
+  CK(cudaMemset(d.out_s, 0, 8 * d.groups));
+  run();
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  long long count = 0;
+  int flags[2] = {0, 0};
+  CK(cudaMemcpy(&count, d.count, 8, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(&flags[0], d.order_flag, 4, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(&flags[1], d.overflow, 4, cudaMemcpyDeviceToHost));
+  std::vector<long long> got(d.groups);
+  CK(cudaMemcpy(got.data(), d.out_s, 8 * d.groups, cudaMemcpyDeviceToHost));
+  const bool ok = count == d.groups && got == d.want && flags[0] == 0 && flags[1] == 0;
+  d.wrong = d.wrong || !ok;
+  const float ms = median_ms(run);
+  const float kernel_ms = median_ms([&] {
+    reduce_kernel<P, Staged, Mode><<<static_cast<unsigned>(tiles), P::block_threads>>>(f, d.n, d.ts, d.carry,
+                                                                                       d.tail, d.meta, d.count);
+  });
+  const double bytes = 8.0 * d.n + 12.0 * d.groups;
+  std::printf("  %-40s %8.3f ms %5.1f%% of copy (kernel %.3f ms) %s\n", name, ms,
+              100.0 * bytes / ms / 1e6 / d.copy_gbs, kernel_ms, ok ? "ok" : "WRONG");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("SKIPPED: no GPU available\n");
+    return 0;
+  }
+  const int log_n = argc > 1 ? std::atoi(argv[1]) : 28;
+  const long long per = argc > 2 ? std::atoll(argv[2]) : 16;
+  if (log_n < 1 || log_n > 31 || per < 1) {
+    std::printf("usage: reduce_tile_bench [log2 rows in 1..31] [rows per group >= 1]\n");
+    return 2;
+  }
+  Data d;
+  d.n = 1ll << log_n;
+  d.groups = (d.n + per - 1) / per;
+  std::vector<int> g(d.n), v(d.n);
+  std::mt19937 rng(1);
+  d.want.assign(d.groups, 0);
+  for (long long i = 0; i < d.n; ++i) {
+    g[i] = static_cast<int>(i / per);
+    v[i] = static_cast<int>(rng() % 2000001) - 1000000;
+    d.want[i / per] += v[i];
+  }
+  CK(cudaMalloc(&d.g, 4 * d.n));
+  CK(cudaMalloc(&d.v, 4 * d.n));
+  CK(cudaMalloc(&d.order_flag, 4));
+  CK(cudaMalloc(&d.overflow, 4));
+  CK(cudaMalloc(&d.out_g, 4 * d.groups));
+  CK(cudaMalloc(&d.out_s, 8 * d.groups));
+  const long long max_tiles = num_tiles(d.n, 64);
+  CK(cudaMalloc(&d.ts, tile_state_bytes(max_tiles)));
+  CK(cudaMalloc(&d.carry, 16 * max_tiles));
+  CK(cudaMalloc(&d.tail, 16 * max_tiles));
+  CK(cudaMalloc(&d.meta, 24 * max_tiles));
+  CK(cudaMalloc(&d.count, 8));
+  CK(cudaMemcpy(d.g, g.data(), 4 * d.n, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d.v, v.data(), 4 * d.n, cudaMemcpyHostToDevice));
+  CK(cudaMemset(d.order_flag, 0, 4));
+  CK(cudaMemset(d.overflow, 0, 4));
+
+  void* copy = nullptr;
+  CK(cudaMalloc(&copy, 8 * d.n));
+  const float copy_ms = median_ms([&] {
+    CK(cudaMemcpyAsync(copy, d.g, 4 * d.n, cudaMemcpyDeviceToDevice));
+    CK(cudaMemcpyAsync(static_cast<char*>(copy) + 4 * d.n, d.v, 4 * d.n, cudaMemcpyDeviceToDevice));
+  });
+  d.copy_gbs = 16.0 * d.n / copy_ms / 1e6;
+  CK(cudaFree(copy));
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s\nn = 2^%d rows, %lld a group, sum of i32; copy %.1f GB/s (read+write)\n", prop.name,
+              log_n, per, d.copy_gbs);
+  {
+    int *keys_out = nullptr, *sums_out = nullptr;
+    long long* runs = nullptr;
+    CK(cudaMalloc(&keys_out, 4 * d.groups));
+    CK(cudaMalloc(&sums_out, 4 * d.groups));
+    CK(cudaMalloc(&runs, 8));
+    size_t bytes = 0;
+    CK(cub::DeviceReduce::ReduceByKey(nullptr, bytes, d.g, keys_out, d.v, sums_out, runs, cuda::std::plus<>{},
+                                      d.n));
+    void* temp = nullptr;
+    CK(cudaMalloc(&temp, bytes));
+    const float ms = median_ms([&] {
+      CK(cub::DeviceReduce::ReduceByKey(temp, bytes, d.g, keys_out, d.v, sums_out, runs, cuda::std::plus<>{},
+                                        d.n));
+    });
+    std::printf("  %-40s %8.3f ms %5.1f%% of copy (i32 sums: 8 bytes a group written)\n",
+                "CUB DeviceReduce::ReduceByKey", ms, 100.0 * (8.0 * d.n + 8.0 * d.groups) / ms / 1e6 / d.copy_gbs);
+    CK(cudaFree(temp));
+    CK(cudaFree(keys_out));
+    CK(cudaFree(sums_out));
+    CK(cudaFree(runs));
+  }
+  variant<TilePolicy<128, 8>, false, 0>(d, "128 x 8, 128-bit, in place (before)");
+  variant<TilePolicy<128, 15>, false, 0>(d, "128 x 15, 128-bit, in place");
+  variant<TilePolicy<128, 15>, false, 1>(d, "128 x 15, 64-bit, in place");
+  variant<TilePolicy<128, 15>, false, 2>(d, "128 x 15, 128-bit, 64-bit accumulate");
+  variant<TilePolicy<256, 15>, false, 1>(d, "256 x 15, 64-bit, in place");
+  variant<TilePolicy<256, 15>, true, 1>(d, "256 x 15, 64-bit, staged (the default)");
+  variant<TilePolicy<256, 11>, false, 1>(d, "256 x 11, 64-bit, in place");
+  variant<TilePolicy<256, 11>, true, 1>(d, "256 x 11, 64-bit, staged");
+  variant<TilePolicy<256, 19>, true, 1>(d, "256 x 19, 64-bit, staged");
+  return d.wrong ? 1 : 0;
+}
