@@ -11,6 +11,7 @@ cp "$B/tests/runtime/runtime_tests" "$B/tests/gpu/gpu_tests" "$B/tests/tpch/tpch
   "$B/bench/jit_bench" "$B/compiler/src/cli/ranc" "$D/"
 [ -f "$B/tests/templates/templates_gpu_test" ] && cp "$B/tests/templates/templates_gpu_test" "$D/"
 [ -f "$B/tests/tpch/recursion_oracle_tests" ] && cp "$B/tests/tpch/recursion_oracle_tests" "$D/"
+[ -f "$B/bench/reduce_tile_bench" ] && cp "$B/bench/reduce_tile_bench" "$D/"
 if [ -d "$B/tpch-data/sf0.01" ]; then
   mkdir -p "$D/tpch-data"
   cp -r "$B/tpch-data/sf0.01" "$D/tpch-data/"

@@ -4,7 +4,7 @@
 # writing one log per step and a summary to $OUT (default /tmp/ranc-gpu-check).
 #   scripts/gpu_check.sh BIN_DIR [steps...]
 #   steps: runtime templates ops ops_unfused tpch random memcheck racecheck large bench
-#          merges merges_expand merges_tune groupby
+#          merges merges_expand merges_tune groupby sortedreduce
 # Steps are independent: several invocations (each with its own OUT) may run at once.
 set -u
 BIN=${1:?usage: gpu_check.sh BIN_DIR [steps...]}
@@ -55,6 +55,11 @@ for s in $STEPS; do
     # Group-by of 2^28 rows into 4, 16, 2^10 and 2^24 groups and TPC-H Q1's shape: hashed with and
     # without private states, sorted, Thrust and CUB chains.
     groupby) step groupby 300 "$BIN/ra_bench" groupby 28 ;;
+    # The sorted reduce through the generated plan (with Thrust), then its template's tile
+    # shapes and state widths against CUB's ReduceByKey (bench/reduce_tile_bench.cu).
+    sortedreduce)
+      step sortedreduce 120 "$BIN/ra_bench" sortedreduce 28
+      step reduce_tiles 120 "$BIN/reduce_tile_bench" 28 16 ;;
     *) echo "unknown step $s" >>"$OUT/summary.txt" ;;
   esac
 done
