@@ -953,6 +953,46 @@ TEST(NvrtcCompile, HashGroupByKeepsPrivateStatesInRegisters) {
   EXPECT_EQ(checked, 3) << c.log;
 }
 
+// The sorted reduce's stage hook for each element width it copies: a bool key (1 byte, with
+// an i32 argument), an i64 key (8 bytes) and a date key (4 bytes) with an f64 argument that
+// does not fit the 32 KB beside it, over input declared sorted (the order check reads the
+// staged keys too); ptxas keeps each reduce kernel's shared memory within the 48 KB of static
+// shared memory a block may declare.
+TEST(NvrtcCompile, SortedReduceStagesEveryElementWidth) {
+  const std::vector<Attribute> attrs{{"b", Type::Bool}, {"w", Type::I64}, {"d", Type::Date},
+                                     {"v", Type::I32}, {"x", Type::F64}};
+  ProgramBuilder b;
+  b.output(b.input("rb", attrs, 0, {"b"}).reduce({"b"}, {sum(col("v"), "s"), count("n")}), "by_bool");
+  b.output(b.input("rw", attrs, 0, {"w"}).reduce({"w"}, {max(col("x"), "m")}), "by_i64");
+  b.output(b.input("rd", attrs, 0, {"d"}).reduce({"d"}, {min(col("x"), "m"), avg(col("v"), "a")}),
+           "by_date");
+  rt::Plan plan = codegen::generate_plan(b.check(), {.share_kernels = false});
+  EXPECT_NE(plan.source.find("__shared__ __align__(16) unsigned char stage0["), std::string::npos);
+  EXPECT_NE(plan.source.find("__shared__ __align__(16) long long stage0["), std::string::npos);
+  EXPECT_NE(plan.source.find("__shared__ __align__(16) int stage1["), std::string::npos);
+  EXPECT_EQ(plan.source.find("__shared__ __align__(16) double stage"), std::string::npos);
+  Compiled c = nvrtc_compile(plan.source, {"--ptxas-options=-v"});
+  ASSERT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
+  // "ptxas info    : Used N registers, ... N bytes smem" after "Compiling entry function 'NAME'"
+  int checked = 0;
+  std::istringstream log(c.log);
+  std::string line, function;
+  while (std::getline(log, line)) {
+    if (const size_t at = line.find("Compiling entry function '"); at != std::string::npos) {
+      function = line.substr(at + 26, line.find('\'', at + 26) - at - 26);
+      continue;
+    }
+    const size_t smem = line.find(" bytes smem");
+    if (smem == std::string::npos || function.size() < 7 ||
+        function.compare(function.size() - 7, 7, "_reduce") != 0)
+      continue;
+    const size_t from = line.rfind(' ', smem - 1) + 1;
+    EXPECT_LE(std::stoi(line.substr(from, smem - from)), 48 * 1024) << function << ": " << line;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3) << c.log;
+}
+
 // Every fused kernel shape fuse_pipelines can produce (one program per rule), with each
 // join algorithm, and the operator programs unfused.
 TEST(NvrtcCompile, EveryFusedShape) {
