@@ -18,10 +18,10 @@
 // count 0 and NULL for the others, which lower_nulls makes from the counts); its size is
 // 1 without a read-back.
 // Semantics as the reference: integer sums exact in 128 bits (ranc::tpl::add128) with an
-// overflow flag (sums of integers of 32 bits or fewer on the sorted and global paths: 64-bit
-// states whose merges flag overflow, exact for groups of up to 2^32 rows), float sums and avg in f64, min/max by the total order, count counts
-// tuples; an aggregate with a filter (Aggregate::filter, from lower_nulls) folds only the
-// rows it keeps.
+// overflow flag (sums of i32 on the sorted and global paths: 64-bit states whose merges
+// flag overflow, exact for groups of up to 2^32 rows), float sums and avg in f64, min/max by
+// the total order, count counts tuples; an aggregate with a filter (Aggregate::filter, from
+// lower_nulls) folds only the rows it keeps.
 #include "ranc/codegen/lowering.h"
 
 #include <algorithm>
@@ -705,10 +705,10 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
     for (const auto& k : keys) cols.push_back(static_cast<size_t>(k.index));
     cols.insert(cols.end(), a.columns.begin(), a.columns.end());
     int64_t bytes = 0;
-    std::vector<size_t> done;
+    std::vector<rt::BufferId> done;  // by buffer: two attributes may share one column
     for (size_t c : cols) {
-      if (std::find(done.begin(), done.end(), c) != done.end()) continue;
-      done.push_back(c);
+      if (std::find(done.begin(), done.end(), in.columns[c]) != done.end()) continue;
+      done.push_back(in.columns[c]);
       const int64_t size = type_size(in.types[c]);
       const int64_t need = (tile + 2 + 16 / size) * size;
       if (bytes + need > kStageBytes) continue;
