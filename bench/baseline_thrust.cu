@@ -46,7 +46,7 @@ std::string device_name() {
   return p.name;
 }
 
-static double time_median(const std::function<void()>& f, int runs = 5) {
+double time_median(const std::function<void()>& f, int runs) {
   cudaEvent_t a, b;
   BENCH_CUDA(cudaEventCreate(&a));
   BENCH_CUDA(cudaEventCreate(&b));

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct Measurement {
 
 // Device name, or an empty string when no GPU is usable.
 std::string device_name();
+// The median seconds of `runs` calls of f after one warm-up, timed by CUDA events on the
+// default stream (f enqueues its work there).
+double time_median(const std::function<void()>& f, int runs = 5);
 // Device-to-device copy of `bytes` bytes; bytes counted = 2 * bytes (read + write).
 Measurement measure_copy(size_t bytes);
 // The baselines for n tuples of (i32 key, i32 value), uniform keys:

@@ -4,7 +4,8 @@
 // CUB's DeviceReduce::ReduceByKey and the GPU's copy bandwidth on the same arrays.
 //   reduce_tile_bench [log2 rows = 28] [rows per group = 16]
 // Each variant's outputs are checked against a host computation ("ok" / "WRONG"; exit code 1 on
-// any WRONG). "reduce + fixup" is the three kernels of reduce.cuh timed by events (median of 15);
+// any WRONG). "reduce + fixup" is the three kernels of reduce.cuh timed by events (median of 15,
+// baseline_thrust.h's time_median; the copy ceiling is its measure_copy);
 // "kernel" is the reduce kernel alone with stale tile states (its look-back finds every
 // predecessor done: a lower bound).
 #include <cuda_runtime.h>
@@ -17,6 +18,8 @@
 #include <random>
 #include <type_traits>
 #include <vector>
+
+#include "baseline_thrust.h"
 
 using namespace ranc::tpl;
 
@@ -119,25 +122,10 @@ __global__ void fixup_kernel(Fn<Mode> f, long long tiles, void* carry, void* tai
       meta);
 }
 
+// Median milliseconds of 15 runs.
 template <class Run>
-float median_ms(Run run, int reps = 15) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    CK(cudaEventRecord(a));
-    run();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms);
-  }
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+double median_ms(Run run) {
+  return ranc::bench::time_median(run, 15) * 1e3;
 }
 
 struct Data {
@@ -173,8 +161,8 @@ void variant(Data& d, const char* name) {
   CK(cudaMemcpy(got.data(), d.out_s, 8 * d.groups, cudaMemcpyDeviceToHost));
   const bool ok = count == d.groups && got == d.want && flags[0] == 0 && flags[1] == 0;
   d.wrong = d.wrong || !ok;
-  const float ms = median_ms(run);
-  const float kernel_ms = median_ms([&] {
+  const double ms = median_ms(run);
+  const double kernel_ms = median_ms([&] {
     reduce_kernel<P, Staged, Mode><<<static_cast<unsigned>(tiles), P::block_threads>>>(f, d.n, d.ts, d.carry,
                                                                                        d.tail, d.meta, d.count);
   });
@@ -186,8 +174,8 @@ void variant(Data& d, const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+  const std::string device = ranc::bench::device_name();
+  if (device.empty()) {
     std::printf("SKIPPED: no GPU available\n");
     return 0;
   }
@@ -225,18 +213,9 @@ int main(int argc, char** argv) {
   CK(cudaMemset(d.order_flag, 0, 4));
   CK(cudaMemset(d.overflow, 0, 4));
 
-  void* copy = nullptr;
-  CK(cudaMalloc(&copy, 8 * d.n));
-  const float copy_ms = median_ms([&] {
-    CK(cudaMemcpyAsync(copy, d.g, 4 * d.n, cudaMemcpyDeviceToDevice));
-    CK(cudaMemcpyAsync(static_cast<char*>(copy) + 4 * d.n, d.v, 4 * d.n, cudaMemcpyDeviceToDevice));
-  });
-  d.copy_gbs = 16.0 * d.n / copy_ms / 1e6;
-  CK(cudaFree(copy));
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device: %s\nn = 2^%d rows, %lld a group, sum of i32; copy %.1f GB/s (read+write)\n", prop.name,
-              log_n, per, d.copy_gbs);
+  d.copy_gbs = ranc::bench::measure_copy(8 * static_cast<size_t>(d.n)).gbps();
+  std::printf("device: %s\nn = 2^%d rows, %lld a group, sum of i32; copy %.1f GB/s (read+write)\n",
+              device.c_str(), log_n, per, d.copy_gbs);
   {
     int *keys_out = nullptr, *sums_out = nullptr;
     long long* runs = nullptr;
@@ -248,7 +227,7 @@ int main(int argc, char** argv) {
                                       d.n));
     void* temp = nullptr;
     CK(cudaMalloc(&temp, bytes));
-    const float ms = median_ms([&] {
+    const double ms = median_ms([&] {
       CK(cub::DeviceReduce::ReduceByKey(temp, bytes, d.g, keys_out, d.v, sums_out, runs, cuda::std::plus<>{},
                                         d.n));
     });
