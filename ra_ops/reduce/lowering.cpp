@@ -36,7 +36,7 @@ namespace {
 struct AggCode {
   std::string fields, init, acc, merge, write;
   int64_t state_words = 0;  // upper bound on sizeof(State) / 8
-  std::vector<size_t> columns;  // the input columns the aggregates read (by row), in order
+  std::vector<size_t> columns;  // the input columns the aggregates read (by row), in order of reading
   // Set when an integer sum may leave the i64 range: the flag the write sets, and the
   // CheckFlag step's message.
   rt::BufferId overflow = -1;
@@ -156,9 +156,8 @@ AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation
   bool need_rows = false;
   const size_t nk = n.group_key_index.size();
   auto attr = [&](int32_t c) {
-    const size_t col = static_cast<size_t>(c);
-    if (std::find(a.columns.begin(), a.columns.end(), col) == a.columns.end()) a.columns.push_back(col);
-    return LoweringContext::load(p, in, col, "r");
+    a.columns.push_back(static_cast<size_t>(c));
+    return LoweringContext::load(p, in, static_cast<size_t>(c), "r");
   };
   for (size_t k = 0; k < n.aggregates.size(); ++k) {
     const Aggregate& ag = n.aggregates[k];

@@ -138,15 +138,20 @@ class Planner {
     return bits <= 63;
   }
 
-  // Whether reduce `n`'s group keys include every attribute of its input's key (the
-  // schema's first key_size attributes), so that no two rows share a group.
-  static bool groups_are_rows(const Node& n, const Schema& in) {
-    if (in.key_size == 0) return false;
-    for (size_t a = 0; a < in.key_size; ++a)
-      if (std::find(n.group_key_index.begin(), n.group_key_index.end(), static_cast<int32_t>(a)) ==
-          n.group_key_index.end())
-        return false;
+  // Whether schema `s` has a key (its first key_size attributes) and has(a) holds for each
+  // of its attributes.
+  template <class Has>
+  static bool covers_key(const Schema& s, Has has) {
+    if (s.key_size == 0) return false;
+    for (size_t a = 0; a < s.key_size; ++a)
+      if (!has(static_cast<int32_t>(a))) return false;
     return true;
+  }
+  // Whether reduce `n`'s group keys include every attribute of its input's key, so that no
+  // two rows share a group.
+  static bool groups_are_rows(const Node& n, const Schema& in) {
+    const auto& g = n.group_key_index;
+    return covers_key(in, [&](int32_t a) { return std::find(g.begin(), g.end(), a) != g.end(); });
   }
 
   // Is `input` already in order `want` because its order starts like `want` up to a set
@@ -154,14 +159,12 @@ class Planner {
   // by construction (a declared input key is not verified).
   bool ordered_by_key_prefix(NodeId input, const Order& want) const {
     const Node& src = node(input);
-    if (src.kind != OpKind::Reduce || src.schema.key_size == 0) return false;
+    if (src.kind != OpKind::Reduce) return false;
     const Order& have = phys(input).order;
     std::set<int32_t> covered;
     for (size_t k = 0; k < want.size() && k < have.size() && want[k] == have[k]; ++k) {
       covered.insert(want[k].index);
-      bool all = true;
-      for (size_t a = 0; a < src.schema.key_size; ++a) all = all && covered.count(static_cast<int32_t>(a));
-      if (all) return true;
+      if (covers_key(src.schema, [&](int32_t a) { return covered.count(a) > 0; })) return true;
     }
     return false;
   }

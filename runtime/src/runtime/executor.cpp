@@ -525,11 +525,15 @@ class Run {
   }
   int64_t read_int64(BufferId b, int64_t index) {
     need(b, index + 1);
-    batch_slot_.clear();  // (a launch's regrow: no batch is live)
-    RANC_CUDA_CHECK(cudaMemcpyAsync(readback_, static_cast<const int64_t*>(ptr_[b]) + index,
-                                    sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
-    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
     ++stats_.readbacks;
+    return copy_back(static_cast<const int64_t*>(ptr_[b]) + index);
+  }
+  // The 8 bytes at device address src, through the pinned read-back buffer (its slot 0: no
+  // batch of read_back() is live outside a run of CheckFlag / ReadSize steps).
+  int64_t copy_back(const void* src) {
+    batch_slot_.clear();
+    RANC_CUDA_CHECK(cudaMemcpyAsync(readback_, src, sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
+    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return readback_[0];
   }
   void launch(const Launch& l) {
@@ -677,13 +681,9 @@ class Run {
       DeviceBuffer diff(pool_, 8, what);
       auto* diff_dev = static_cast<unsigned long long*>(diff.get());
       auto differing = [&](int64_t samples) {
-        unsigned long long bits = 0;
         RANC_CUDA_CHECK(builtins::differing_bits(word, keys_in, n, diff_dev, stream_, samples));
-        RANC_CUDA_CHECK(
-            cudaMemcpyAsync(&bits, diff_dev, sizeof bits, cudaMemcpyDeviceToHost, stream_));
-        RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
         ++stats_.kernel_launches;
-        return bits;
+        return static_cast<unsigned long long>(copy_back(diff_dev));
       };
       const int width = builtins::word_bits(word);
       const unsigned long long sample = differing(kNarrowSamples);

@@ -19,8 +19,8 @@
 // when the table is full) and goes on as above, its registers free. At the end the block
 // writes its occupied slots as records. A record is (key word, state): keys[r], states[r] for
 // an index r claimed from header[0]; records at r >= capacity are counted but not written (and
-// the blocks stop early: the launch runs again), and the last block to finish sets header[1] to the number of records, or to n when
-// they passed capacity. So with rt::Regrow{header, index 1} the executor relaunches
+// the blocks stop early: the launch runs again), and the last block to finish sets header[1] to
+// the number of records, or to n when they passed capacity. So with rt::Regrow{header, index 1} the executor relaunches
 // once with room for n records, which always suffices: every record holds at least one row.
 // With few groups the records are about (blocks x groups); with many they approach one per row.
 // Phase 2 (the generator, with existing primitives): the records sorted by key word (SortPairs) and
@@ -150,7 +150,7 @@ struct HashGroupAgent {
   // once a tile, so each warp leaves on its own): a row of one of the block's private keys
   // folds into the thread's private state; another row's state goes into the table by a
   // shared-memory atomic (a record when the table is full). Then the warp's private states
-  // go into the table (flush_private). The private states live in registers here only, so
+  // go into the table (the flush at the end). The private states live in registers here only, so
   // the table tiles that follow (many keys) do not pay for them. Returns whether the records
   // passed capacity; t is left at the first tile not done.
   template <class Temp, class Keep, class Key, class Agg, class State>
