@@ -101,8 +101,8 @@ __global__ void __launch_bounds__(P::block_threads)
   using State = typename Fn<Mode>::State;
   using Agent = ReduceAgent<P>;
   __shared__ typename Agent::template TempStorageT<State> temp;
-  __shared__ __align__(16) int sg[Staged ? stage_elems<int>(Agent::stage_rows) : 1];
-  __shared__ __align__(16) int sv[Staged ? stage_elems<int>(Agent::stage_rows) : 1];
+  __shared__ __align__(16) int sg[Staged ? stage_elems<int>(Agent::max_stage_rows) : 1];
+  __shared__ __align__(16) int sv[Staged ? stage_elems<int>(Agent::max_stage_rows) : 1];
   Agent::run(
       temp, n, [&](long long i, long long j) { return f.same(i, j); }, Agg<Fn<Mode>>{&f},
       [&](long long group, long long first, const State& s) { f.write(group, first, s); }, ts, carry,

@@ -286,7 +286,7 @@ void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string
       stage = " ";
       for (size_t k = 0; k < staged.size(); ++k) {
         arrays += fmt::format(
-            "  __shared__ __align__(16) {0} stage{1}[ranc::tpl::stage_elems<{0}>(Agent::stage_rows)];\n",
+            "  __shared__ __align__(16) {0} stage{1}[ranc::tpl::stage_elems<{0}>(Agent::max_stage_rows)];\n",
             staged[k].ctype, k);
         stage += fmt::format("f.{0} = ranc::tpl::stage_rows<Agent::kThreads>(stage{1}, f.{0}, lo, hi); ",
                              staged[k].member, k);
@@ -709,7 +709,7 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
       if (std::find(done.begin(), done.end(), in.columns[c]) != done.end()) continue;
       done.push_back(in.columns[c]);
       const int64_t size = type_size(in.types[c]);
-      const int64_t need = (tile + 2 + 16 / size) * size;
+      const int64_t need = (tile + 2 + 16 / size) * size;  // stage_elems(max_stage_rows) bytes
       if (bytes + need > kStageBytes) continue;
       bytes += need;
       const auto ct = storage_ctype(in.types[c]);

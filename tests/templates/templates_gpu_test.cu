@@ -353,9 +353,9 @@ template <bool Staged>
 __global__ void k_reduce(const int* k, const int* v, ll* o, ll n, void* ts, void* carry, void* tail, ll* meta, ll* cnt) {
   using A = ReduceAgent<RP>;
   __shared__ A::TempStorageT<RAgg::State> temp;
-  __shared__ __align__(16) int sk[stage_elems<int>(A::stage_rows)];
-  __shared__ __align__(16) int sv[stage_elems<int>(A::stage_rows)];
-  for (int i = threadIdx.x; i < int(stage_elems<int>(A::stage_rows)); i += RP::block_threads) sk[i] = sv[i] = 0x5a5a5a5a;
+  __shared__ __align__(16) int sk[stage_elems<int>(A::max_stage_rows)];
+  __shared__ __align__(16) int sv[stage_elems<int>(A::max_stage_rows)];
+  for (int i = threadIdx.x; i < int(stage_elems<int>(A::max_stage_rows)); i += RP::block_threads) sk[i] = sv[i] = 0x5a5a5a5a;
   __syncthreads();
   const int* kk = k;
   const int* vv = v;

@@ -111,8 +111,8 @@ struct ReduceAgent {
     // so with an odd kItems its shared-memory reads of 4-byte values hit 32 distinct banks.
     __device__ bool stage(i64 lo, i64 hi);
   };
-  /// The rows the hooks of one tile read: [stage_lo(n), stage_hi(n)), at most stage_rows.
-  static constexpr i64 stage_rows = kTile + 2;
+  /// The rows the hooks of one tile read: [stage_lo(n), stage_hi(n)), at most max_stage_rows.
+  static constexpr i64 max_stage_rows = kTile + 2;
   __device__ __forceinline__ static i64 stage_lo(i64 n) { return min64(max64(tile_base(kTile) - 1, 0), n); }
   __device__ __forceinline__ static i64 stage_hi(i64 n) { return min64(tile_base(kTile) + kTile + 1, n); }
   /// Exactly `tiles` blocks, also for n == 0: the last block writes *out_count.
