@@ -370,8 +370,8 @@ int main(int argc, char** argv) {
       // Group-by of unsorted (g, v) rows, g uniform in [0, G): sum((i64)v) per g. ranc's
       // default hashes (hash_reduce.cuh); --group-by=sort sorts the input by g first; the
       // sort + reduce_by_key chains of Thrust and CUB on the same arrays. 16 groups: more
-      // than a block's private states (4), so most rows take the table while it holds few
-      // keys (hash_reduce.cuh's private tiles: one atomic merge a row, no warp merge).
+      // than a block's private states (4), so a block leaves them once a key reaches its table
+      // (hash_reduce.cuh; staying cost one atomic merge a row on a few hot slots).
       if (!chains_only && !setops_only && !merges_only && !q1_only) {
         for (int64_t groups : {int64_t{4}, int64_t{16}, int64_t{1} << 10, int64_t{1} << 24}) {
           if (static_cast<size_t>(groups) > n) continue;
@@ -404,8 +404,9 @@ int main(int argc, char** argv) {
       }
       if (groupby_only) {
         // TPC-H Q1's shape: n rows of (flag, status, quantity, price, discount, tax, shipdate),
-        // flag and status strings (dictionary codes, as lineitem's), in four groups of 25 / 1 / 49 / 25% (as lineitem's A-F, N-F, N-O,
-        // R-F), shipdate kept for 98% of rows, eight aggregates over the kept rows. Bytes: the
+        // flag and status strings (dictionary codes, as lineitem's), in four groups of 25 / 1 /
+        // 49 / 25% (as lineitem's A-F, N-F, N-O, R-F), shipdate kept for 98% of rows, eight
+        // aggregates over the kept rows. Bytes: the
         // 44 of a row's seven attributes, read once; Q1's target (issue 8: within 3x of
         // reading its columns once at copy bandwidth) is 33.3% of copy. Private states on
         // (the default) and off (RANC_HASH_PRIVATE=0), and the sort path, same inputs.
