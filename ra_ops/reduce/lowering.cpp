@@ -73,7 +73,7 @@ std::string folded_rows(Code& a, size_t k, const Aggregate& ag, const std::strin
   a.init += fmt::format("    s.n{} = 0;\n", k);
   a.acc += filtered(filter, fmt::format("      ++s.n{};\n", k));
   if constexpr (requires { a.merge_atomic; })
-    a.merge_atomic += fmt::format("    atomicAdd(&a.n{0}, b.n{0});\n", k);
+    a.merge_atomic += fmt::format("    ranc::tpl::atomic_add_count(&a.n{0}, b.n{0}, {1});\n", k, a.counts_fit);
   a.merge += fmt::format("    a.n{0} += b.n{0};\n", k);
   ++a.state_words;
   return fmt::format("s.n{}", k);
@@ -94,18 +94,20 @@ void add_row_count(Code& a, std::string_view ctype) {
   a.acc = "    ++s.rows;\n" + a.acc;
   a.merge = "    a.rows += b.rows;\n" + a.merge;
   if constexpr (requires { a.merge_atomic; })
-    a.merge_atomic = "    atomicAdd(&a.rows, b.rows);\n" + a.merge_atomic;
+    a.merge_atomic =
+        fmt::format("    ranc::tpl::atomic_add_count(&a.rows, b.rows, {});\n", a.counts_fit) + a.merge_atomic;
   ++a.state_words;
 }
 
 // sum or avg of aggregate k (C++ text `v`, filter `filter`, folded rows `rows`) into the
 // state code `a` (AggCode, or HashAggCode with its atomic merge), written to `dst` by the
-// kernels of `wp`: floats and avg add in double; integer sums are exact in 128 bits and set
-// the overflow flag when the result is not an i64 (program.h).
+// kernels of `wp`: floats and avg add in double; integer sums are exact and set the overflow
+// flag when the result is not an i64 (program.h). `many_rows` (hash path only) is the C++ text
+// of "the input has more than 2^32 rows", in the kernels of both phases.
 template <class Code>
 void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std::string& filter,
               const std::string& v, const std::string& rows, const std::string& dst,
-              KernelParams& wp) {
+              KernelParams& wp, const std::string& many_rows = "") {
   const Aggregate& ag = n.aggregates[k];
   const Type at = *ag.arg->type, ot = n.schema[n.group_key_index.size() + k].type;
   const std::string f = fmt::format("a{}", k);
@@ -123,15 +125,31 @@ void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std:
       a.write += fmt::format("    {}[g] = ({})s.{};\n", dst, value_ctype(ot), f);
     return;
   }
-  if (!atomic && type_size(at) <= 4) {
-    // An integer of at most 32 bits: a state folds at most one tile's rows with accumulate
-    // (reduce.cuh), so its 64-bit sum cannot overflow; merges check (a sum over more than
-    // 2^32 rows may leave the i64 range). Half the scan traffic of the 128-bit state.
+  if (type_size(at) <= 4) {
+    // An integer of at most 32 bits has a 64-bit sum: a partial sum over at most 2^32 rows is
+    // an i64, so only a sum over more rows can leave the range, and the merges that could
+    // form one check (add_overflows) and set the flag. Half the state of the 128-bit sum.
+    // Sorted path: a state folds at most one tile's rows with accumulate (reduce.cuh), so the
+    // merges check. Hash path: a state folds one row with accumulate; its merges check only
+    // when the input has more than 2^32 rows (a uniform branch), and its atomic merge is two
+    // 32-bit adds (atomic_add_words) unless then.
     std::string flag = overflow_flag(ctx, n, a.overflow, a.overflow_message, wp, ag);
     a.fields += fmt::format("  long long {};\n", f);
     a.init += fmt::format("    s.{} = 0;\n", f);
     a.acc += filtered(filter, fmt::format("      s.{} += (long long)({});\n", f, v));
-    a.merge += fmt::format("    if (ranc::tpl::add_overflows(a.{0}, b.{0})) {1}[0] = 1;\n", f, flag);
+    const std::string checked =
+        fmt::format("if (ranc::tpl::add_overflows(a.{0}, b.{0})) {1}[0] = 1;", f, flag);
+    if constexpr (atomic) {
+      a.merge += fmt::format("    if ({0}) {{ {1} }} else a.{2} += b.{2};\n", many_rows, checked, f);
+      a.merge_atomic += fmt::format(
+          "    if ({0}) {{\n"
+          "      long long old = (long long)atomicAdd((unsigned long long*)&a.{1}, (unsigned long long)b.{1});\n"
+          "      if (ranc::tpl::add_overflows(old, b.{1})) {2}[0] = 1;\n"
+          "    }} else ranc::tpl::atomic_add_words<1>((unsigned long long*)&a.{1}, {{(unsigned long long)b.{1}}});\n",
+          many_rows, f, flag);
+    } else {
+      a.merge += "    " + checked + "\n";
+    }
     ++a.state_words;
     a.write += fmt::format("    {}[g] = s.{};\n", dst, f);
     return;
@@ -140,8 +158,8 @@ void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std:
   a.init += fmt::format("    s.{0} = 0;\n    s.{0}h = 0;\n", f);
   a.acc += filtered(
       filter, fmt::format("      ranc::tpl::add128(s.{0}, s.{0}h, (long long)({1}));\n", f, v));
-  if constexpr (atomic)
-    a.merge_atomic += fmt::format("    ranc::tpl::atomic_merge128(&a.{0}, &a.{0}h, b.{0}, b.{0}h);\n", f);
+  if constexpr (atomic)  // (the fields lo, hi are adjacent: one accumulator of two words)
+    a.merge_atomic += fmt::format("    ranc::tpl::atomic_add_words<2>(&a.{0}, {{b.{0}, b.{0}h}});\n", f);
   a.merge += fmt::format("    ranc::tpl::merge128(a.{0}, a.{0}h, b.{0}, b.{0}h);\n", f);
   a.state_words += 2;
   std::string flag = overflow_flag(ctx, n, a.overflow, a.overflow_message, wp, ag);
@@ -386,6 +404,7 @@ struct HashAggCode {
   std::string fields, init, acc, merge, merge_atomic, write;
   int64_t state_words = 0;
   rt::BufferId overflow = -1;  // as AggCode's
+  std::string counts_fit;      // C++ text: the input has fewer than 2^32 rows (so has any count)
   std::string overflow_message;
 };
 
@@ -410,6 +429,10 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
   bool need_rows = false;
   const size_t nk = n.group_key_index.size();
   auto attr = [&](int32_t c) { return LoweringContext::load(p, in, static_cast<size_t>(c), "r"); };
+  // The input's row count in both phases' kernels (the slot's name is the same in each).
+  const std::string many_rows = fmt::format("({} > 4294967296ll)", p.slot(in.size));
+  a.counts_fit = fmt::format("({} < 4294967296ll)", p.slot(in.size));
+  wp.slot(in.size);
   for (size_t k = 0; k < n.aggregates.size(); ++k) {
     const Aggregate& ag = n.aggregates[k];
     const Type ot = n.schema[nk + k].type;
@@ -427,7 +450,7 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
     switch (ag.func) {
       case AggFunc::Sum:
       case AggFunc::Avg:
-        sum_code(ctx, n, a, k, filter, v, rows, dst, wp);
+        sum_code(ctx, n, a, k, filter, v, rows, dst, wp, many_rows);
         break;
       case AggFunc::Min:
       case AggFunc::Max: {
@@ -450,6 +473,8 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
     }
   }
   if (need_rows || a.state_words == 0) add_row_count(a, "unsigned long long");
+  // The flag (when a sum has one) is set by merges in phase 1 too.
+  if (a.overflow >= 0) p.buffer(a.overflow, "int", false);
   return a;
 }
 

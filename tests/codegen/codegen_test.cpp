@@ -555,6 +555,40 @@ TEST(GeneratePlan, SortedReduceStagesItsColumns) {
   EXPECT_EQ(staged(passes::run_pipeline(program(false), {}).plan), 2u);
 }
 
+// The hash group-by's integer states (lowering.cpp, hash_aggregate_code): an i32 sum is one
+// 64-bit word whose merges check for overflow only when the input passes 2^32 rows, an i64
+// sum two words; the table's atomic merges of both and of the row count are 32-bit adds
+// (common.cuh, atomic_add_words: sm_90's 64-bit shared-memory atomicAdd is a CAS loop), and
+// the overflow flag is a parameter of phase 1 (its merges) and phase 2 (its merges and writes).
+TEST(GeneratePlan, HashReduceIntegerStatesAddBy32BitAtomics) {
+  const std::vector<Attribute> attrs{{"g", Type::I32}, {"v", Type::I32}, {"w", Type::I64}};
+  ProgramBuilder b;
+  Rel r = b.input("r", attrs);
+  b.output(r.reduce({"g"}, {sum(col("v"), "s"), sum(col("w"), "t"), count("n")}), "out");
+  const rt::Plan plan = codegen::generate_plan(b.check());
+  const std::string& src = plan.source;
+  ASSERT_NE(src.find("HashGroupAgent"), std::string::npos);
+  const size_t state = src.find("_hash_reduce_state {\n");
+  ASSERT_NE(state, std::string::npos);
+  EXPECT_EQ(src.substr(state, src.find("};", state) - state),
+            "_hash_reduce_state {\n  unsigned long long rows;\n  long long a0;\n"
+            "  unsigned long long a1;\n  unsigned long long a1h;\n");
+  EXPECT_NE(src.find("ranc::tpl::atomic_add_count(&a.rows, b.rows, (s0 < 4294967296ll));"), std::string::npos);
+  EXPECT_NE(src.find("ranc::tpl::atomic_add_words<1>((unsigned long long*)&a.a0, "
+                     "{(unsigned long long)b.a0});"),
+            std::string::npos);
+  EXPECT_NE(src.find("ranc::tpl::atomic_add_words<2>(&a.a1, {b.a1, b.a1h});"), std::string::npos);
+  EXPECT_EQ(src.find("atomicAdd(&a."), std::string::npos);
+  // The checked merges, behind the input's row count, in both phases' functors.
+  size_t checks = 0;
+  for (size_t at = 0; (at = src.find(" > 4294967296ll)) { if (ranc::tpl::add_overflows(a.a0, b.a0))", at)) !=
+                      std::string::npos;
+       ++at)
+    ++checks;
+  EXPECT_EQ(checks, 2u);
+  EXPECT_NE(src.find("if (ranc::tpl::add_overflows(old, b.a0))"), std::string::npos);
+}
+
 // An inner join of a left input sorted by its keys writes its output in one pass
 // (JoinMergeAgent, and JoinHeavyExpandAgent for heavy keys) unless a filter follows it,
 // whose matches are counted and compacted; the option restores count + expand.
@@ -904,7 +938,7 @@ TEST(NvrtcCompile, HashJoinEveryKeyType) {
 // private tiles shared the table tiles' per-item arrays spilled (224 bytes of stack for TPC-H
 // Q1's state) and ran 3x slower at 2^24 groups on an H200 (bench/RESULTS.md, session 16).
 // ptxas reports each kernel's stack frame and spills in NVRTC's log (--ptxas-options=-v):
-// none for Q1's eight-word state with 4 private states, at most 16 bytes for a two-word state
+// none for Q1's eight-word state with 4 private states, at most 64 bytes for a one-word state
 // with 4 and a one-word state behind a select (TPC-H Q15's shape).
 TEST(NvrtcCompile, HashGroupByKeepsPrivateStatesInRegisters) {
   Schema q1s{{{"f", Type::String}, {"s", Type::String}, {"q", Type::F64}, {"p", Type::F64},
@@ -943,9 +977,11 @@ TEST(NvrtcCompile, HashGroupByKeepsPrivateStatesInRegisters) {
     ASSERT_NE(stores, std::string::npos) << line;
     const size_t from = line.rfind(' ', stores - 1) + 1;
     const int spilled = std::stoi(line.substr(from, stores - from));
-    // (ptxas spills one 8-byte value of the one-word state's kernel, at 40 registers: not
-    // the register pressure this test guards against)
-    EXPECT_LE(spilled, 16) << function << ": " << line;
+    // (ptxas keeps the one-word states' kernels at 40 registers and spills a few values,
+    // 28-48 bytes, once their tile's rows are loaded first (hash_reduce.cuh, load_tile): not
+    // the register pressure this test guards against, and faster on the H100 than loading
+    // row by row without spills, bench/RESULTS.md session 18)
+    EXPECT_LE(spilled, 64) << function << ": " << line;
     if (function.find("n2_") == 0) EXPECT_EQ(spilled, 0) << "TPC-H Q1's state: " << line;
     ++checked;
     function.clear();
@@ -1136,7 +1172,7 @@ output hashed; output sorted; output global; output outer; output sub;
   rt::Plan plan = codegen::generate_plan(p);
   EXPECT_NE(plan.source.find("_union_all("), std::string::npos);
   EXPECT_NE(plan.source.find("_scalar("), std::string::npos);
-  EXPECT_NE(plan.source.find("ranc::tpl::atomic_merge128"), std::string::npos);  // hashed
+  EXPECT_NE(plan.source.find("ranc::tpl::atomic_add_words<2>"), std::string::npos);  // hashed
   EXPECT_NE(plan.source.find("ranc::tpl::add128"), std::string::npos);
   bool substring_map = false, value_code = false;
   for (const auto& d : plan.dict_params) {

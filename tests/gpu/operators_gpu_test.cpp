@@ -697,6 +697,43 @@ TEST(GpuHashReduce, PrivateStatesAroundTheirCount) {
   }
 }
 
+// The hash group-by's integer sums by 32-bit atomic adds (common.cuh, atomic_add_words): i32
+// values at the type's limits in 64-bit states (a word's carry on most adds, the high word
+// moving for either sign), i64 values of up to 2^40 either side in 128-bit states (carries
+// through all four words), and the row count, against the reference: one key (every row a
+// hot slot's update), a few (private states, then the table), 16 (the warp merge and hot
+// slots), 1000 and 70001 (more keys than a block's table: records); private states on and off.
+TEST(GpuHashReduce, ExactIntegerSumsByWordAtomics) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(41);
+  Schema s{{{"k", Type::I32}, {"v", Type::I32}, {"w", Type::I64}}, 0};
+  for (int64_t keys : {int64_t{1}, int64_t{3}, int64_t{16}, int64_t{1000}, int64_t{70001}}) {
+    const int64_t n = 200003;
+    std::vector<Column> cols;
+    for (const auto& a : s.attributes) cols.emplace_back(a.type);
+    for (int64_t i = 0; i < n; ++i) {
+      cols[0].append(Value::i32(static_cast<int32_t>(rng() % static_cast<uint64_t>(keys)) - 7));
+      const uint64_t x = rng();
+      const int32_t v = x % 3 == 0   ? static_cast<int32_t>(2147483647 - (x >> 8) % 3)
+                        : x % 3 == 1 ? static_cast<int32_t>(-2147483647 - 1 + (x >> 8) % 3)
+                                     : static_cast<int32_t>(x >> 32);
+      cols[1].append(Value::i32(v));
+      cols[2].append(Value::i64(static_cast<int64_t>((x >> 20) % (uint64_t{1} << 41)) - (int64_t{1} << 40)));
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, std::move(cols)));
+    ProgramBuilder b;
+    Rel r = b.input("r", s.attributes);
+    b.output(r.reduce({"k"}, {ranc::sum(col("v"), "sv"), ranc::sum(col("w"), "sw"), ranc::count("n")}),
+             "sums");
+    b.output(r.reduce({"k"}, {ranc::sum(col("v"), "sv")}), "i32_sum");
+    Program p = b.check();
+    for (int privates : {-1, 0})
+      EXPECT_EQ(run_and_compare(p, in, {.hash_private_states = privates}), "")
+          << keys << " keys, private states " << privates;
+  }
+}
+
 // The sorted reduce (reduce.cuh) over input declared sorted, around its tiles (3840 rows on
 // sm_90): every row its own group, groups of 16, groups of one tile that start and end at
 // tile boundaries, one group over every tile; each column staged in shared memory and read in

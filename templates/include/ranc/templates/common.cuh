@@ -440,13 +440,45 @@ __device__ __forceinline__ void merge128(unsigned long long& lo, unsigned long l
   lo += blo;
   hi += bhi + (lo < old ? 1ull : 0ull);
 }
-/// merge128 by atomics on a shared or global accumulator: the low word's atomicAdd returns
-/// its old value, which decides the carry; the high word moves only when it must.
-__device__ __forceinline__ void atomic_merge128(unsigned long long* lo, unsigned long long* hi,
-                                                unsigned long long blo, unsigned long long bhi) {
-  const unsigned long long old = atomicAdd(lo, blo);
-  const unsigned long long inc = bhi + (old + blo < old ? 1ull : 0ull);
-  if (inc != 0) atomicAdd(hi, inc);
+/// *acc += b modulo 2^(64 W) for a little-endian accumulator of W 64-bit words in shared or
+/// global memory, by 32-bit atomic adds: sm_90 has no 64-bit atomic add in shared memory
+/// (atomicAdd on 64 bits compiles to a compare-and-swap loop, ATOMS.CAST.SPIN.64, which retries
+/// while other threads update the word: slow on the few hot slots of a small group-by). Each
+/// 32-bit add returns its old value, which decides the carry into the next word; a word whose
+/// increment (its part of b plus the carry) is zero is left alone, so a small positive value
+/// costs one atomic. Exact: every wrap of a word is seen by exactly one add, the one that
+/// caused it, so once all adds are done the words hold the sum; while adds are in flight a
+/// reader may see a torn value (the hash group-by reads its table only after a barrier).
+template <int W>
+__device__ __forceinline__ void atomic_add_words(unsigned long long* acc, const unsigned long long (&b)[W]) {
+  unsigned* w = reinterpret_cast<unsigned*>(acc);
+  unsigned carry = 0;
+#pragma unroll
+  for (int i = 0; i < 2 * W; ++i) {
+    const unsigned part = static_cast<unsigned>(b[i / 2] >> (32 * (i % 2)));
+    const unsigned inc = part + carry;
+    unsigned next = inc < carry ? 1u : 0u;  // part + carry wrapped (part = ~0u, carry = 1)
+    if (inc != 0) {
+      const unsigned old = atomicAdd(&w[i], inc);
+      if (i + 1 < 2 * W && old + inc < old) next = 1;
+    }
+    carry = next;
+  }
+}
+/// An unsigned 64-bit count += b by atomics. `fits`: the count stays below 2^32 (the caller
+/// knows its input has fewer rows), so one 32-bit add of the low word whose result is not
+/// waited for; else atomic_add_words. (RANC_COUNT_ATOMIC64: sm_90's 64-bit atomicAdd, a CAS
+/// loop, for A/B measurements.)
+__device__ __forceinline__ void atomic_add_count(unsigned long long* a, unsigned long long b, bool fits) {
+#if defined(RANC_COUNT_ATOMIC64) && RANC_COUNT_ATOMIC64
+  (void)fits;
+  atomicAdd(a, b);
+#else
+  if (fits)
+    atomicAdd(reinterpret_cast<unsigned*>(a), static_cast<unsigned>(b));
+  else
+    atomic_add_words<1>(a, {b});
+#endif
 }
 /// a += b in two's complement; returns whether the exact sum leaves the i64 range.
 __device__ __forceinline__ bool add_overflows(long long& a, long long b) {

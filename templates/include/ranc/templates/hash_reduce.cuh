@@ -65,6 +65,17 @@ struct HashGroupAgent {
   static constexpr int kFillLimit = Capacity / 4 * 3;
   /// A warp merges its rows of equal keys while its block's table holds at most this many.
   static constexpr int kWarpMergeKeys = 64;
+  /// Whether a tile's rows are all loaded before the first is used (load_tile): for states
+  /// of up to 16 bytes, whose kItems copies take few registers (a large state, as TPC-H Q1's
+  /// nine words, would spill beside the private states). RANC_HASH_LOAD_FIRST=0 (a macro:
+  /// RANC_JIT_DEFINE) turns it off, for A/B measurements.
+  template <class State>
+  __host__ __device__ static constexpr bool load_first() {
+#ifdef RANC_HASH_LOAD_FIRST
+    if (!(RANC_HASH_LOAD_FIRST)) return false;
+#endif
+    return sizeof(State) <= 16;
+  }
 
   /// In dynamic shared memory (the table outgrows the 48 KB of static shared memory); the
   /// generator launches with at least sizeof(TempStorageT<State>) bytes of it.
@@ -173,11 +184,8 @@ struct HashGroupAgent {
       // (H100, 2^28 rows into 16 groups: 5.36 ms staying here, 3.72 ms without private states).
       if (table_keys(temp) > 0) break;
       const i64 base = t * kTile;
-#pragma unroll
-      for (int k = 0; k < kItems; ++k) {
-        u64 w;
-        State s;
-        const bool row = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w, s);
+      // A row: into its private state, else the table, else a record.
+      auto fold = [&](u64 w, const State& s, bool row) {
         const int priv = row ? find_or_claim_private(temp, w) : -1;
 #pragma unroll
         for (int p = 0; p < Private; ++p)
@@ -195,6 +203,22 @@ struct HashGroupAgent {
           u64 key1[1] = {w};
           State state1[1] = {s};
           emit_tile(one, key1, state1, keys_out, states_out, capacity, header);
+        }
+      };
+      if constexpr (load_first<State>()) {
+        u64 ws[kItems];
+        State ss[kItems];
+        bool rows[kItems];
+        load_tile(base, n, keep, key, agg, ws, ss, rows);
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) fold(ws[k], ss[k], rows[k]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+          u64 w;
+          State s;
+          const bool row = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w, s);
+          fold(w, s, row);
         }
       }
     }
@@ -241,11 +265,9 @@ struct HashGroupAgent {
     u64 spill_key[kItems];
     State spill_state[kItems];
     bool spill[kItems];
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      u64 w;
-      State s;
-      const bool live = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w, s);
+    // Row k (key word w, state s): merged with the warp's rows of its key, into the table by
+    // its leader; spill[k] when the table is full.
+    auto add = [&](int k, u64 w, State s, bool live) {
       // Rows of the warp with the same key are merged first, into the lowest lane of
       // them (the leader): one table update per key and warp instead of one per row,
       // which is what keeps few, hot groups from serialising on their slots' atomics.
@@ -274,8 +296,36 @@ struct HashGroupAgent {
       spill[k] = mine && slot < 0;
       spill_key[k] = w;
       spill_state[k] = s;
+    };
+    if constexpr (load_first<State>()) {
+      u64 ws[kItems];
+      State ss[kItems];
+      bool lives[kItems];
+      load_tile(base, n, keep, key, agg, ws, ss, lives);
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) add(k, ws[k], ss[k], lives[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        u64 w;
+        State s;
+        const bool live = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w, s);
+        add(k, w, s, live);
+      }
     }
     emit_tile(spill, spill_key, spill_state, keys_out, states_out, capacity, header);
+  }
+
+  /// The rows of a tile from `base` (this thread's kItems), as load_row: all loads issued
+  /// before any row is used, so a warp has its tile's reads in flight at once (between rows,
+  /// the table's atomics keep the compiler from moving the next row's loads up; H100: TODO).
+  template <class Keep, class Key, class Agg, class State>
+  __device__ __forceinline__ static void load_tile(i64 base, i64 n, Keep keep, Key key, Agg agg,
+                                                   u64 (&w)[kItems], State (&s)[kItems],
+                                                   bool (&live)[kItems]) {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k)
+      live[k] = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w[k], s[k]);
   }
 
   /// Row i when it is below n and kept (true): its key word and its state of one row; else the
