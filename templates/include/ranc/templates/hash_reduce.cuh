@@ -6,9 +6,10 @@
 // table of Capacity (key word, aggregate state) slots in dynamic shared memory, filled at most 3/4
 // so a key that is absent is found absent after a short probe. The rows of a warp are first
 // grouped by key (__match_any_sync) and each key's rows merged into one state by shuffles; then
-// the lowest lane of each key finds or claims the slot of its key word (linear probing, atomicCAS
-// on the word) and merges the state into the slot with shared-memory atomics
-// (Agg::merge_atomic). A key that finds the table at its fill limit becomes a record of its own
+// the lowest lane of each key finds or claims the slot of its key word (Fibonacci hashing, linear
+// probing, atomicCAS on the word) and merges the state into the slot with shared-memory atomics
+// (Agg::merge_atomic: 32-bit adds for integer states, common.cuh's atomic_add_words, since
+// sm_90's 64-bit shared-memory atomicAdd is a compare-and-swap loop). A key that finds the table at its fill limit becomes a record of its own
 // (the warp's state of that key). With Private > 0 a block starts otherwise: while its table
 // holds no key, a thread folds the rows of the block's first Private keys (claimed in a small
 // shared array in the order the block meets them) into states of its own, in registers: no
@@ -44,7 +45,8 @@ namespace ranc::tpl {
 /// The key word no packed key takes (packed keys are below 2^63).
 constexpr u64 kEmptyKeyWord = ~0ull;
 
-/// A well-mixed slot number for a key word (murmur3's 64-bit finaliser).
+/// A well-mixed word of a key word (murmur3's 64-bit finaliser): the table's slot hash for
+/// A/B measurements (HashGroupAgent::first_slot).
 __device__ __forceinline__ u64 mix_key_word(u64 k) {
   k ^= k >> 33;
   k *= 0xff51afd7ed558ccdull;
@@ -318,7 +320,8 @@ struct HashGroupAgent {
 
   /// The rows of a tile from `base` (this thread's kItems), as load_row: all loads issued
   /// before any row is used, so a warp has its tile's reads in flight at once (between rows,
-  /// the table's atomics keep the compiler from moving the next row's loads up; H100: TODO).
+  /// the table's atomics keep the compiler from moving the next row's loads up). H100, 2^28
+  /// rows of one i32 sum: 4 groups 1.99 -> 1.63 ms, 2^10 groups 2.19 -> 1.81 ms (session 18).
   template <class Keep, class Key, class Agg, class State>
   __device__ __forceinline__ static void load_tile(i64 base, i64 n, Keep keep, Key key, Agg agg,
                                                    u64 (&w)[kItems], State (&s)[kItems],
@@ -400,10 +403,28 @@ struct HashGroupAgent {
     return -1;
   }
 
+  /// log2(Capacity).
+  __host__ __device__ static constexpr int slot_bits() {
+    int b = 0;
+    while ((1 << b) < Capacity) ++b;
+    return b;
+  }
+  /// The first slot of key word w's probe path: Fibonacci hashing, the high bits of one
+  /// multiply by 2^64 / phi (H100, 2^28 rows into 2^10 groups: 1.38 ms, against 1.82 ms with
+  /// murmur3's finaliser, two 64-bit multiplies, which RANC_HASH_SLOT_MIX=1 restores for A/B
+  /// measurements; bench/RESULTS.md, session 18).
+  __device__ __forceinline__ static int first_slot(u64 w) {
+#if defined(RANC_HASH_SLOT_MIX) && RANC_HASH_SLOT_MIX
+    return static_cast<int>(mix_key_word(w) & (Capacity - 1));
+#else
+    return static_cast<int>((w * 0x9E3779B97F4A7C15ull) >> (64 - slot_bits()));
+#endif
+  }
+
   // The slot of key word w, claimed if absent and the table is below its fill limit; -1 when full.
   template <class Temp>
   __device__ __forceinline__ static int find_or_claim(Temp& temp, u64 w) {
-    int h = static_cast<int>(mix_key_word(w) & (Capacity - 1));
+    int h = first_slot(w);
     for (int probe = 0; probe < Capacity; ++probe) {
       u64 cur = *static_cast<volatile u64*>(&temp.keys[h]);
       if (cur == w) return h;
