@@ -934,6 +934,29 @@ TEST(NvrtcCompile, HashJoinEveryKeyType) {
   expect_compiles(testing::hash_join_program(), {.join = codegen::JoinAlgorithm::Hash});
 }
 
+// RANC_JIT_DEFINE's macros become NVRTC options of the plan (so part of the kernel cache's key).
+TEST(GeneratePlan, JitDefinesBecomeNvrtcOptions) {
+  const std::vector<Attribute> attrs{{"g", Type::I32}, {"v", Type::I32}};
+  ProgramBuilder b;
+  b.output(b.input("r", attrs).reduce({"g"}, {sum(col("v"), "s")}), "out");
+  const Program p = b.check();
+  auto defines = [](const rt::Plan& plan) {
+    std::vector<std::string> d;
+    for (const auto& o : plan.nvrtc_options)
+      if (o.starts_with("-D")) d.push_back(o);
+    return d;
+  };
+  EXPECT_TRUE(defines(codegen::generate_plan(p)).empty());
+  setenv("RANC_JIT_DEFINE", "RANC_HASH_SLOT_MIX=1  RANC_HASH_LOAD_FIRST=0 ", 1);
+  const rt::Plan plan = codegen::generate_plan(p);
+  unsetenv("RANC_JIT_DEFINE");
+  EXPECT_EQ(defines(plan),
+            (std::vector<std::string>{"-DRANC_HASH_SLOT_MIX=1", "-DRANC_HASH_LOAD_FIRST=0"}));
+  // The switched templates still compile.
+  Compiled c = nvrtc_compile(plan.source, defines(plan));
+  EXPECT_TRUE(c.ok) << c.log;
+}
+
 // The hash group-by's phase-1 kernel keeps its private states in registers: a version whose
 // private tiles shared the table tiles' per-item arrays spilled (224 bytes of stack for TPC-H
 // Q1's state) and ran 3x slower at 2^24 groups on an H200 (bench/RESULTS.md, session 16).

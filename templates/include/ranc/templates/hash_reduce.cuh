@@ -9,15 +9,15 @@
 // the lowest lane of each key finds or claims the slot of its key word (Fibonacci hashing, linear
 // probing, atomicCAS on the word) and merges the state into the slot with shared-memory atomics
 // (Agg::merge_atomic: 32-bit adds for integer states, common.cuh's atomic_add_words, since
-// sm_90's 64-bit shared-memory atomicAdd is a compare-and-swap loop). A key that finds the table at its fill limit becomes a record of its own
-// (the warp's state of that key). With Private > 0 a block starts otherwise: while its table
-// holds no key, a thread folds the rows of the block's first Private keys (claimed in a small
-// shared array in the order the block meets them) into states of its own, in registers: no
-// atomics and no shuffles, so few, hot groups (TPC-H Q1's four) cost a row a compare per
-// private key and a predicated merge; a row of another key goes into the table by one atomic
-// merge. Once the table holds a key (each warp reads the count per tile), the warp
-// reduces its private states by shuffles, merges them into the table once per key (a record
-// when the table is full) and goes on as above, its registers free. At the end the block
+// sm_90's 64-bit shared-memory atomicAdd is a compare-and-swap loop). A key that finds the table
+// at its fill limit becomes a record of its own (the warp's state of that key). With Private > 0
+// a block starts otherwise: while its table holds no key, a thread folds the rows of the block's
+// first Private keys (claimed in a small shared array in the order the block meets them) into
+// states of its own, in registers: no atomics and no shuffles, so few, hot groups (TPC-H Q1's
+// four) cost a row a compare per private key and a predicated merge; a row of another key goes
+// into the table by one atomic merge. Once the table holds a key (each warp reads the count per
+// tile), the warp reduces its private states by shuffles, merges them into the table once per key
+// (a record when the table is full) and goes on as above, its registers free. At the end the block
 // writes its occupied slots as records. A record is (key word, state): keys[r], states[r] for
 // an index r claimed from header[0]; records at r >= capacity are counted but not written (and
 // the blocks stop early: the launch runs again), and the last block to finish sets header[1] to
