@@ -102,12 +102,11 @@ void add_row_count(Code& a, std::string_view ctype) {
 // sum or avg of aggregate k (C++ text `v`, filter `filter`, folded rows `rows`) into the
 // state code `a` (AggCode, or HashAggCode with its atomic merge), written to `dst` by the
 // kernels of `wp`: floats and avg add in double; integer sums are exact and set the overflow
-// flag when the result is not an i64 (program.h). `many_rows` (hash path only) is the C++ text
-// of "the input has more than 2^32 rows", in the kernels of both phases.
+// flag when the result is not an i64 (program.h).
 template <class Code>
 void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std::string& filter,
               const std::string& v, const std::string& rows, const std::string& dst,
-              KernelParams& wp, const std::string& many_rows = "") {
+              KernelParams& wp) {
   const Aggregate& ag = n.aggregates[k];
   const Type at = *ag.arg->type, ot = n.schema[n.group_key_index.size() + k].type;
   const std::string f = fmt::format("a{}", k);
@@ -140,13 +139,13 @@ void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std:
     const std::string checked =
         fmt::format("if (ranc::tpl::add_overflows(a.{0}, b.{0})) {1}[0] = 1;", f, flag);
     if constexpr (atomic) {
-      a.merge += fmt::format("    if ({0}) {{ {1} }} else a.{2} += b.{2};\n", many_rows, checked, f);
+      a.merge += fmt::format("    if ({0}) {{ {1} }} else a.{2} += b.{2};\n", a.many_rows, checked, f);
       a.merge_atomic += fmt::format(
           "    if ({0}) {{\n"
           "      long long old = (long long)atomicAdd((unsigned long long*)&a.{1}, (unsigned long long)b.{1});\n"
           "      if (ranc::tpl::add_overflows(old, b.{1})) {2}[0] = 1;\n"
           "    }} else ranc::tpl::atomic_add_words<1>((unsigned long long*)&a.{1}, {{(unsigned long long)b.{1}}});\n",
-          many_rows, f, flag);
+          a.many_rows, f, flag);
     } else {
       a.merge += "    " + checked + "\n";
     }
@@ -404,7 +403,9 @@ struct HashAggCode {
   std::string fields, init, acc, merge, merge_atomic, write;
   int64_t state_words = 0;
   rt::BufferId overflow = -1;  // as AggCode's
-  std::string counts_fit;      // C++ text: the input has fewer than 2^32 rows (so has any count)
+  // C++ text, in the kernels of both phases: the input has more than 2^32 rows (a sum of i32
+  // may then leave the i64 range), and fewer than 2^32 (so has any count).
+  std::string many_rows, counts_fit;
   std::string overflow_message;
 };
 
@@ -430,9 +431,10 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
   const size_t nk = n.group_key_index.size();
   auto attr = [&](int32_t c) { return LoweringContext::load(p, in, static_cast<size_t>(c), "r"); };
   // The input's row count in both phases' kernels (the slot's name is the same in each).
-  const std::string many_rows = fmt::format("({} > 4294967296ll)", p.slot(in.size));
-  a.counts_fit = fmt::format("({} < 4294967296ll)", p.slot(in.size));
+  const std::string rows_in = p.slot(in.size);
   wp.slot(in.size);
+  a.many_rows = fmt::format("({} > 4294967296ll)", rows_in);
+  a.counts_fit = fmt::format("({} < 4294967296ll)", rows_in);
   for (size_t k = 0; k < n.aggregates.size(); ++k) {
     const Aggregate& ag = n.aggregates[k];
     const Type ot = n.schema[nk + k].type;
@@ -450,7 +452,7 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
     switch (ag.func) {
       case AggFunc::Sum:
       case AggFunc::Avg:
-        sum_code(ctx, n, a, k, filter, v, rows, dst, wp, many_rows);
+        sum_code(ctx, n, a, k, filter, v, rows, dst, wp);
         break;
       case AggFunc::Min:
       case AggFunc::Max: {

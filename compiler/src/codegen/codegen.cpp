@@ -100,17 +100,10 @@ class Context final : public LoweringContext {
     const char* fast = std::getenv("RANC_FAST_COMPILE");
     if (options_.fast_compile || (fast && *fast && std::string_view(fast) != "0"))
       plan_.nvrtc_options.push_back("--Ofast-compile=mid");
-    // Macros for the templates' A/B switches (e.g. RANC_JIT_DEFINE="RANC_HASH_LOAD_FIRST=0"),
-    // space-separated: benchmarks only; part of the options, so of the kernel cache's key.
-    if (const char* defs = std::getenv("RANC_JIT_DEFINE"); defs && *defs) {
-      std::string_view rest(defs);
-      while (!rest.empty()) {
-        const size_t sp = rest.find(' ');
-        if (std::string_view d = rest.substr(0, sp); !d.empty())
-          plan_.nvrtc_options.push_back("-D" + std::string(d));
-        rest = sp == std::string_view::npos ? std::string_view{} : rest.substr(sp + 1);
-      }
-    }
+    // Macros for the templates' A/B switches (e.g. RANC_JIT_DEFINE="RANC_HASH_LOAD_FIRST=0"):
+    // benchmarks only; part of the options, so of the kernel cache's key.
+    for (const std::string& d : passes::split_list(std::getenv("RANC_JIT_DEFINE")))
+      plan_.nvrtc_options.push_back("-D" + d);
     const char* share = std::getenv("RANC_SHARE_KERNELS");
     share_kernels_ = options_.share_kernels && !(share && std::string_view(share) == "0");
   }

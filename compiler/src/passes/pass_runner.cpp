@@ -25,22 +25,6 @@ rt::Plan lower_plan(const passes::PhysicalPlan& physical, const CodegenOptions& 
 namespace ranc::passes {
 namespace {
 
-std::vector<std::string> split_list(const char* text) {
-  std::vector<std::string> out;
-  if (!text) return out;
-  std::string cur;
-  for (const char* p = text;; ++p) {
-    if (*p == ',' || *p == '\0') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-      if (*p == '\0') break;
-    } else if (*p != ' ') {
-      cur += *p;
-    }
-  }
-  return out;
-}
-
 bool known(std::string_view name) {
   for (const auto& p : pipeline_passes())
     if (p.name == name) return true;
@@ -88,6 +72,23 @@ void verify_physical(const PhysicalPlan& pp) {
 }
 
 }  // namespace
+
+std::vector<std::string> split_list(const char* text) {
+  std::vector<std::string> out;
+  if (!text) return out;
+  std::string cur;
+  for (const char* p = text;; ++p) {
+    if (*p == ',' || *p == ' ' || *p == '\0') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+      if (*p == '\0') break;
+    } else {
+      cur += *p;
+    }
+  }
+  return out;
+}
+
 
 const std::vector<PassInfo>& pipeline_passes() {
   static const std::vector<PassInfo> passes = {{"prune_attributes", true},

@@ -57,6 +57,10 @@ const std::vector<PassInfo>& pipeline_passes();
 // RANC_NO_FUSION, RANC_NO_PAGED).
 bool pass_enabled(std::string_view name, const codegen::CodegenOptions& options);
 
+// The items of an environment variable's list (RANC_DISABLE_PASSES, RANC_JIT_DEFINE),
+// separated by commas or spaces; none for a null or empty text.
+std::vector<std::string> split_list(const char* text);
+
 // Runs the pipeline on a checked program. Throws InternalError for a pass name it does
 // not know in options.disabled_passes or options.dump_after, or for a required pass
 // that is switched off. The environment's RANC_GROUP_BY=sort and RANC_PAGE_ROWS override

@@ -467,18 +467,12 @@ __device__ __forceinline__ void atomic_add_words(unsigned long long* acc, const 
 }
 /// An unsigned 64-bit count += b by atomics. `fits`: the count stays below 2^32 (the caller
 /// knows its input has fewer rows), so one 32-bit add of the low word whose result is not
-/// waited for; else atomic_add_words. (RANC_COUNT_ATOMIC64: sm_90's 64-bit atomicAdd, a CAS
-/// loop, for A/B measurements.)
+/// waited for; else atomic_add_words.
 __device__ __forceinline__ void atomic_add_count(unsigned long long* a, unsigned long long b, bool fits) {
-#if defined(RANC_COUNT_ATOMIC64) && RANC_COUNT_ATOMIC64
-  (void)fits;
-  atomicAdd(a, b);
-#else
   if (fits)
     atomicAdd(reinterpret_cast<unsigned*>(a), static_cast<unsigned>(b));
   else
     atomic_add_words<1>(a, {b});
-#endif
 }
 /// a += b in two's complement; returns whether the exact sum leaves the i64 range.
 __device__ __forceinline__ bool add_overflows(long long& a, long long b) {

@@ -67,7 +67,7 @@ struct HashGroupAgent {
   static constexpr int kFillLimit = Capacity / 4 * 3;
   /// A warp merges its rows of equal keys while its block's table holds at most this many.
   static constexpr int kWarpMergeKeys = 64;
-  /// Whether a tile's rows are all loaded before the first is used (load_tile): for states
+  /// Whether a tile's rows are all loaded before the first is used (for_tile_rows): for states
   /// of up to 16 bytes, whose kItems copies take few registers (a large state, as TPC-H Q1's
   /// nine words, would spill beside the private states). RANC_HASH_LOAD_FIRST=0 (a macro:
   /// RANC_JIT_DEFINE) turns it off, for A/B measurements.
@@ -187,7 +187,7 @@ struct HashGroupAgent {
       if (table_keys(temp) > 0) break;
       const i64 base = t * kTile;
       // A row: into its private state, else the table, else a record.
-      auto fold = [&](u64 w, const State& s, bool row) {
+      auto fold = [&](int, u64 w, const State& s, bool row) {
         const int priv = row ? find_or_claim_private(temp, w) : -1;
 #pragma unroll
         for (int p = 0; p < Private; ++p)
@@ -207,22 +207,7 @@ struct HashGroupAgent {
           emit_tile(one, key1, state1, keys_out, states_out, capacity, header);
         }
       };
-      if constexpr (load_first<State>()) {
-        u64 ws[kItems];
-        State ss[kItems];
-        bool rows[kItems];
-        load_tile(base, n, keep, key, agg, ws, ss, rows);
-#pragma unroll
-        for (int k = 0; k < kItems; ++k) fold(ws[k], ss[k], rows[k]);
-      } else {
-#pragma unroll
-        for (int k = 0; k < kItems; ++k) {
-          u64 w;
-          State s;
-          const bool row = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w, s);
-          fold(w, s, row);
-        }
-      }
+      for_tile_rows<State>(base, n, keep, key, agg, fold);
     }
     if (!overflowed) {
       // The warp's private states, reduced over its lanes by shuffles, merged into the table
@@ -299,36 +284,36 @@ struct HashGroupAgent {
       spill_key[k] = w;
       spill_state[k] = s;
     };
+    for_tile_rows<State>(base, n, keep, key, agg, add);
+    emit_tile(spill, spill_key, spill_state, keys_out, states_out, capacity, header);
+  }
+
+  /// f(k, key word, state, kept) for this thread's kItems rows of the tile from `base` (as
+  /// load_row), in order. With load_first<State>() every row is loaded before the first call,
+  /// so a warp has its tile's reads in flight at once (between rows, the table's atomics keep
+  /// the compiler from moving the next row's loads up; H100, 2^28 rows of one i32 sum: 4
+  /// groups 1.99 -> 1.63 ms, 2^10 groups 2.19 -> 1.81 ms, session 18); else row by row.
+  template <class State, class Keep, class Key, class Agg, class F>
+  __device__ __forceinline__ static void for_tile_rows(i64 base, i64 n, Keep keep, Key key, Agg agg,
+                                                       F& f) {
     if constexpr (load_first<State>()) {
-      u64 ws[kItems];
-      State ss[kItems];
-      bool lives[kItems];
-      load_tile(base, n, keep, key, agg, ws, ss, lives);
+      u64 w[kItems];
+      State s[kItems];
+      bool live[kItems];
 #pragma unroll
-      for (int k = 0; k < kItems; ++k) add(k, ws[k], ss[k], lives[k]);
+      for (int k = 0; k < kItems; ++k)
+        live[k] = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w[k], s[k]);
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) f(k, w[k], s[k], live[k]);
     } else {
 #pragma unroll
       for (int k = 0; k < kItems; ++k) {
         u64 w;
         State s;
         const bool live = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w, s);
-        add(k, w, s, live);
+        f(k, w, s, live);
       }
     }
-    emit_tile(spill, spill_key, spill_state, keys_out, states_out, capacity, header);
-  }
-
-  /// The rows of a tile from `base` (this thread's kItems), as load_row: all loads issued
-  /// before any row is used, so a warp has its tile's reads in flight at once (between rows,
-  /// the table's atomics keep the compiler from moving the next row's loads up). H100, 2^28
-  /// rows of one i32 sum: 4 groups 1.99 -> 1.63 ms, 2^10 groups 2.19 -> 1.81 ms (session 18).
-  template <class Keep, class Key, class Agg, class State>
-  __device__ __forceinline__ static void load_tile(i64 base, i64 n, Keep keep, Key key, Agg agg,
-                                                   u64 (&w)[kItems], State (&s)[kItems],
-                                                   bool (&live)[kItems]) {
-#pragma unroll
-    for (int k = 0; k < kItems; ++k)
-      live[k] = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w[k], s[k]);
   }
 
   /// Row i when it is below n and kept (true): its key word and its state of one row; else the
