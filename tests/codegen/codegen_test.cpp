@@ -661,6 +661,53 @@ int steps_of(const rt::Plan& plan) {
   return n;
 }
 
+// The hash group-by plans its way out for many groups without a branch: phase 1 runs once (no
+// regrow), a slot `over` = min(1, max(0, records - room)) sizes the records' merge by 1 - over
+// and a sort + sorted reduce of the input by over, both writing the same output columns from
+// row 0 and their group counts to elements 0 and 1 of one buffer, read back at `over`.
+// CodegenOptions::hash_records sets the room.
+TEST(GeneratePlan, HashReducePlansTheSortForManyGroups) {
+  ProgramBuilder b;
+  Rel r = b.input("r", {{"g", Type::I32}, {"v", Type::I32}, {"w", Type::F64}});
+  b.output(r.select(col("w") > 0.0).reduce({"g"}, {sum(col("v"), "s"), count("n")}), "out");
+  const Program p = b.check();
+  for (int64_t room : {int64_t{0}, int64_t{777}}) {
+    const rt::Plan plan = codegen::generate_plan(p, {.hash_records = room});
+    int launches = 0, over_slots = 0;
+    rt::SlotId over = -1;
+    for (const rt::Step& st : plan.steps) {
+      if (const auto* l = std::get_if<rt::Launch>(&st)) {
+        EXPECT_FALSE(l->regrow.has_value()) << l->kernel;
+        launches += l->kernel.find("hash_reduce") != std::string::npos && l->kernel.find("merge") == std::string::npos &&
+                    l->kernel.find("fixup") == std::string::npos;
+      }
+      if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.at_most == 1 && ss->value.saturate) {
+        ++over_slots;
+        over = ss->slot;
+      }
+      if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.at_least == 1 && ss->value.at_most > 1 &&
+                                                          ss->value.terms.size() == 1 && ss->value.divisor == 1)
+        EXPECT_TRUE(room > 0 ? ss->value.at_most == room : ss->value.at_most % 512 == 0)
+            << "the records' room (default: 512 blocks' table slots): " << ss->value.at_most;
+    }
+    EXPECT_EQ(launches, 1);
+    ASSERT_EQ(over_slots, 1);
+    int reads_at_over = 0;
+    for (const rt::Step& st : plan.steps)
+      if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index_slot == over) ++reads_at_over;
+    EXPECT_EQ(reads_at_over, 1);
+    // Both ways: the records' merge, and the input's select, sort and segmented reduce.
+    EXPECT_NE(plan.source.find("_hash_reduce_merge("), std::string::npos);
+    EXPECT_NE(plan.source.find("Agent::run(temp, "), std::string::npos);
+    EXPECT_EQ(steps_of<rt::SortPairs>(plan), 2);
+    EXPECT_NE(plan.source.find("SelectAgent"), std::string::npos);
+    expect_frees_after_last_use(plan);
+#ifdef RANC_HAVE_RUNTIME
+    EXPECT_NO_THROW(rt::validate_plan(plan));
+#endif
+  }
+}
+
 // A hash join: setup, histogram and scatter of each side, count and write, no sort; the
 // write kernel writes the output columns from the matched rows directly (no gathers).
 TEST(GeneratePlan, HashJoinKernelsAndSteps) {

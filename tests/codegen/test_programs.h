@@ -2,6 +2,7 @@
 // every expression kind and the key types (i32, i64, f64, string, bool, multi-attribute).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -232,8 +233,20 @@ inline std::string kernel_group_mismatch(const passes::PipelineResult& r) {
   for (const auto& step : r.plan.steps) {
     const auto* l = std::get_if<rt::Launch>(&step);
     if (!l || l->nodes.empty()) continue;
-    const int32_t group = l->nodes.back();
-    for (size_t i = 0; i + 1 < l->nodes.size(); ++i) {
+    int32_t group = l->nodes.back();
+    size_t members = l->nodes.size() - 1;
+    // Or the head of a group, all of whose nodes are fused into one later node: the hash
+    // group-by's way out for many groups materialises its fused input chain to sort it.
+    const auto& last = pn.at(static_cast<size_t>(group));
+    if (last.fused && r.physical.program.node(last.kernel).kind == OpKind::Reduce &&
+        std::all_of(l->nodes.begin(), l->nodes.end(), [&](int32_t m) {
+          const auto& q = pn.at(static_cast<size_t>(m));
+          return q.fused && q.kernel == last.kernel;
+        })) {
+      group = last.kernel;
+      members = l->nodes.size();
+    }
+    for (size_t i = 0; i < members; ++i) {
       const auto& p = pn.at(static_cast<size_t>(l->nodes[i]));
       // Input sharing: an unfused chain written by its group's kernel.
       if (!p.fused && p.shared_read >= 0 && p.kernel == group) continue;

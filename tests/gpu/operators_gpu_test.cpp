@@ -10,6 +10,8 @@
 
 #include "gpu_test_util.h"
 #include "ranc/dsl.h"
+#include "ranc/passes/plan_sort_orders.h"
+#include "ranc/ra_ops/ra_ops.h"
 #include "test_programs.h"
 
 namespace ranc::gputest {
@@ -731,6 +733,83 @@ TEST(GpuHashReduce, ExactIntegerSumsByWordAtomics) {
     for (int privates : {-1, 0})
       EXPECT_EQ(run_and_compare(p, in, {.hash_private_states = privates}), "")
           << keys << " keys, private states " << privates;
+  }
+}
+
+// The hash group-by's way out for many groups: when phase 1's records pass their room
+// (CodegenOptions::hash_records, forced small here), the plan sorts the input and reduces it
+// instead, into the same output columns (ra_ops/reduce/lowering.cpp). Rooms of 1 record
+// (every input with two records takes the fallback), 300 (around it: blocks cross it at
+// different keys counts) and the default (the hash path), for one i32 key, two keys (a string
+// and a date: the sort packs them), an f32 key with -0.0/+0.0/NaN/infinities, a fused select
+// (the fallback materialises a copy of the view over its rows) and a computed key (a project);
+// each output is read through a sort by its keys, which the planner drops when the reduce
+// already orders them (so the GPU output is compared row by row: the fallback's order must be
+// the hash path's). Sizes from 1 row to more than a block's tiles.
+TEST(GpuHashReduce, SortsTheInputWhenRecordsPassTheirRoom) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(53);
+  const float specials[] = {-0.0f, 0.0f, std::numeric_limits<float>::quiet_NaN(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::infinity(), 1.5f, -2.25f};
+  Schema s{{{"k", Type::I32}, {"ks", Type::String}, {"kd", Type::Date}, {"kf", Type::F32},
+            {"v", Type::I32}, {"w", Type::F64}},
+           0};
+  for (auto [n, keys] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {2, 2}, {5000, 3}, {5000, 5000}, {70001, 600}, {300007, 100000}}) {
+    std::vector<Column> cols;
+    for (const auto& a : s.attributes) cols.emplace_back(a.type);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = static_cast<int64_t>(rng() % static_cast<uint64_t>(keys));
+      cols[0].append(Value::i32(static_cast<int32_t>(k * 3 - 1000)));
+      cols[1].append(Value::string(fmt::format("s{}", k % 7)));
+      cols[2].append(Value::date(static_cast<int32_t>(8000 + k / 7)));
+      cols[3].append(Value::f32(k < 7 ? specials[k] : static_cast<float>(k) / 4.0f));
+      const uint64_t x = rng();
+      cols[4].append(Value::i32(x % 4 == 0 ? static_cast<int32_t>(2147483647 - (x >> 8) % 3)
+                                           : static_cast<int32_t>(x >> 40) - (1 << 23)));
+      cols[5].append(Value::f64(static_cast<double>(rng() % 1000) / 8.0));
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, std::move(cols)));
+    ProgramBuilder b;
+    Rel r = b.input("r", s.attributes);
+    auto aggs = [] {
+      return std::vector<Aggregate>{ranc::count("n"), ranc::sum(col("v"), "sv"),
+                                    ranc::sum(col("w"), "sw"), ranc::min(col("v"), "mnv"),
+                                    ranc::max(col("w"), "mxw"), ranc::avg(col("v"), "av")};
+    };
+    b.output(r.reduce({"k"}, {ranc::sum(col("v"), "sv")}).sort({"k"}), "i32_sum");
+    b.output(r.reduce({"k"}, aggs()).sort({"k"}), "i32_all");
+    b.output(r.reduce({"ks", "kd"}, aggs()).sort({"ks", "kd"}), "string_date");
+    b.output(r.reduce({"kf"}, aggs()).sort({"kf"}), "f32");
+    b.output(r.select(col("v") > 0).reduce({"k"}, aggs()).sort({"k"}), "filtered");
+    b.output(r.project({as(col("k") / 7, "q"), "v", "w"}).reduce({"q"}, aggs()).sort({"q"}),
+             "computed_key");
+    Program p = b.check();
+    // Every user sort is a no-op: the reduces' hashed outputs are ordered by their keys.
+    const passes::PhysicalPlan phys = passes::plan_sort_orders(p, {});
+    int sorts = 0, hashed = 0;
+    for (const Node& node : phys.program.nodes()) {
+      const auto& pn = phys.nodes[static_cast<size_t>(node.id)];
+      sorts += node.kind == OpKind::Sort && !pn.sort_keys.empty();
+      hashed += node.kind == OpKind::Reduce && pn.hash_reduce;
+    }
+    EXPECT_EQ(sorts, 0);
+    EXPECT_EQ(hashed, 6);
+    std::vector<HostRelation> ref;
+    std::string ref_error;
+    try {
+      ref = execute_reference(p, in);
+    } catch (const UserError& e) {
+      ref_error = e.what();
+    }
+    for (int64_t room : {int64_t{1}, int64_t{300}, int64_t{0}})
+      for (int privates : {-1, 0})
+        EXPECT_EQ(compare_with_reference(p, in, ref, ref_error,
+                                         {.hash_private_states = privates, .hash_records = room}),
+                  "")
+            << "n " << n << ", " << keys << " keys, room " << room << ", private states " << privates;
   }
 }
 

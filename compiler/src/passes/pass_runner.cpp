@@ -201,6 +201,10 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
   internal_check(lower_options.hash_private_states >= -1 && lower_options.hash_private_states <= 32,
                  fmt::format("hash private states {} is not in [-1, 32]",
                              lower_options.hash_private_states));
+  if (const char* v = std::getenv("RANC_HASH_RECORDS"); v && *v)
+    lower_options.hash_records = std::atoll(v);
+  internal_check(lower_options.hash_records >= 0,
+                 fmt::format("hash records {} is negative", lower_options.hash_records));
   if (const char* v = std::getenv("RANC_REDUCE_STAGE"); v && *v)
     lower_options.stage_reduce_inputs = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_TOPK_BIN_ROWS"); v && *v)

@@ -66,6 +66,11 @@ struct CodegenOptions {
   // the state's size (4 up to 8-word states, as TPC-H Q1's; fewer beyond), 0 turns them off
   // (RANC_HASH_PRIVATE=N). Same results; float sums in another order.
   int hash_private_states = -1;
+  // The hash group-by's room for phase 1's records (hash_reduce.cuh); 0: the grid's blocks
+  // times a block table's slots (at most the input's rows). When the records pass it (many
+  // groups), the input is sorted and reduced instead (ra_ops/reduce/lowering.cpp). Tests set
+  // it small to take both ways on small inputs (RANC_HASH_RECORDS overrides). Same results.
+  int64_t hash_records = 0;
   // The sorted (segmented) reduce copies each tile's rows of the columns it reads into
   // shared memory (coalesced 16-byte copies, reduce.cuh's stage hook) before folding them,
   // up to 32 KB a tile; false reads them in place (RANC_REDUCE_STAGE=0). Same results.

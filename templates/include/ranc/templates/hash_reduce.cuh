@@ -19,11 +19,12 @@
 // tile), the warp reduces its private states by shuffles, merges them into the table once per key
 // (a record when the table is full) and goes on as above, its registers free. At the end the block
 // writes its occupied slots as records. A record is (key word, state): keys[r], states[r] for
-// an index r claimed from header[0]; records at r >= capacity are counted but not written (and
-// the blocks stop early: the launch runs again), and the last block to finish sets header[1] to
-// the number of records, or to n when they passed capacity. So with rt::Regrow{header, index 1} the executor relaunches
-// once with room for n records, which always suffices: every record holds at least one row.
-// With few groups the records are about (blocks x groups); with many they approach one per row.
+// an index r claimed from header[0]; records at r >= capacity are counted but not written, the
+// blocks stop early (their work would be thrown away), and the last block to finish sets
+// header[1] to the number of records, or to n when they passed capacity (which must then be
+// below n: every record holds at least one row).
+// With few groups the records are about (blocks x groups); with many they approach one per row,
+// and the generator sorts and reduces the input instead (ra_ops/reduce/lowering.cpp).
 // Phase 2 (the generator, with existing primitives): the records sorted by key word (SortPairs) and
 // reduced by ReduceAgent (reduce.cuh) whose accumulate merges a record's state: the output is
 // sorted by the group keys, as the sort-based reduce's.
@@ -124,8 +125,8 @@ struct HashGroupAgent {
       overflowed =
           private_tiles(temp, n, tiles, keep, key, agg, keys_out, states_out, capacity, header, t);
     for (; t < tiles; t += gridDim.x) {
-      // Once the records passed capacity this launch only tells the executor to grow them
-      // to n and run again (header[1]): the rest of its work would be thrown away.
+      // Once the records passed capacity the launch only says so (header[1] = n): the
+      // generator's plan then groups the input by sorting, and this work would be lost.
       if (passed_capacity(header, capacity)) {
         overflowed = true;
         break;
@@ -212,8 +213,7 @@ struct HashGroupAgent {
     if (!overflowed) {
       // The warp's private states, reduced over its lanes by shuffles, merged into the table
       // by lane 0 (a record of their own when the table is full). A key none of the warp's
-      // rows had is skipped: every record holds a row, so records never outnumber rows (the
-      // relaunch's capacity of n).
+      // rows had is skipped: every record holds a row, so records never outnumber rows.
       const int lane = static_cast<int>(threadIdx.x & 31);
 #pragma unroll
       for (int p = 0; p < Private; ++p) {
