@@ -764,7 +764,7 @@ class Context final : public LoweringContext {
     const bool h = options_.arch >= 900;
     if (f == "Map" || f == "Select") return {256, h ? 16 : 8};
     if (f == "SelectSearch" || f == "MapSearch") return {256, 1};
-    if (f == "Merge") return {128, h ? 11 : 7};
+    if (f == "Merge") return h ? std::pair{256, 15} : std::pair{128, 7};
     if (f == "JoinCount") return {256, 4};
     if (f == "JoinExpand") return {256, 8};
     if (f == "HashJoin") return {512, 8};

@@ -52,7 +52,7 @@ struct TilePolicy {
 ///                                                                     bound, so one row a thread
 ///   MapSearch   256 x 1                   256 x 1                   maps that binary-search
 ///                                                                     (a join's per-row ranges)
-///   Merge       128 x 7                   128 x 11                  merge path, set operations
+///   Merge       128 x 7                   256 x 15                  merge path, set operations
 ///   JoinCount   256 x 4                   256 x 4                   per-left-row bounds + scan
 ///   JoinExpand  256 x 8                   256 x 8                   load-balanced join write
 ///   Reduce      256 x 4                   256 x 15                  segmented reduction (odd
@@ -67,7 +67,7 @@ struct TuningTable {  // sm_90 and newer: the default
   using Select = TilePolicy<256, 16>;
   using SelectSearch = TilePolicy<256, 1>;
   using MapSearch = TilePolicy<256, 1>;
-  using Merge = TilePolicy<128, 11>;
+  using Merge = TilePolicy<256, 15>;
   using JoinCount = TilePolicy<256, 4>;
   using JoinExpand = TilePolicy<256, 8>;
   using Reduce = TilePolicy<256, 15>;

@@ -43,6 +43,34 @@ __device__ __forceinline__ i64 merge_path_search(i64 diag, i64 a0, i64 a1, i64 b
   return lo;
 }
 
+/// merge_path_search(diag, 0, na, 0, nb, cmp) for a diagonal diag = p * grid (or na + nb), in
+/// two steps: first over the A offsets that are multiples of `grid`, then within the bracket of
+/// `grid` offsets they leave. With diag a multiple of grid, the first step's probes are A[c *
+/// grid] and B[(p - c) * grid - 1]: the same rows for every boundary's search, so after the
+/// first searches they come from L2, and only the second step's (a range of grid rows, its last
+/// probes in the same sectors) reach DRAM. A plain binary search over 2^29 rows sent each of
+/// its last ~15 probes to DRAM at a random row (H100, a union of 2^28 + 2^28 rows: the
+/// partition kernel took 1.2 ms of the 7.0 ms).
+template <class Cmp>
+__device__ __forceinline__ i64 merge_path_search_grid(i64 diag, i64 na, i64 nb, i64 grid, Cmp cmp) {
+  i64 lo = max64(0, diag - nb), hi = min64(diag, na);
+  // The answer is the first mid in [lo, hi) with cmp(mid, diag - 1 - mid) > 0, else hi.
+  i64 c0 = (lo + grid - 1) / grid, c1 = hi > 0 ? (hi - 1) / grid + 1 : 0;  // c * grid in [lo, hi)
+  const i64 first = c0;
+  while (c0 < c1) {
+    const i64 c = c0 + ((c1 - c0) >> 1);
+    if (cmp(c * grid, diag - 1 - c * grid) <= 0) c0 = c + 1; else c1 = c;
+  }
+  // Every grid point below c0 * grid precedes the answer; c0 * grid (when below hi) does not.
+  if (c0 > first) lo = max64(lo, (c0 - 1) * grid + 1);
+  hi = min64(hi, c0 * grid);
+  while (lo < hi) {
+    const i64 mid = lo + ((hi - lo) >> 1);
+    if (cmp(mid, diag - 1 - mid) <= 0) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
 /// Body of the partition kernel (see the header comment for the launch rule).
 template <class Cmp>
 __device__ __forceinline__ void merge_path_partitions(i64 na, i64 nb, i64 tile_items, Cmp cmp,
@@ -51,7 +79,7 @@ __device__ __forceinline__ void merge_path_partitions(i64 na, i64 nb, i64 tile_i
   const i64 p = global_thread_index();
   if (p > tiles) return;
   const i64 diag = min64(p * tile_items, na + nb);
-  partitions[p] = merge_path_search(diag, 0, na, 0, nb, cmp);
+  partitions[p] = merge_path_search_grid(diag, na, nb, tile_items, cmp);
 }
 
 /// The partition kernel as a skeleton: the diagonals at the tile boundaries of policy P's tiles.
