@@ -287,6 +287,40 @@ TEST_F(CliTest, JoinOptionPicksTheAlgorithm) {
   EXPECT_EQ(run({"emit", prog, "--join=nested"}), kUsageError);
 }
 
+// explain says how each group-by groups and why: hashed (with its way out for many groups),
+// sorted by --group-by=sort or because a key does not pack, or a segmented reduce over input
+// already grouped by its keys.
+TEST_F(CliTest, ExplainSaysHowEachGroupByGroups) {
+  std::string prog = write("g.ra",
+                           "input r(k i32, v i32, w f64);\n"
+                           "input s(k i64, v i32) sorted by k;\n"
+                           "input q(k i64, v i32);\n"
+                           "a = r |> select w > 0.0 |> reduce by k t = sum(v);\n"
+                           "b = s |> reduce by k t = sum(v);\n"
+                           "c = q |> reduce by k t = sum(v);\n"
+                           "output a;\noutput b;\noutput c;\n");
+  ASSERT_EQ(run({"explain", prog}), kOk) << err_;
+  const size_t at = out_.find("== group-bys ==\n");
+  ASSERT_NE(at, std::string::npos) << out_;
+  const std::string section = out_.substr(at, out_.find("\n\n", at) - at);
+  EXPECT_NE(section.find(" reduce: hash aggregation (the keys pack into 32 bits); sorts its input "
+                         "instead when the blocks' partial groups pass their room (RANC_HASH_RECORDS"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find(" reduce: segmented reduce (the input is already grouped by the keys)"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find(" reduce: sorts its input by the keys, then a segmented reduce (an 8-byte "
+                         "key does not pack into the hash key word)"),
+            std::string::npos)
+      << section;
+  ASSERT_EQ(run({"explain", prog, "--group-by=sort"}), kOk) << err_;
+  EXPECT_NE(out_.find(" reduce: sorts its input by the keys, then a segmented reduce (--group-by=sort)"),
+            std::string::npos)
+      << out_;
+  EXPECT_EQ(out_.find("hash aggregation"), std::string::npos) << out_;
+}
+
 TEST_F(CliTest, ExplainShowsGraphAndPlan) {
   std::string prog = write("sales.ra", kSales);
   ASSERT_EQ(run({"explain", prog}), kOk) << err_;

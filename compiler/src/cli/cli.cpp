@@ -537,6 +537,8 @@ int cmd_explain(const Args& a, std::ostream& out) {
   out << "\n== physical plan ==\n" << passes::print_physical_plan(r.physical);
   if (const std::string joins = passes::print_join_choices(r.physical); !joins.empty())
     out << "\n== joins ==\n" << joins;
+  if (const std::string groups = passes::print_group_by_choices(r.physical); !groups.empty())
+    out << "\n== group-bys ==\n" << groups;
   out << "\n== kernels ==\n" << kernels_text(r.plan);
   out << "\n== steps ==\n" << codegen::describe_plan(r.plan);
   return kOk;

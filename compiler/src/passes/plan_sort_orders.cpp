@@ -125,17 +125,36 @@ class Planner {
   // becomes a record that is sorted anyway, which measured 4x slower than sorting the input
   // (2^28 rows into 2^24 groups on an H100: 38.9 ms hashed, 9.3 ms sorted; bench/RESULTS.md,
   // session 16). A declared key is not verified; either way the results are the same.
-  bool hash_reduce(const Node& n, NodeId input) const {
-    if (n.group_key_index.empty() || groups_by(phys(input).order, n.group_key_index)) return false;
-    if (options_.group_by == codegen::GroupBy::Sort) return false;
-    if (groups_are_rows(n, node(input).schema)) return false;
+  // `why` receives the reason, for `ranc explain` (print_group_by_choices).
+  bool hash_reduce(const Node& n, NodeId input, std::string& why) const {
+    if (n.group_key_index.empty()) return false;
+    if (groups_by(phys(input).order, n.group_key_index)) {
+      why = "the input is already grouped by the keys";
+      return false;
+    }
+    if (options_.group_by == codegen::GroupBy::Sort) {
+      why = "--group-by=sort";
+      return false;
+    }
+    if (groups_are_rows(n, node(input).schema)) {
+      why = "the keys include the input's key: a group a row, where hashing measured 4x slower";
+      return false;
+    }
     int bits = 0;
     for (int32_t k : n.group_key_index) {
       const int b = hash_group_key_bits(node(input).schema[static_cast<size_t>(k)].type);
-      if (b == 0) return false;
+      if (b == 0) {
+        why = "an 8-byte key does not pack into the hash key word";
+        return false;
+      }
       bits += b;
     }
-    return bits <= 63;
+    if (bits > 63) {
+      why = fmt::format("the keys take {} bits, more than the hash key word's 63", bits);
+      return false;
+    }
+    why = fmt::format("the keys pack into {} bits", bits);
+    return true;
   }
 
   // Whether schema `s` has a key (its first key_size attributes) and has(a) holds for each
@@ -305,7 +324,7 @@ class Planner {
         break;
       }
       case OpKind::Reduce: {
-        if (hash_reduce(n, in(0))) {
+        if (hash_reduce(n, in(0), p.group_reason)) {
           p.hash_reduce = true;
           for (size_t k = 0; k < n.group_key_index.size(); ++k)
             p.order.push_back({static_cast<int32_t>(k), false});
@@ -462,6 +481,27 @@ std::string print_join_choices(const PhysicalPlan& plan) {
                    : "sort-merge, left input unsorted: a binary search a left row";
     }
     out += fmt::format("n{} join {}: {} ({})\n", n.id, kind, how, p.join_reason);
+  }
+  return out;
+}
+
+std::string print_group_by_choices(const PhysicalPlan& plan) {
+  std::string out;
+  for (const Node& n : plan.program.nodes()) {
+    if (n.kind != OpKind::Reduce || n.group_key_index.empty()) continue;
+    const PhysicalNode& p = plan.nodes.at(static_cast<size_t>(n.id));
+    if (p.hash_reduce) {
+      out += fmt::format(
+          "n{} reduce: hash aggregation ({}); sorts its input instead when the blocks' partial "
+          "groups pass their room (RANC_HASH_RECORDS; default 512 blocks' table slots)\n",
+          n.id, p.group_reason);
+      continue;
+    }
+    const bool sorts = plan.nodes.at(static_cast<size_t>(n.inputs.at(0))).inserted;
+    out += fmt::format("n{} reduce: {} ({})\n", n.id,
+                       sorts ? "sorts its input by the keys, then a segmented reduce"
+                             : "segmented reduce",
+                       p.group_reason);
   }
   return out;
 }

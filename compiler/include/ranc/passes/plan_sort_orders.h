@@ -61,6 +61,7 @@ struct PhysicalNode {
   // Reduce: grouped by hashing (templates/hash_reduce.cuh) instead of sorting its input;
   // the output is still ordered by the group keys (ascending, in group-key order).
   bool hash_reduce = false;
+  std::string group_reason;  // Reduce with group keys: why hashed or sorted (`ranc explain`)
   // Set by fuse_pipelines (passes/fuse_pipelines.h): the output is not materialised but
   // handed to its one consumer as a view, so this operator runs inside the kernels of
   // `kernel`: the inner join it feeds (its count or partitioning stage), or else the
@@ -126,5 +127,8 @@ PhysicalPlan plan_sort_orders(const Program& checked, const codegen::CodegenOpti
 std::string print_physical_plan(const PhysicalPlan& plan);
 // One line per join: its algorithm and why the planner chose it (`ranc explain`).
 std::string print_join_choices(const PhysicalPlan& plan);
+// One line per reduce with group keys: hashed or sorted, and why (`ranc explain`'s
+// == group-bys ==).
+std::string print_group_by_choices(const PhysicalPlan& plan);
 
 }  // namespace ranc::passes
