@@ -15,6 +15,8 @@
 //   items = tiles + 1 where tiles = max(1, ceil((na + nb) / tile_items)); threads 256;
 //   grid = ceil((tiles + 1) / 256). Buffer `partitions`: tiles + 1 int64 (A offsets of the diagonals
 //   at tile boundaries; the B offset of boundary t is t * tile_items - partitions[t], clamped).
+//   Each boundary's search probes the tile grid first (merge_path_search_grid: rows every
+//   boundary's search shares, so they come from L2), then the one tile-wide bracket left.
 //
 // MergeTile<P>::merge(tile, na, nb, partitions, cmp, visit): each thread merges P::items_per_thread
 // consecutive outputs of tile `tile` (blocked arrangement) and calls, in merged order,
