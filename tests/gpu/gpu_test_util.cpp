@@ -230,16 +230,19 @@ std::string compare_outputs(const std::string& name, const HostRelation& gpu, co
   return "";
 }
 
+Reference reference(const Program& checked, const Inputs& inputs) {
+  Reference r;
+  try {
+    r.outputs = execute_reference(checked, inputs);
+  } catch (const UserError& e) {
+    r.error = e.what();
+  }
+  return r;
+}
+
 std::string run_and_compare(const Program& checked, const Inputs& inputs,
                             const codegen::CodegenOptions& options, rt::RunStats* stats) {
-  std::vector<HostRelation> ref;
-  std::string ref_error;
-  try {
-    ref = execute_reference(checked, inputs);
-  } catch (const UserError& e) {
-    ref_error = e.what();
-  }
-  return compare_with_reference(checked, inputs, ref, ref_error, options, stats);
+  return compare_with_reference(checked, inputs, reference(checked, inputs), options, stats);
 }
 
 std::string compare_with_reference(const Program& checked, const Inputs& inputs,

@@ -45,6 +45,14 @@ std::string run_and_compare(const Program& checked, const Inputs& inputs,
                             const codegen::CodegenOptions& options = {},
                             rt::RunStats* stats = nullptr);
 
+// The CPU reference's outputs of `checked` over `inputs`, or its error (non-empty when it
+// fails with a UserError, as a program whose run is an error does).
+struct Reference {
+  std::vector<HostRelation> outputs;
+  std::string error;
+};
+Reference reference(const Program& checked, const Inputs& inputs);
+
 // run_and_compare with the reference's outputs (or its error, `ref_error` non-empty)
 // computed once by the caller, for several option sets over the same inputs.
 std::string compare_with_reference(const Program& checked, const Inputs& inputs,
@@ -52,6 +60,12 @@ std::string compare_with_reference(const Program& checked, const Inputs& inputs,
                                    const std::string& ref_error,
                                    const codegen::CodegenOptions& options = {},
                                    rt::RunStats* stats = nullptr);
+inline std::string compare_with_reference(const Program& checked, const Inputs& inputs,
+                                          const Reference& ref,
+                                          const codegen::CodegenOptions& options = {},
+                                          rt::RunStats* stats = nullptr) {
+  return compare_with_reference(checked, inputs, ref.outputs, ref.error, options, stats);
+}
 
 // Compares one output of the GPU with the reference's: exactly, floats within the
 // relative tolerance `tol`; as a multiset unless `ordered`. Ordered outputs follow

@@ -76,16 +76,10 @@ TEST(GpuNulls, SqlProgramsMatchTheReference) {
       if (rows <= 1 && rate == 0.3 && !quick) continue;
       const sqltest::Bindings in = sqltest::random_lr(rows, rate, 7 + static_cast<uint64_t>(rows));
       for (size_t c = 0; c < programs.size(); ++c) {
-        std::vector<HostRelation> ref;
-        std::string ref_error;
-        try {
-          ref = execute_reference(programs[c], in);
-        } catch (const UserError& e) {
-          ref_error = e.what();
-        }
+        const Reference ref = reference(programs[c], in);
         for (const Variant& v : variants()) {
           ++runs;
-          EXPECT_EQ(compare_with_reference(programs[c], in, ref, ref_error, v.options), "")
+          EXPECT_EQ(compare_with_reference(programs[c], in, ref, v.options), "")
               << sqltest::kCases[c].name << ", " << rows << " rows, NULL rate " << rate << ", "
               << v.name;
         }

@@ -121,10 +121,10 @@ class Planner {
   // Does reduce `n` group its input `input` by hashing? Group keys, an input not already
   // grouped by them, keys that pack into 63 bits (hash_reduce.cuh), and not switched off.
   // Nor when the group keys cover a key of the input (declared, or a reduce's group keys):
-  // every group is then one row, each block's table fills at once and nearly every row
-  // becomes a record that is sorted anyway, which measured 4x slower than sorting the input
-  // (2^28 rows into 2^24 groups on an H100: 38.9 ms hashed, 9.3 ms sorted; bench/RESULTS.md,
-  // session 16). A declared key is not verified; either way the results are the same.
+  // every group is then one row, each block's table fills at once and the hashed plan would
+  // give up and sort its input (lower_hash_reduce), after a phase 1 and a read-back that
+  // sorting directly skips. A declared key is not verified; either way the results are the
+  // same.
   // `why` receives the reason, for `ranc explain` (print_group_by_choices).
   bool hash_reduce(const Node& n, NodeId input, std::string& why) const {
     if (n.group_key_index.empty()) return false;
@@ -137,7 +137,7 @@ class Planner {
       return false;
     }
     if (groups_are_rows(n, node(input).schema)) {
-      why = "the keys include the input's key: a group a row, where hashing measured 4x slower";
+      why = "the keys include the input's key: a group a row, so hashing would sort anyway";
       return false;
     }
     int bits = 0;
