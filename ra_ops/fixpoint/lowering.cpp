@@ -22,6 +22,9 @@
 // match total and |D'_t| (the distinct is a fused stage of the anti join, and the merge
 // of disjoint sets is sized as |full_t| + |D'_t|, Node::disjoint_inputs). Iteration k leaves full_t =
 // R^k of the naive meaning, so both executors agree also under an iteration limit.
+// Without a limit, an iteration that runs out of device memory is split: it runs again on
+// the first half of the deltas' rows, the rest queued (rt::LoopEnd::split); the result is
+// the same fixpoint, reached in more, smaller iterations.
 // Parts of a rule that read no recursive relation are computed once per iteration and
 // shared by the rule's variants.
 #include <fmt/format.h>
@@ -413,6 +416,10 @@ void lower_fixpoint(LoweringContext& ctx, const Node& n) {
     end.carry_slots.emplace_back(full[t].size, f.size);
     end.carry_slots.emplace_back(delta[t].size, d.size);
     end.until_zero.push_back(d.size);
+    // Without an iteration limit, an iteration that runs out of device memory is run
+    // again on halves of the deltas (rt::LoopEnd::split): a round whose candidates do not
+    // fit is evaluated in pieces instead of failing.
+    if (def.max_iterations == 0) end.split.push_back(rt::SplitDelta{delta[t].columns, delta[t].size});
   }
   ctx.step(std::move(end));
 

@@ -66,6 +66,8 @@ TEST_F(CliTest, OptionErrorsAndGeneratedHelp) {
       {{"run", "x.ra", "--max-rows", "ten"}, "got 'ten'"},
       {{"run", "x.ra", "--threads", "0"}, "--threads"},
       {{"run", "x.ra", "--join", "nested"}, "--join"},
+      {{"run", "x.ra", "--memory-limit", "8X"}, "expects a size such as 512M or 8G, got '8X'"},
+      {{"shell", "--memory-limit", "0"}, "expects a size such as 512M or 8G, got '0'"},
       {{"run", "x.ra", "--output", "=x.csv"}, "expects NAME=PATH, got '=x.csv'"},
       {{"run", "x.ra", "--input", "a=1.csv", "--input", "a=2.csv"}, "--input a given twice"},
       {{"run", "--gpu", "--cpu", "x.ra"}, "excludes"},
@@ -86,7 +88,7 @@ TEST_F(CliTest, OptionErrorsAndGeneratedHelp) {
   // Every option of a command is in its help, with its description.
   EXPECT_EQ(run({"run", "--help"}), kOk);
   for (const char* opt : {"--input", "--data", "--output", "--cpu", "--gpu", "--time", "--max-rows",
-                          "--threads", "--join", "--no-fusion", "--no-paged"})
+                          "--threads", "--join", "--no-fusion", "--no-paged", "--memory-limit"})
     EXPECT_NE(out_.find(opt), std::string::npos) << opt << "\n" << out_;
   EXPECT_NE(out_.find("partitioned hash join"), std::string::npos) << out_;
   EXPECT_EQ(run({"help", "explain"}), kOk);

@@ -475,6 +475,34 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   const auto& loop = std::get<rt::LoopEnd>(plan.steps[end]);
   EXPECT_EQ(loop.carry_buffers.size(), 4u);  // full and delta, two attributes each
   EXPECT_EQ(loop.until_zero.size(), 1u);
+  // Without an iteration limit, an iteration that runs out of memory splits its delta:
+  // the delta's two columns (carried) and its size (carried from the slot the loop ends on).
+  ASSERT_EQ(loop.split.size(), 1u);
+  EXPECT_EQ(loop.split[0].columns.size(), 2u);
+  EXPECT_TRUE(std::count(loop.carry_slots.begin(), loop.carry_slots.end(),
+                         std::make_pair(loop.split[0].size, loop.until_zero[0])));
+  for (rt::BufferId c : loop.split[0].columns) {
+    bool carried = false;
+    for (auto [dst, src] : loop.carry_buffers) carried = carried || dst == c;
+    EXPECT_TRUE(carried) << c;
+  }
+  // With a limit the iterations are rounds, and none splits.
+  ProgramBuilder lb;
+  Rel le = lb.input("edges", {{"src", Type::I32}, {"dst", Type::I32}});
+  FixpointBuilder lf = lb.fixpoint(3);
+  Rel lt = lf.relation("tc");
+  lf.rule(lt, lf.use(le));
+  lf.rule(lt, lt.join(lf.use(le).project({as(col("src"), "mid"), as(col("dst"), "to")}), {"dst"},
+                      {"mid"})
+                  .project({"src", as(col("to"), "dst")}));
+  lb.output(lf.result(lt), "tc");
+  rt::Plan limited = codegen::generate_plan(lb.check());
+  for (const rt::Step& s : limited.steps) {
+    if (auto* e = std::get_if<rt::LoopEnd>(&s)) {
+      EXPECT_EQ(e->max_iterations, 3);
+      EXPECT_TRUE(e->split.empty());
+    }
+  }
   for (const auto& k : plan.kernels) {
     if (k.rfind("ranc_", 0) != 0) {
       EXPECT_EQ(k.rfind("f", 0), 0u) << k;  // f<node>_<n>_...

@@ -68,6 +68,31 @@ TEST(Package, PlansSurviveSerialization) {
   }
 }
 
+// A recursive program's loop keeps its split deltas (LoopEnd::split) through serialization.
+TEST(Package, FixpointLoopsKeepTheirSplitDeltas) {
+  for (const char* ex : {"transitive_closure", "same_generation"}) {
+    ParsedProgram parsed = parse_ra_file(std::string(RANC_TEMPLATE_DIR) + "/../../examples/ra/" + ex + ".ra");
+    rt::Plan p = codegen::generate_plan(check(parsed.program));
+    const std::string bytes = rt::serialize_plan(p);
+    rt::Plan back = rt::deserialize_plan(bytes);
+    EXPECT_EQ(rt::serialize_plan(back), bytes) << ex;
+    int loops = 0;
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      const auto* e = std::get_if<rt::LoopEnd>(&p.steps[i]);
+      if (!e) continue;
+      ++loops;
+      const auto& b = std::get<rt::LoopEnd>(back.steps.at(i));
+      ASSERT_FALSE(e->split.empty()) << ex;
+      ASSERT_EQ(b.split.size(), e->split.size()) << ex;
+      for (size_t t = 0; t < e->split.size(); ++t) {
+        EXPECT_EQ(b.split[t].columns, e->split[t].columns) << ex;
+        EXPECT_EQ(b.split[t].size, e->split[t].size) << ex;
+      }
+    }
+    EXPECT_EQ(loops, 1) << ex;
+  }
+}
+
 // A plan with nullable inputs and outputs (validity buffers), a substring map and string
 // value codes keeps them through serialization.
 TEST(Package, NullsAndDictionaryMapsSurviveSerialization) {

@@ -1,11 +1,13 @@
 // The fixpoint operator on the GPU (semi-naive loop, ra_ops/fixpoint/lowering.cpp) against
 // the CPU reference's naive evaluation: seeded random graphs at awkward sizes, chains that
 // need hundreds of iterations, cycles, self loops, an empty edge set, mutual and non-linear
-// recursion, same generation, string and i64 node ids, the iteration limit, and the typed
-// out-of-memory error naming the fixpoint and its iteration.
+// recursion, same generation, string and i64 node ids, the iteration limit, the typed
+// out-of-memory error naming the fixpoint and its iteration, and rounds that run out of
+// memory (a limit, an injected failure) splitting their deltas instead of failing.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <random>
 
 #include "gpu_test_util.h"
@@ -48,6 +50,18 @@ fixpoint {
               |> project child as x, c2 as y;
 }
 output sg;
+)";
+
+// Paths of odd and of even length (two edges or more): mutual recursion over pairs.
+constexpr std::string_view kOddEvenPaths = R"(
+input edges(src i32, dst i32);
+fixpoint {
+  odd = edges;
+  even = odd |> join (edges |> project src as mid, dst as to) on dst = mid |> project src, to as dst;
+  odd = even |> join (edges |> project src as mid, dst as to) on dst = mid |> project src, to as dst;
+}
+output odd;
+output even;
 )";
 
 // Even and odd path lengths from the nodes in `start`: mutual recursion.
@@ -175,9 +189,13 @@ TEST(GpuFixpoint, IterationLimitMatchesTheReference) {
   }
 }
 
+// An iteration limit makes iterations rounds, which no split may change: running out of
+// memory inside the loop is then the typed error naming the fixpoint and the iteration.
 TEST(GpuFixpoint, OutOfMemoryNamesTheFixpointAndIteration) {
   RANC_REQUIRE_GPU();
-  Program tc = parse_and_check(kTc);
+  std::string text(kTc);
+  text.replace(text.find("fixpoint {"), 10, "fixpoint max 1000 {");
+  Program tc = parse_and_check(text);
   rt::Plan plan = codegen::generate_plan(tc);
   HostRelation edges = graph(chain(50));
   rt::Executor ex;
@@ -196,6 +214,127 @@ TEST(GpuFixpoint, OutOfMemoryNamesTheFixpointAndIteration) {
     EXPECT_NE(what.find("iteration"), std::string::npos) << what;
   }
   rt::inject_allocation_failure(-1);
+}
+
+// Runs `plan` on `ex` and compares its outputs with the reference's (as sets: the
+// programs here output unordered relations). Empty when they agree.
+std::string run_on(rt::Executor& ex, const rt::Plan& plan, const Program& checked,
+                   const Inputs& inputs, const Reference& ref, rt::RunStats* stats) {
+  std::map<std::string, const HostRelation*> bind;
+  for (const auto& [n, r] : inputs) bind[n] = &r;
+  rt::RunResult res = ex.run(plan, bind);
+  if (stats) *stats = res.stats;
+  std::vector<NodeId> outs = checked.outputs();
+  if (res.outputs.size() != outs.size()) return "output count differs";
+  for (size_t k = 0; k < outs.size(); ++k) {
+    std::string d = compare_outputs(res.outputs[k].first, res.outputs[k].second, ref.outputs[k],
+                                    {}, false, 0);
+    if (!d.empty()) return d;
+  }
+  return "";
+}
+
+// A round that does not fit the memory limit runs in pieces (rt::LoopEnd::split): the same
+// fixpoint as the reference's, for linear, non-linear and mutual recursion (two deltas
+// split together) and same generation, at limits down to where nothing fits (then the
+// typed error).
+TEST(GpuFixpoint, RoundsPastTheMemoryLimitRunInPieces) {
+  RANC_REQUIRE_GPU();
+  // Inputs whose rounds derive far more candidates than new tuples, so that a round's
+  // candidates, not the full relations, set the peak: dense layers (every node of a layer
+  // linked to every node of the next) and parents shared by whole layers.
+  auto layers = [](int64_t count, int64_t width) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (int64_t l = 0; l + 1 < count; ++l)
+      for (int64_t a = 0; a < width; ++a)
+        for (int64_t b = 0; b < width; ++b) out.push_back({l * width + a, (l + 1) * width + b});
+    return out;
+  };
+  std::vector<std::pair<int64_t, int64_t>> parents;  // (child, par): the layer above, all of it
+  for (auto [par, child] : layers(4, 40)) parents.push_back({child, par});
+  struct Case {
+    const char* name;
+    std::string_view text;
+    Inputs inputs;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"tc", kTc, {{"edges", graph(layers(5, 60))}}});
+  cases.push_back({"tc square", kTcSquare, {{"edges", graph(random_graph(700, 800, 22))}}});
+  cases.push_back({"same generation", kSameGeneration,
+                   {{"parent", graph(parents, Type::I32, "child", "par")}}});
+  cases.push_back({"odd and even paths", kOddEvenPaths, {{"edges", graph(layers(6, 40))}}});
+  for (const Case& c : cases) {
+    Program prog = parse_and_check(c.text);
+    rt::Plan plan = codegen::generate_plan(prog);
+    const Reference ref = reference(prog, c.inputs);
+    ASSERT_TRUE(ref.error.empty()) << c.name << ": " << ref.error;
+    rt::Executor unlimited;
+    rt::RunStats base;
+    ASSERT_EQ(run_on(unlimited, plan, prog, c.inputs, ref, &base), "") << c.name;
+    EXPECT_EQ(base.split_iterations, 0) << c.name;
+    int split_runs = 0, failed_runs = 0;
+    for (int64_t div : {2, 3, 5, 8, 100000}) {
+      rt::ExecutorOptions o;
+      o.memory_limit = std::max<int64_t>(1, base.peak_device_bytes / div);
+      rt::Executor limited(o);
+      rt::RunStats st;
+      try {
+        std::string d = run_on(limited, plan, prog, c.inputs, ref, &st);
+        EXPECT_EQ(d, "") << c.name << ", limit " << o.memory_limit;
+        EXPECT_LE(st.peak_device_bytes, o.memory_limit) << c.name;
+        if (st.split_iterations > 0) ++split_runs;
+        std::printf("%s: limit %lld of peak %lld: %lld iterations, %lld split, %.1f ms\n", c.name,
+                    static_cast<long long>(o.memory_limit),
+                    static_cast<long long>(base.peak_device_bytes),
+                    static_cast<long long>(st.loop_iterations),
+                    static_cast<long long>(st.split_iterations), st.execute_seconds * 1e3);
+      } catch (const rt::OutOfMemoryError& e) {
+        std::printf("%s: limit %lld of peak %lld: %s\n", c.name,
+                    static_cast<long long>(o.memory_limit),
+                    static_cast<long long>(base.peak_device_bytes), e.what());
+        ++failed_runs;
+        EXPECT_NE(std::string(e.what()).find("memory limit"), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_GE(split_runs, 1) << c.name << ": no limit made a round split";
+    EXPECT_GE(failed_runs, 1) << c.name << ": a limit of bytes still fitted";
+  }
+}
+
+// Whichever allocation fails, once, inside the loop, the iteration is run again on halves
+// of its delta and the result is the reference's; a failure outside the loop (or in a
+// round of one delta row, which cannot split) is the typed error.
+TEST(GpuFixpoint, AnyAllocationFailureInTheLoopSplitsTheRound) {
+  RANC_REQUIRE_GPU();
+  Program tc = parse_and_check(kTc);
+  Program square = parse_and_check(kTcSquare);
+  const Inputs inputs{{"edges", graph(random_graph(200, 260, 31))}};
+  for (const Program* prog : {&tc, &square}) {
+    rt::Plan plan = codegen::generate_plan(*prog);
+    const Reference ref = reference(*prog, inputs);
+    rt::Executor ex;
+    const int64_t before = rt::allocation_calls();
+    rt::RunStats clean;
+    ASSERT_EQ(run_on(ex, plan, *prog, inputs, ref, &clean), "");
+    const int64_t calls = rt::allocation_calls() - before;
+    ASSERT_GT(clean.loop_iterations, 3);
+    int splits = 0, errors = 0;
+    const int64_t stride = std::max<int64_t>(1, calls / 300);
+    for (int64_t k = 0; k < calls; k += stride) {
+      rt::inject_allocation_failure(k);
+      rt::RunStats st;
+      try {
+        EXPECT_EQ(run_on(ex, plan, *prog, inputs, ref, &st), "") << "failure at allocation " << k;
+        if (st.split_iterations > 0) ++splits;
+      } catch (const rt::OutOfMemoryError& e) {
+        ++errors;
+        EXPECT_NE(std::string(e.what()).find("injected"), std::string::npos) << e.what();
+      }
+      rt::inject_allocation_failure(-1);
+    }
+    EXPECT_GT(splits, (calls / stride) / 2) << "of " << calls / stride << " injections, " << errors
+                                             << " errors";
+  }
 }
 
 }  // namespace

@@ -1,10 +1,27 @@
-// GPU discovery never crashes or throws, with or without a driver.
+// GPU discovery never crashes or throws, with or without a driver; byte sizes parse.
 #include "ranc/runtime/device.h"
 
 #include <gtest/gtest.h>
 
+#include "ranc/runtime/memory.h"
+
 namespace ranc::rt {
 namespace {
+
+// Sizes for --memory-limit and RANC_MEMORY_LIMIT.
+TEST(ParseByteSize, NumbersAndUnits) {
+  EXPECT_EQ(parse_byte_size("0"), 0);
+  EXPECT_EQ(parse_byte_size("1048576"), 1048576);
+  EXPECT_EQ(parse_byte_size("512M"), int64_t{512} << 20);
+  EXPECT_EQ(parse_byte_size("8G"), int64_t{8} << 30);
+  EXPECT_EQ(parse_byte_size("8gb"), int64_t{8} << 30);
+  EXPECT_EQ(parse_byte_size("1.5GiB"), int64_t{3} << 29);
+  EXPECT_EQ(parse_byte_size("2T"), int64_t{2} << 40);
+  EXPECT_EQ(parse_byte_size("100B"), 100);
+  EXPECT_EQ(parse_byte_size("4k"), 4096);
+  for (const char* bad : {"", "G", "-1", "8X", "8 G", "nan", "inf", "1e30", "8GG", "0x"})
+    EXPECT_FALSE(parse_byte_size(bad).has_value()) << bad;
+}
 
 TEST(Device, FindGpuDoesNotThrow) {
   std::optional<DeviceInfo> gpu;

@@ -188,6 +188,27 @@ TEST(PlanValidateLoop, CarryFromABufferOfBeforeTheLoop) {
   expect_invalid(p, "is carried into but allocated in the body");
 }
 
+// LoopEnd::split names carried deltas: their columns carry destinations, their size a
+// carried slot, and only in a loop without an iteration limit.
+TEST(PlanValidateLoop, SplitDeltas) {
+  auto with_split = [](SplitDelta d, int64_t max_iterations = 0) {
+    Plan p = loop_plan();
+    auto& e = std::get<LoopEnd>(p.steps.back());
+    e.split = {std::move(d)};
+    e.max_iterations = max_iterations;
+    return p;
+  };
+  EXPECT_NO_THROW(validate_plan(with_split(SplitDelta{{0}, 1})));
+  expect_invalid(with_split(SplitDelta{{0}, 1}, 5), "a loop with max_iterations splits its deltas");
+  expect_invalid(with_split(SplitDelta{{0}, 2}), "slot s2 is a split delta's size but no carried slot");
+  Plan p = loop_plan();
+  p.buffers.push_back(BufferDecl{"other", 4, SizeExpr::fixed(1), 0});
+  p.steps.insert(p.steps.begin() + 3, Alloc{3});
+  auto& e = std::get<LoopEnd>(p.steps.back());
+  e.split = {SplitDelta{{3}, 1}};
+  expect_invalid(p, "buffer 3 (other) is a split delta's column but no carry's destination");
+}
+
 TEST(PlanValidateLoop, CopyBufferElementSizes) {
   Plan p = loop_plan();
   p.buffers[2].elem_size = 8;

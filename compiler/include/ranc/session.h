@@ -48,6 +48,7 @@ struct SessionOptions {
   // NoGpuError; false: the CPU reference.
   std::optional<bool> gpu;
   int device = 0;
+  int64_t memory_limit = 0;  // device bytes a run may hold (rt::ExecutorOptions::memory_limit)
   codegen::CodegenOptions codegen;
   // Relative `from` paths are resolved against this folder (default: the current one).
   std::string data_dir;

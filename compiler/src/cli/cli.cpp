@@ -49,6 +49,7 @@ struct Args {
   std::string after;  // explain --after=PASS
   size_t max_rows = 50;
   unsigned threads = 0;           // run/import --threads (0: hardware)
+  int64_t memory_limit = 0;       // run/shell --memory-limit (0: the device's)
   std::vector<std::string> only;  // import --only
   std::vector<int> archs;         // build --arch
   codegen::JoinAlgorithm join = codegen::JoinAlgorithm::Auto;
@@ -293,6 +294,19 @@ class CommandLine {
     CLI::Option* cpu = c->add_flag("--cpu", a_.cpu, "run on the CPU reference executor");
     CLI::Option* gpu = c->add_flag("--gpu", a_.gpu, "run on the GPU (an error when none is present)");
     cpu->excludes(gpu);
+    c->add_option_function<std::string>(
+         "--memory-limit",
+         [this](const std::string& v) { a_.memory_limit = rt::parse_byte_size(v).value_or(0); },
+         "device memory a GPU run may hold at once, e.g. 8G (default: the device's; also "
+         "RANC_MEMORY_LIMIT). A recursion's round that would pass it runs in pieces")
+        ->type_name("SIZE")
+        ->check(CLI::Validator(
+            [](std::string& v) -> std::string {
+              std::optional<int64_t> b = rt::parse_byte_size(v);
+              if (b && *b > 0) return {};
+              return fmt::format("expects a size such as 512M or 8G, got '{}'", v);
+            },
+            ""));
   }
   void max_rows(CLI::App* c) {
     c->add_option_function<long long>(
@@ -653,7 +667,9 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
         return rt::compile_plan(*plan, arch, rt::KernelCache::global());
       });
     }
-    ex.emplace();
+    rt::ExecutorOptions eo;
+    eo.memory_limit = a.memory_limit;
+    ex.emplace(eo);
     preparing = std::async(std::launch::async, [&ex] { ex->prepare(); });
   }
 
@@ -710,7 +726,12 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
               : (l.package ? ", no NVRTC" : ""),
         s.upload_seconds,
         s.execute_seconds,
-        s.loop_iterations > 0 ? fmt::format(" ({} loop iterations)", s.loop_iterations) : "",
+        s.loop_iterations > 0
+            ? fmt::format(" ({} loop iterations{})", s.loop_iterations,
+                          s.split_iterations > 0
+                              ? fmt::format(", {} split for memory", s.split_iterations)
+                              : "")
+            : "",
         s.download_seconds, ex->device().name, s.peak_device_bytes / 1048576.0);
   } else {
     auto outs = execute_reference(program, inputs);
@@ -863,6 +884,7 @@ int run_cli(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
       o.timer = a.time;
       if (a.cpu) o.gpu = false;
       if (a.gpu) o.gpu = true;
+      o.memory_limit = a.memory_limit;
       o.codegen = codegen_options(a);
       if (!a.program.empty()) o.script = a.program;
       return run_shell(o, std::cin, out, err, isatty(STDIN_FILENO) == 1 && a.program.empty());

@@ -35,6 +35,7 @@ struct ShellOptions {
   size_t max_rows = 50;
   bool timer = false;
   std::optional<bool> gpu;  // nullopt: the GPU when there is one
+  int64_t memory_limit = 0;  // bytes a GPU run may hold (0: the device's)
   codegen::CodegenOptions codegen;
   std::string script;  // read statements from this file instead of `in`
 };

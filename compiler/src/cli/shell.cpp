@@ -157,6 +157,7 @@ class Shell {
       : o_(o), out_(out), err_(err), timer_(o.timer) {
     SessionOptions so;
     so.gpu = o.gpu;
+    so.memory_limit = o.memory_limit;
     so.codegen = o.codegen;
     so.data_dir = o.data_dir;
     session_ = std::make_unique<Session>(so);

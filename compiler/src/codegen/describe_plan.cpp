@@ -99,10 +99,18 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
     for (auto [dst, src] : e->carry_slots)
       carry += fmt::format("{}s{} <- s{}", carry.empty() ? "" : ", ", dst, src);
     for (rt::SlotId z : e->until_zero) until += fmt::format("{}s{}", until.empty() ? "" : ", ", z);
-    return fmt::format("}} loop {}: carry {}; again unless all of [{}] are 0{}", e->loop, carry,
+    std::string split;
+    for (const rt::SplitDelta& d : e->split) {
+      std::string cols;
+      for (rt::BufferId b : d.columns) cols += fmt::format("{}{}", cols.empty() ? "" : ", ", buf(p, b));
+      split += fmt::format("{}[{}] s{}", split.empty() ? "" : ", ", cols, d.size);
+    }
+    return fmt::format("}} loop {}: carry {}; again unless all of [{}] are 0{}{}", e->loop, carry,
                        until,
                        e->max_iterations > 0 ? fmt::format(" or after {} iterations", e->max_iterations)
-                                             : std::string());
+                                             : std::string(),
+                       split.empty() ? std::string()
+                                     : fmt::format("; out of memory: split the deltas {}", split));
   }
   return "?";
 }

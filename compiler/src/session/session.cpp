@@ -198,6 +198,7 @@ Session::Session(SessionOptions options) : impl_(std::make_unique<Impl>()) {
     s.catalog = std::make_unique<rt::Catalog>(s.opts.device);
     rt::ExecutorOptions eo;
     eo.device = s.opts.device;
+    eo.memory_limit = s.opts.memory_limit;
     s.exec = std::make_unique<rt::Executor>(eo);
   }
 }

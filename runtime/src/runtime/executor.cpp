@@ -8,6 +8,8 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -82,6 +84,16 @@ JitRequest plan_jit_request(const Plan& plan, int arch) {
 CacheLookup compile_plan(const Plan& plan, int arch, KernelCache& cache) {
   return cache.get_or_compile(plan_jit_request(plan, arch));
 }
+
+namespace {
+// A step's input passed a size the step cannot take (a sort of more than 2^32 rows, a
+// kernel of more than 2^31 - 1 blocks). Inside a loop whose deltas split it is answered
+// like running out of memory (LoopEnd::split); elsewhere it is the ExecutionError it is.
+class SizeLimitError : public ExecutionError {
+ public:
+  using ExecutionError::ExecutionError;
+};
+}  // namespace
 
 // The most read-backs one synchronisation waits for (Run::read_back).
 constexpr size_t kReadbackSlots = 64;
@@ -309,6 +321,10 @@ class Run {
         throw CudaError(
             e.code(), e.code_name(), e.expression(), e.file(), e.line(),
             fmt::format("{} in {}", cudaGetErrorString(cudaError_t(e.code())), where(s)));
+      } catch (const OutOfMemoryError&) {
+        if (!split_iteration()) throw;
+      } catch (const SizeLimitError&) {
+        if (!split_iteration()) throw;
       }
     }
     RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -542,7 +558,7 @@ class Run {
     int64_t grid = items / l.items_per_block + (items % l.items_per_block != 0);
     if (grid < 1) grid = 1;
     if (grid > INT32_MAX) {
-      throw ExecutionError(
+      throw SizeLimitError(
           fmt::format("kernel {} needs {} blocks (more than 2^31-1)", l.kernel, grid),
           node_of(l.node));
     }
@@ -568,7 +584,7 @@ class Run {
       if (b >= 0) need(b, n);
     if (n == 0) return;
     if (n > int64_t{UINT32_MAX}) {
-      throw ExecutionError(fmt::format("sort of {} rows exceeds the 2^32 row ids", n),
+      throw SizeLimitError(fmt::format("sort of {} rows exceeds the 2^32 row ids", n),
                            node_of(s.node));
     }
     std::string what = node_of(s.node) + " (sort scratch)";
@@ -807,7 +823,15 @@ class Run {
     }
   }
   void exec(const LoopBegin& b) {
-    if (!loop_ || loop_->id != b.loop) loop_ = ActiveLoop{b.loop, next_step_, 0};
+    if (!loop_ || loop_->id != b.loop) {
+      size_t end = next_step_;
+      while (end < plan_.steps.size() &&
+             !(std::holds_alternative<LoopEnd>(plan_.steps[end]) &&
+               std::get<LoopEnd>(plan_.steps[end]).loop == b.loop))
+        ++end;
+      internal_check(end < plan_.steps.size(), "LoopBegin without its LoopEnd");
+      loop_ = ActiveLoop{b.loop, next_step_, end, 0};
+    }
   }
   void exec(const LoopEnd& e) {
     internal_check(loop_ && loop_->id == e.loop, "LoopEnd without its LoopBegin");
@@ -822,9 +846,26 @@ class Run {
       owned_[src] = false;
     }
     for (auto [dst, src] : e.carry_slots) slots_[static_cast<size_t>(dst)] = slots_[static_cast<size_t>(src)];
+    shrink_deltas(e);
     const int64_t done = ++loop_->iteration;
     ++stats_.loop_iterations;
     if (e.iterations >= 0) slots_[static_cast<size_t>(e.iterations)] = done;
+    if (current_) {
+      // The iteration ran on a piece of split deltas: its new tuples join the queue, and
+      // the loop goes on while a piece waits.
+      current_.reset();
+      bool any = false;
+      for (const SplitDelta& d : e.split) any = any || slots_[static_cast<size_t>(d.size)] > 0;
+      if (any) pending_.push_back(own_deltas(e));
+      if (pending_.empty()) {
+        loop_.reset();
+        return;
+      }
+      install(e, std::move(pending_.front()));
+      pending_.pop_front();
+      next_step_ = loop_->body;
+      return;
+    }
     bool empty = true;
     for (SlotId s : e.until_zero) empty = empty && slots_[static_cast<size_t>(s)] == 0;
     if (empty || (e.max_iterations > 0 && done >= e.max_iterations)) {
@@ -837,8 +878,123 @@ class Run {
   struct ActiveLoop {
     int32_t id;
     size_t body;  // index of the body's first step
+    size_t end;   // index of its LoopEnd
     int64_t iteration;
   };
+
+  // ---- Iterations that split their deltas (plan.h LoopEnd::split) ----
+  // The memory of one column of a delta, shared by the pieces that are rows of it.
+  struct Block {
+    DevicePool* pool;
+    void* ptr;
+    Block(DevicePool* p, void* q) : pool(p), ptr(q) {}
+    Block(const Block&) = delete;
+    Block& operator=(const Block&) = delete;
+    ~Block() { pool->free_noexcept(ptr); }
+  };
+  // Rows [begin[t], begin[t] + rows[t]) of every delta t.
+  struct Piece {
+    std::vector<std::vector<std::shared_ptr<Block>>> mem;  // per delta, per column
+    std::vector<int64_t> begin, rows;                        // per delta
+  };
+  // The deltas as the body left them (owned buffers), as a piece that owns their memory.
+  Piece own_deltas(const LoopEnd& e) {
+    Piece p;
+    for (const SplitDelta& d : e.split) {
+      p.mem.emplace_back();
+      for (BufferId b : d.columns) {
+        internal_check(owned_[b] || !ptr_[b], "a split delta's column is not owned");
+        p.mem.back().push_back(std::make_shared<Block>(&pool_, ptr_[b]));
+        owned_[b] = false;
+      }
+      p.begin.push_back(0);
+      p.rows.push_back(slots_[static_cast<size_t>(d.size)]);
+    }
+    return p;
+  }
+  // A delta's buffers are sized for the round's candidates, which may be many times its
+  // rows (duplicates, known tuples): where that wastes more than the rows use (and over
+  // 2^16 elements, so that the copy costs little next to sorting that many candidates), the
+  // rows move to buffers of their size, so the next round (and a queued piece) holds only
+  // what it needs. Without the memory for the copy the buffers stay.
+  void shrink_deltas(const LoopEnd& e) {
+    for (const SplitDelta& d : e.split) {
+      const int64_t rows = slots_[static_cast<size_t>(d.size)];
+      for (BufferId b : d.columns) {
+        if (!owned_[b] || !ptr_[b] || count_[b] - rows <= std::max<int64_t>(rows, int64_t{1} << 16))
+          continue;
+        const int64_t es = plan_.buffers[static_cast<size_t>(b)].elem_size;
+        void* p = nullptr;
+        try {
+          p = pool_.allocate(rows * es, alloc_label(b));
+        } catch (const OutOfMemoryError&) {
+          continue;
+        }
+        if (rows > 0) {
+          RANC_CUDA_CHECK(cudaMemcpyAsync(p, ptr_[b], static_cast<size_t>(rows * es),
+                                          cudaMemcpyDeviceToDevice, stream_));
+        }
+        pool_.free(ptr_[b]);
+        ptr_[b] = p;
+        count_[b] = rows;
+      }
+    }
+  }
+  // The body's delta buffers and sizes become views of the piece's rows.
+  void install(const LoopEnd& e, Piece p) {
+    for (size_t t = 0; t < e.split.size(); ++t) {
+      const SplitDelta& d = e.split[t];
+      for (size_t c = 0; c < d.columns.size(); ++c) {
+        const BufferId b = d.columns[c];
+        const int64_t es = plan_.buffers[static_cast<size_t>(b)].elem_size;
+        char* base = static_cast<char*>(p.mem[t][c]->ptr);
+        ptr_[b] = base ? base + p.begin[t] * es : nullptr;
+        count_[b] = p.rows[t];
+        owned_[b] = false;
+      }
+      slots_[static_cast<size_t>(d.size)] = p.rows[t];
+    }
+    current_ = std::move(p);
+  }
+  // The running loop iteration ran out of memory (or past a step's size limit): when its
+  // loop splits and its deltas hold two rows or more, undo the iteration (free what the
+  // body allocated; the stream runs in order, so kernels still queued finish before the
+  // memory is reused), queue the second half of the rows and run the body again on the
+  // first. False: the error stands.
+  bool split_iteration() {
+    if (!loop_) return false;
+    const LoopEnd& e = std::get<LoopEnd>(plan_.steps[loop_->end]);
+    if (e.split.empty()) return false;
+    int64_t total = 0;
+    for (const SplitDelta& d : e.split) total += slots_[static_cast<size_t>(d.size)];
+    if (total < 2) return false;
+    for (size_t i = loop_->body; i < loop_->end; ++i) {
+      const auto* a = std::get_if<Alloc>(&plan_.steps[i]);
+      if (!a) continue;
+      const BufferId b = a->buffer;
+      if (owned_[b] && ptr_[b]) pool_.free_noexcept(ptr_[b]);
+      ptr_[b] = nullptr;
+      count_[b] = 0;
+      owned_[b] = false;
+    }
+    Piece whole = current_ ? std::move(*current_) : own_deltas(e);
+    current_.reset();
+    Piece first = whole, second = whole;
+    int64_t half = total / 2;
+    for (size_t t = 0; t < whole.rows.size(); ++t) {
+      const int64_t a = std::min(whole.rows[t], half);
+      half -= a;
+      first.rows[t] = a;
+      second.begin[t] = whole.begin[t] + a;
+      second.rows[t] = whole.rows[t] - a;
+    }
+    pending_.push_front(std::move(second));
+    install(e, std::move(first));
+    batch_slot_.clear();
+    next_step_ = loop_->body;
+    ++stats_.split_iterations;
+    return true;
+  }
 
   const Plan& plan_;
   DevicePool& pool_;
@@ -856,6 +1012,8 @@ class Run {
   size_t step_index_ = 0;
   size_t next_step_ = 0;
   std::optional<ActiveLoop> loop_;
+  std::deque<Piece> pending_;     // pieces of split deltas still to run, in order
+  std::optional<Piece> current_;  // the piece the running iteration reads (its views' memory)
   // The read-backs in flight or done: steps [batch_begin_, batch_begin_ + batch_slot_.size())
   // of the plan, step k's value in readback_[batch_slot_[k - batch_begin_]] (-1: a Free).
   int64_t* readback_;
@@ -868,6 +1026,16 @@ class Run {
 Executor::Executor(ExecutorOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->opts = options;
   if (env_switch("RANC_SYNC_STEPS").value_or(false)) impl_->opts.sync_each_step = true;
+  if (const char* v = std::getenv("RANC_MEMORY_LIMIT"); v && *v) {
+    std::optional<int64_t> bytes = parse_byte_size(v);
+    if (!bytes) {
+      throw ExecutionError(fmt::format("RANC_MEMORY_LIMIT={} is not a size (bytes, or a number "
+                                       "with K, M, G or T, e.g. 8G)",
+                                       v),
+                           "the environment");
+    }
+    impl_->opts.memory_limit = *bytes;
+  }
 }
 
 Executor::~Executor() = default;
@@ -918,6 +1086,7 @@ RunResult Executor::run_bound(const Plan& plan, const std::map<std::string, Inpu
   }
 
   DevicePool& pool = *ex.pool;
+  pool.set_limit(ex.opts.memory_limit);
   pool.reset_peak();
   int64_t allocs_before = pool.stats().allocations;
   {

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -32,6 +34,32 @@ void inject_allocation_failure(int64_t n) {
 bool allocation_failure_pending() { return g_fail_at.load() >= 0; }
 int64_t allocation_calls() { return g_calls.load(); }
 
+std::optional<int64_t> parse_byte_size(std::string_view text) {
+  std::string t(text);
+  if (t.empty() || t.size() > 40) return std::nullopt;
+  size_t end = 0;
+  double value = 0;
+  try {
+    value = std::stod(t, &end);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (!(value >= 0) || !std::isdigit(static_cast<unsigned char>(t[0]))) return std::nullopt;
+  std::string unit = t.substr(end);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "IB") unit.resize(unit.size() - 2);
+  else if (!unit.empty() && unit.back() == 'B' && unit.size() <= 2) unit.pop_back();
+  double scale = 1;
+  if (unit == "K") scale = 1024.0;
+  else if (unit == "M") scale = 1024.0 * 1024;
+  else if (unit == "G") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (!unit.empty()) return std::nullopt;
+  const double bytes = value * scale;
+  if (bytes >= 9.2e18) return std::nullopt;
+  return static_cast<int64_t>(bytes);
+}
+
 DevicePool::DevicePool(int device, cudaStream_t stream) : device_(device), stream_(stream) {
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;
@@ -58,6 +86,10 @@ void* DevicePool::allocate(int64_t bytes, std::string_view what) {
   if (injected_failure(g_calls.fetch_add(1))) {
     throw OutOfMemoryError(std::string(what), bytes, stats_.bytes_in_use, stats_.peak_bytes,
                            "injected allocation failure (test hook)");
+  }
+  if (limit_ > 0 && bytes > limit_ - stats_.bytes_in_use) {
+    throw OutOfMemoryError(std::string(what), bytes, stats_.bytes_in_use, stats_.peak_bytes,
+                           fmt::format("over the memory limit of {}", format_bytes(limit_)));
   }
   int64_t ask = bytes < kMinAllocation ? kMinAllocation : bytes;
   void* p = nullptr;

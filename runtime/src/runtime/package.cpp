@@ -321,6 +321,10 @@ void fields(A& a, LoopEnd& s) {
   a(s.max_iterations);
   a(s.iterations);
   a(s.node);
+  a.list(s.split, [&](SplitDelta& d) {
+    a.list(d.columns, [&](BufferId& b) { a(b); }, 4);
+    a(d.size);
+  }, 12);
 }
 template <class A>
 void fields(A& a, Plan& p) {

@@ -187,6 +187,19 @@ class Validator {
       slots_[static_cast<size_t>(dst)] = true;
     }
     for (SlotId s : e.until_zero) set(s);
+    if (!e.split.empty() && e.max_iterations > 0)
+      fail("a loop with max_iterations splits its deltas (pieces are not rounds)");
+    for (const SplitDelta& d : e.split) {
+      for (BufferId b : d.columns) {
+        live(b);
+        bool carried = false;
+        for (auto [dst, src] : e.carry_buffers) carried = carried || dst == b;
+        if (!carried) fail(buf_label(b) + " is a split delta's column but no carry's destination");
+      }
+      bool carried = false;
+      for (auto [dst, src] : e.carry_slots) carried = carried || dst == d.size;
+      if (!carried) fail(fmt::format("slot s{} is a split delta's size but no carried slot", d.size));
+    }
     if (e.iterations >= 0) {
       check_slot_id(e.iterations);
       slots_[static_cast<size_t>(e.iterations)] = true;

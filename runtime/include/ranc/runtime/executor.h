@@ -12,7 +12,8 @@
 //
 // Env: RANC_SYNC_STEPS=1 synchronizes after every step so an asynchronous kernel
 // fault is reported with the step and plan node that caused it; RANC_PROFILE_STEPS=1
-// also prints every step's wall time to stderr.
+// also prints every step's wall time to stderr; RANC_MEMORY_LIMIT=8G caps the device
+// memory of a run (ExecutorOptions::memory_limit).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,10 @@ struct ExecutorOptions {
   KernelCache* cache = nullptr;  // default: KernelCache::global()
   bool sync_each_step = false;   // also on with RANC_SYNC_STEPS=1
   bool validate = true;          // validate_plan() before running
+  // Device memory a run may hold at once, in bytes (0: as much as the device has); also
+  // RANC_MEMORY_LIMIT (e.g. 8G), which wins. A fixpoint iteration that would pass it is
+  // split (plan.h LoopEnd::split); any other allocation past it is an OutOfMemoryError.
+  int64_t memory_limit = 0;
 };
 
 struct RunStats {
@@ -55,6 +60,7 @@ struct RunStats {
   int64_t kernel_launches = 0;  // generated kernels and built-ins
   int64_t regrows = 0;          // paged outputs rerun after their estimate fell short
   int64_t loop_iterations = 0;  // iterations of plan loops (fixpoints), all loops together
+  int64_t split_iterations = 0;  // of those, started again on halves of their deltas (out of memory)
   int64_t readbacks = 0;  // waits for read-back flags and sizes (consecutive ones share one)
   int64_t bytes_uploaded = 0;
   int64_t bytes_downloaded = 0;

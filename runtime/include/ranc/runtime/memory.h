@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -28,6 +29,10 @@ bool allocation_failure_pending();
 // test can count the allocations of a run and inject a failure at each in turn.
 int64_t allocation_calls();
 
+// A size in bytes from text: "1073741824", "512M", "8G", "1.5GiB" (K, M, G, T are powers
+// of 1024, optionally followed by B or iB, any case); nullopt when `text` is no size.
+std::optional<int64_t> parse_byte_size(std::string_view text);
+
 class DevicePool {
  public:
   // Needs a GPU (throws CudaError otherwise). All allocations and frees are ordered
@@ -47,6 +52,11 @@ class DevicePool {
   // Size requested for p (0 when unknown).
   int64_t size_of(const void* p) const;
 
+  // Allocations that would take the bytes in use past `bytes` fail as if the device were
+  // full, with an OutOfMemoryError that names the limit (0: no limit but the device's).
+  void set_limit(int64_t bytes) { limit_ = bytes; }
+  int64_t limit() const { return limit_; }
+
   MemoryStats stats() const { return stats_; }
   void reset_peak() { stats_.peak_bytes = stats_.bytes_in_use; }
   cudaStream_t stream() const { return stream_; }
@@ -59,6 +69,7 @@ class DevicePool {
   cudaMemPool_t pool_ = nullptr;
   std::unordered_map<const void*, int64_t> sizes_;
   MemoryStats stats_;
+  int64_t limit_ = 0;
 };
 
 // An owning device buffer allocated from a DevicePool (move-only).

@@ -189,6 +189,24 @@ struct LoopBegin {
 // `src`. Then `iterations` (a slot; -1: none) is set to the number of iterations run so
 // far. The loop ends when every slot in `until_zero` is 0, or when `max_iterations` > 0
 // iterations have run; otherwise execution continues with the first step of the body.
+//
+// `split` names the loop's semi-naive deltas (each a carried relation: its column
+// buffers, carry destinations, and its size slot, a carried slot). With it, an iteration
+// that runs out of device memory (or past a size limit of a step) does not fail the
+// program while a delta has rows to split: the executor frees what the body allocated in
+// that iteration, queues the second half of every delta's rows and runs the body again on
+// the first half. Each later iteration takes the next queued piece; the new tuples an
+// iteration derives (the carried deltas) join the back of the queue, and the loop ends
+// when the queue is empty. The deltas are sorted relations and a contiguous run of rows
+// of one is too, so the body reads a piece as it reads a whole delta. This is sound and
+// complete for monotone rules (a fixpoint): every tuple is in exactly one piece, and
+// when the last-processed piece holding some rule's body tuples runs, the other body
+// tuples are already in the full relations. Only a loop without `max_iterations` may
+// split (the pieces' iterations are not the rounds an iteration limit counts).
+struct SplitDelta {
+  std::vector<BufferId> columns;
+  SlotId size = -1;
+};
 struct LoopEnd {
   int32_t loop = 0;
   std::vector<std::pair<BufferId, BufferId>> carry_buffers;  // (dst, src)
@@ -197,6 +215,7 @@ struct LoopEnd {
   int64_t max_iterations = 0;  // 0: no limit
   SlotId iterations = -1;
   int32_t node = -1;
+  std::vector<SplitDelta> split;  // empty: an iteration that runs out of memory fails
 };
 using Step = std::variant<Alloc, Free, SetSize, ReadSize, Launch, SortPairs, ScanInt64, Gather,
                           Iota, CheckFlag, CopyBuffer, LoopBegin, LoopEnd>;
@@ -271,6 +290,10 @@ void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
           }
           for (auto& s : x.until_zero) slot(s);
           if (x.iterations >= 0) slot(x.iterations);
+          for (auto& d : x.split) {
+            for (auto& b : d.columns) buffer(b);
+            slot(d.size);
+          }
         } else {
           static_assert(std::is_same_v<T, LoopBegin>, "for_each_buffer_and_slot: a step is missing");
         }
