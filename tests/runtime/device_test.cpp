@@ -23,6 +23,25 @@ TEST(ParseByteSize, NumbersAndUnits) {
     EXPECT_FALSE(parse_byte_size(bad).has_value()) << bad;
 }
 
+// The pool's small-block classes: at least the bytes asked, at most a quarter more.
+TEST(DevicePoolClasses, AQuarterOfAPowerOfTwoApart) {
+  EXPECT_EQ(DevicePool::class_bytes(256), 256);
+  EXPECT_EQ(DevicePool::class_bytes(257), 320);
+  EXPECT_EQ(DevicePool::class_bytes(320), 320);
+  EXPECT_EQ(DevicePool::class_bytes(321), 384);
+  EXPECT_EQ(DevicePool::class_bytes(1000), 1024);
+  EXPECT_EQ(DevicePool::class_bytes(1025), 1280);
+  EXPECT_EQ(DevicePool::class_bytes(int64_t{3} << 20), int64_t{3} << 20);
+  int64_t prev = 0;
+  for (int64_t b = 1; b <= DevicePool::kCachedBlockMax; b += 1 + b / 7) {
+    const int64_t c = DevicePool::class_bytes(b);
+    EXPECT_GE(c, b);
+    EXPECT_LE(c, b + b / 4 + 1) << b;
+    EXPECT_GE(c, prev) << b;
+    prev = c;
+  }
+}
+
 TEST(Device, FindGpuDoesNotThrow) {
   std::optional<DeviceInfo> gpu;
   EXPECT_NO_THROW(gpu = find_gpu());

@@ -386,6 +386,40 @@ TEST(ExecutorGpuErrors, AbsurdAllocationIsOutOfMemoryNamingTheOperator) {
   EXPECT_EQ(ex.memory_stats().bytes_in_use, 0);
 }
 
+// Small blocks come back from the pool's host-side cache (same class, same block), the
+// accounting counts the bytes asked for, and a cache past its capacity frees for real.
+TEST(DevicePoolGpu, SmallBlocksAreReusedAndAccounted) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+  {
+    DevicePool pool(0, s);
+    void* a = pool.allocate(1000, "a");
+    EXPECT_EQ(pool.stats().bytes_in_use, 1000);
+    pool.free(a);
+    EXPECT_EQ(pool.stats().bytes_in_use, 0);
+    void* b = pool.allocate(1020, "b");  // the same 1024-byte class
+    EXPECT_EQ(b, a);
+    EXPECT_EQ(pool.stats().bytes_in_use, 1020);
+    void* c = pool.allocate(1000, "c");  // the class is empty now: a new block
+    EXPECT_NE(c, b);
+    ASSERT_EQ(cudaMemsetAsync(b, 1, 1020, s), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(c, 2, 1000, s), cudaSuccess);
+    pool.free(b);
+    pool.free(c);
+    // More freed small blocks than the cache holds, and large ones, stay correct.
+    std::vector<void*> many;
+    for (int i = 0; i < 40; ++i) many.push_back(pool.allocate(DevicePool::kCachedBlockMax, "many"));
+    void* big = pool.allocate(DevicePool::kCachedBlockMax + 1, "big");
+    for (void* p : many) pool.free(p);
+    pool.free(big);
+    EXPECT_EQ(pool.stats().bytes_in_use, 0);
+    pool.trim();
+    EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  }
+  EXPECT_EQ(cudaStreamDestroy(s), cudaSuccess);
+}
+
 TEST(ExecutorGpuErrors, InputErrorsAreUserErrors) {
   if (!gpu_available()) GTEST_SKIP() << "no GPU";
   HostRelation t = make_t(5);

@@ -73,6 +73,8 @@ DevicePool::DevicePool(int device, cudaStream_t stream) : device_(device), strea
 
 DevicePool::~DevicePool() {
   for (auto& [p, size] : sizes_) (void)cudaFreeAsync(const_cast<void*>(p), stream_);
+  for (auto& [bytes, blocks] : cache_)
+    for (void* p : blocks) (void)cudaFreeAsync(p, stream_);
   (void)cudaStreamSynchronize(stream_);
   if (pool_) (void)cudaMemPoolDestroy(pool_);
   (void)cudaGetLastError();
@@ -93,10 +95,22 @@ void* DevicePool::allocate(int64_t bytes, std::string_view what) {
   }
   int64_t ask = bytes < kMinAllocation ? kMinAllocation : bytes;
   void* p = nullptr;
-  cudaError_t err = cudaMallocFromPoolAsync(&p, static_cast<size_t>(ask), pool_, stream_);
+  cudaError_t err = cudaSuccess;
+  if (ask <= kCachedBlockMax) {
+    ask = class_bytes(ask);
+    auto it = cache_.find(ask);
+    if (it != cache_.end() && !it->second.empty()) {
+      p = it->second.back();
+      it->second.pop_back();
+      cached_bytes_ -= ask;
+    }
+  }
+  if (!p) err = cudaMallocFromPoolAsync(&p, static_cast<size_t>(ask), pool_, stream_);
   if (err == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
-    // Frees enqueued on the stream may not have completed; wait and retry once.
+    // Frees enqueued on the stream may not have completed, and cached blocks may be what
+    // is missing: give those back, wait and retry once.
+    release_cache();
     RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
     err = cudaMallocFromPoolAsync(&p, static_cast<size_t>(ask), pool_, stream_);
   }
@@ -121,22 +135,49 @@ void* DevicePool::allocate(int64_t bytes, std::string_view what) {
   return p;
 }
 
+int64_t DevicePool::class_bytes(int64_t bytes) {
+  // 2^k, 1.25 * 2^k, 1.5 * 2^k, 1.75 * 2^k: at most a quarter wasted.
+  const int k = 63 - __builtin_clzll(static_cast<unsigned long long>(bytes));
+  const int64_t base = int64_t{1} << k;
+  if (k < 2) return bytes == base ? base : 2 * base;
+  const int64_t step = base >> 2;
+  return base + (bytes - base + step - 1) / step * step;
+}
+
+void DevicePool::release_cache() {
+  for (auto& [bytes, blocks] : cache_) {
+    for (void* p : blocks)
+      if (cudaFreeAsync(p, stream_) != cudaSuccess) (void)cudaGetLastError();
+    blocks.clear();
+  }
+  cached_bytes_ = 0;
+}
+
 void DevicePool::free(void* p) {
   if (!p) return;
   auto it = sizes_.find(p);
   internal_check(it != sizes_.end(), "DevicePool::free of a pointer it did not allocate");
-  stats_.bytes_in_use -= it->second;
+  const int64_t bytes = it->second;
+  stats_.bytes_in_use -= bytes;
   sizes_.erase(it);
+  const int64_t ask = bytes < kMinAllocation ? kMinAllocation : bytes;
+  if (ask <= kCachedBlockMax) {
+    const int64_t cls = class_bytes(ask);
+    if (cached_bytes_ + cls <= kCacheCapacity) {
+      cache_[cls].push_back(p);
+      cached_bytes_ += cls;
+      return;
+    }
+  }
   RANC_CUDA_CHECK(cudaFreeAsync(p, stream_));
 }
 
 void DevicePool::free_noexcept(void* p) noexcept {
-  if (!p) return;
-  auto it = sizes_.find(p);
-  if (it == sizes_.end()) return;
-  stats_.bytes_in_use -= it->second;
-  sizes_.erase(it);
-  if (cudaFreeAsync(p, stream_) != cudaSuccess) (void)cudaGetLastError();
+  try {
+    free(p);
+  } catch (...) {
+    (void)cudaGetLastError();
+  }
 }
 
 int64_t DevicePool::size_of(const void* p) const {
@@ -145,6 +186,7 @@ int64_t DevicePool::size_of(const void* p) const {
 }
 
 void DevicePool::trim() {
+  release_cache();
   RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
   RANC_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
 }
