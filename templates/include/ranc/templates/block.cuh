@@ -52,6 +52,10 @@ template <class T> inline constexpr bool is_floating_point_v = is_floating_point
 
 template <class T> inline constexpr bool is_signed_v = (is_integral_v<T> || is_floating_point_v<T>) && T(-1) < T(0);
 
+template <bool B, class T, class F> struct conditional { using type = T; };
+template <class T, class F> struct conditional<false, T, F> { using type = F; };
+template <bool B, class T, class F> using conditional_t = typename conditional<B, T, F>::type;
+
 template <class A, class B> inline constexpr bool is_same_v = false;
 template <class A> inline constexpr bool is_same_v<A, A> = true;
 

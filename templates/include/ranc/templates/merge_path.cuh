@@ -128,9 +128,10 @@ struct MergeTile {
 
 /// Order-preserving compaction of a tile whose items are in blocked arrangement (thread t holds
 /// items t*IPT .. t*IPT+IPT-1), with decoupled look-back for the tile's global offset and output
-/// staged in shared memory so emit writes are coalesced. Each kept item carries a 64-bit tag that
-/// is handed back to emit(tag, out_pos). The last block of the grid writes *out_count.
-template <class Policy>
+/// staged in shared memory so emit writes are coalesced. Each kept item carries a tag (Tag: i64,
+/// or int for tags relative to the tile, which take half the registers and staging) that is
+/// handed back to emit(tag, out_pos). The last block of the grid writes *out_count.
+template <class Policy, class Tag = i64>
 struct TileCompactor {
   static constexpr int kThreads = Policy::block_threads;
   static constexpr int kItems = Policy::items_per_thread;
@@ -140,14 +141,14 @@ struct TileCompactor {
   struct TempStorage {
     union {
       typename BlockScanT::TempStorage scan;
-      i64 stage[kTile];
+      Tag stage[kTile];
     } u;
     TilePrefix::TempStorage prefix;
   };
 
   template <bool CountOnly = false, class Emit>
   __device__ __forceinline__ static void run(TempStorage& temp, const bool (&keep)[kItems],
-                                             const i64 (&tags)[kItems], TileState& state, i64* out_count,
+                                             const Tag (&tags)[kItems], TileState& state, i64* out_count,
                                              Emit emit) {
     int count = 0;
 #pragma unroll

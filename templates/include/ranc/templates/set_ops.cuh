@@ -110,7 +110,12 @@ struct SetOpKeysAgent {
   static constexpr int kThreads = Policy::block_threads;
   static constexpr int kItems = Policy::items_per_thread;
   static constexpr int kTile = Policy::tile_items;
-  using Compactor = TileCompactor<Policy>;
+  // Intersect and difference merge on int indices relative to the tile, with int tags (48
+  // registers instead of 64 on sm_90: 5 blocks an SM instead of 4, 7% faster on the H100);
+  // union and merge_all measured 10% slower so (54 registers, still 4 blocks; 73 with i64
+  // relative indices) and keep absolute i64 rows and tags.
+  static constexpr bool kRelative = Op == SetOp::set_intersect || Op == SetOp::set_difference;
+  using Compactor = TileCompactor<Policy, conditional_t<kRelative, int, i64>>;
   struct TempStorage {
     union {
       u64 keys[kTile + 3];  // A[a0 - 1, a1), then B[b0 - 1, b1] (clipped to the inputs)
@@ -167,52 +172,98 @@ struct SetOpKeysAgent {
       if (bad_a && order_flag_a != nullptr) *order_flag_a = 1;
       if (bad_b && order_flag_b != nullptr) *order_flag_b = 1;
     }
-    auto A = [&](i64 i) { return ka[i - sa0]; };  // i in [a0 - 1, a1), i >= 0
-    auto B = [&](i64 j) { return kb[j - sb0]; };  // j in [b0 - 1, b1], 0 <= j < nb
+    if constexpr (kRelative) {
+      // The merge runs on indices relative to the tile (ints; the tags too): x in A is row a0 + x,
+      // y in B row b0 + y. pa[x] is staged for -1 <= x < la when a0 > 0 (else 0 <= x), pb[y] for
+      // 0 <= y < lbs, where lbs counts B's rows from b0 staged (row b1 too when it exists: the
+      // membership test of A's last rows reads it).
+      const int la_t = static_cast<int>(a1 - a0), lb_t = static_cast<int>(b1 - b0);
+      const int lbs = static_cast<int>(sb1 - b0);
+      const u64* pa = ka + (a0 - sa0);
+      const u64* pb = kb + (b0 - sb0);
+      const bool prev_a = a0 > 0;
 
-    const i64 d = min64(static_cast<i64>(threadIdx.x) * kItems, diag1 - diag0);
-    i64 lo = max64(0, d - (b1 - b0)), hi = min64(d, a1 - a0);
-    while (lo < hi) {
-      const i64 mid = lo + ((hi - lo) >> 1);
-      if (A(a0 + mid) <= B(b0 + d - 1 - mid)) lo = mid + 1; else hi = mid;
-    }
-    i64 i = a0 + lo, j = b0 + (d - lo);
-    const int count = static_cast<int>(min64(kItems, diag1 - diag0 - d));
-    bool keep[kItems];
-    i64 tags[kItems];
+      const int d = static_cast<int>(min64(static_cast<i64>(threadIdx.x) * kItems, diag1 - diag0));
+      int lo = d - lb_t > 0 ? d - lb_t : 0, hi = d < la_t ? d : la_t;
+      while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (pa[mid] <= pb[d - 1 - mid]) lo = mid + 1; else hi = mid;
+      }
+      int x = lo, y = d - lo;
+      const int count = static_cast<int>(min64(kItems, diag1 - diag0 - d));
+      bool keep[kItems];
+      int tags[kItems];
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      keep[k] = false;
-      tags[k] = 0;
-      if (k >= count) continue;
-      const bool take_a = i < a1 && (j >= b1 || A(i) <= B(j));
-      if (take_a) {
-        const u64 w = A(i);
-        if constexpr (Op == SetOp::merge_all) {
-          keep[k] = true;
-        } else {
-          bool kept = !(i > 0 && A(i - 1) == w);
-          if (Op != SetOp::set_union && kept) {
-            const bool in_b = j < nb && B(j) == w;
+      for (int k = 0; k < kItems; ++k) {
+        keep[k] = false;
+        tags[k] = 0;
+        if (k >= count) continue;
+        const bool take_a = x < la_t && (y >= lb_t || pa[x] <= pb[y]);
+        if (take_a) {  // A's first copy of a value, kept by its membership in B
+          const u64 w = pa[x];
+          bool kept = !((x > 0 || prev_a) && pa[x - 1] == w);
+          if (kept) {
+            const bool in_b = y < lbs && pb[y] == w;
             kept = Op == SetOp::set_intersect ? in_b : !in_b;
           }
           keep[k] = kept;
+          tags[k] = x++;
+        } else {  // B's rows are never output by intersect or difference
+          tags[k] = ~y++;
         }
-        tags[k] = i++;
-      } else {
-        const u64 w = B(j);
-        if constexpr (Op == SetOp::set_union) {
-          keep[k] = !(j > 0 && B(j - 1) == w) && !(i > 0 && A(i - 1) == w);
-        } else {
-          keep[k] = Op == SetOp::merge_all;
-        }
-        tags[k] = ~j++;  // negative tags mark B rows
       }
+      __syncthreads();  // the words are dead: the compactor reuses their space
+      Compactor::run(temp.u.compact, keep, tags, state, out_count, [&](int tag, i64 o) {
+        if (tag >= 0) emit(false, a0 + tag, o); else emit(true, b0 + ~tag, o);
+      });
+    } else {
+      auto A = [&](i64 i) { return ka[i - sa0]; };  // i in [a0 - 1, a1), i >= 0
+      auto B = [&](i64 j) { return kb[j - sb0]; };  // j in [b0 - 1, b1], 0 <= j < nb
+
+      const i64 d = min64(static_cast<i64>(threadIdx.x) * kItems, diag1 - diag0);
+      i64 lo = max64(0, d - (b1 - b0)), hi = min64(d, a1 - a0);
+      while (lo < hi) {
+        const i64 mid = lo + ((hi - lo) >> 1);
+        if (A(a0 + mid) <= B(b0 + d - 1 - mid)) lo = mid + 1; else hi = mid;
+      }
+      i64 i = a0 + lo, j = b0 + (d - lo);
+      const int count = static_cast<int>(min64(kItems, diag1 - diag0 - d));
+      bool keep[kItems];
+      i64 tags[kItems];
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        keep[k] = false;
+        tags[k] = 0;
+        if (k >= count) continue;
+        const bool take_a = i < a1 && (j >= b1 || A(i) <= B(j));
+        if (take_a) {
+          const u64 w = A(i);
+          if constexpr (Op == SetOp::merge_all) {
+            keep[k] = true;
+          } else {
+            bool kept = !(i > 0 && A(i - 1) == w);
+            if (Op != SetOp::set_union && kept) {
+              const bool in_b = j < nb && B(j) == w;
+              kept = Op == SetOp::set_intersect ? in_b : !in_b;
+            }
+            keep[k] = kept;
+          }
+          tags[k] = i++;
+        } else {
+          const u64 w = B(j);
+          if constexpr (Op == SetOp::set_union) {
+            keep[k] = !(j > 0 && B(j - 1) == w) && !(i > 0 && A(i - 1) == w);
+          } else {
+            keep[k] = Op == SetOp::merge_all;
+          }
+          tags[k] = ~j++;  // negative tags mark B rows
+        }
+      }
+      __syncthreads();  // the words are dead: the compactor reuses their space
+      Compactor::run(temp.u.compact, keep, tags, state, out_count, [&](i64 tag, i64 o) {
+        if (tag >= 0) emit(false, tag, o); else emit(true, ~tag, o);
+      });
     }
-    __syncthreads();  // the words are dead: the compactor reuses their space
-    Compactor::run(temp.u.compact, keep, tags, state, out_count, [&](i64 tag, i64 o) {
-      if (tag >= 0) emit(false, tag, o); else emit(true, ~tag, o);
-    });
   }
 };
 
