@@ -65,6 +65,7 @@ OutOfMemoryError::OutOfMemoryError(std::string what, int64_t bytes_requested, in
                       what, format_bytes(bytes_requested), format_bytes(bytes_in_use),
                       format_bytes(peak_bytes), detail.empty() ? std::string() : "; " + detail)),
       what_(std::move(what)),
+      detail_(std::move(detail)),
       bytes_requested_(bytes_requested),
       bytes_in_use_(bytes_in_use),
       peak_bytes_(peak_bytes) {}

@@ -172,6 +172,10 @@ class Run {
       RANC_CUDA_CHECK(err);
       kernels_[name] = k;
     }
+    // Each Launch step's kernel, found once (launch() runs in the thin rounds' hot path).
+    step_kernel_.assign(plan_.steps.size(), nullptr);
+    for (size_t i = 0; i < plan_.steps.size(); ++i)
+      if (const auto* l = std::get_if<Launch>(&plan_.steps[i])) step_kernel_[i] = kernels_.at(l->kernel);
     // Kernels that take more than the default 48 KB of dynamic shared memory are allowed
     // it once per run, for their largest launch, not at every launch.
     std::map<std::string, int32_t> big_smem;
@@ -411,6 +415,23 @@ class Run {
     count_[b] = count;
     owned_[b] = true;
   }
+  // allocate() for a plan buffer, named (alloc_label) only when it fails: formatting the
+  // label at every allocation cost the thin rounds of a recursion measurable host time.
+  void allocate(BufferId b, int64_t count) {
+    try {
+      allocate(b, count, std::string());
+    } catch (const OutOfMemoryError& e) {
+      throw e.relabeled(alloc_label(b));
+    }
+  }
+  // Scratch memory of a step of plan node `node` ("sort scratch"), named only when it fails.
+  DeviceBuffer scratch(int64_t bytes, int32_t node, const char* kind) {
+    try {
+      return DeviceBuffer(pool_, bytes, {});
+    } catch (const OutOfMemoryError& e) {
+      throw e.relabeled(fmt::format("{} ({})", node_of(node), kind));
+    }
+  }
   std::string alloc_label(BufferId b) const {
     const BufferDecl& d = plan_.buffers[static_cast<size_t>(b)];
     return fmt::format("{} (buffer '{}'{})", node_of(d.node), d.name, iteration_text());
@@ -490,7 +511,7 @@ class Run {
   void exec(const Alloc& a) {
     const BufferDecl& d = plan_.buffers[static_cast<size_t>(a.buffer)];
     int64_t n = eval(d.count, d.node);
-    allocate(a.buffer, n, alloc_label(a.buffer));
+    allocate(a.buffer, n);
     if (a.zero && n > 0) {
       RANC_CUDA_CHECK(
           cudaMemsetAsync(ptr_[a.buffer], 0, static_cast<size_t>(n) * d.elem_size, stream_));
@@ -525,7 +546,7 @@ class Run {
       const BufferDecl& d = plan_.buffers[static_cast<size_t>(b)];
       int64_t n = eval(d.count, d.node);
       exec(Free{b});
-      allocate(b, n, alloc_label(b));
+      allocate(b, n);
     }
     RANC_CUDA_CHECK(cudaMemsetAsync(ptr_[g.header], 0,
                                     static_cast<size_t>(count_[g.header]) * 8, stream_));
@@ -562,8 +583,11 @@ class Run {
           fmt::format("kernel {} needs {} blocks (more than 2^31-1)", l.kernel, grid),
           node_of(l.node));
     }
-    std::vector<int64_t> values(l.args.size());
-    std::vector<void*> args(l.args.size());
+    // Reused across launches (no allocation per launch).
+    std::vector<int64_t>& values = launch_values_;
+    std::vector<void*>& args = launch_args_;
+    values.resize(l.args.size());
+    args.resize(l.args.size());
     for (size_t i = 0; i < l.args.size(); ++i) {
       values[i] = std::visit(
           Overloaded{[&](const ArgBuffer& b) { return reinterpret_cast<int64_t>(ptr_[b.buffer]); },
@@ -572,7 +596,7 @@ class Run {
           l.args[i]);
       args[i] = &values[i];
     }
-    const void* func = reinterpret_cast<const void*>(kernels_.at(l.kernel));
+    const void* func = reinterpret_cast<const void*>(step_kernel_.at(step_index_));
     RANC_CUDA_CHECK(cudaLaunchKernel(func, dim3(static_cast<unsigned>(grid)),
                                      dim3(static_cast<unsigned>(l.block_threads)), args.data(),
                                      static_cast<size_t>(l.dynamic_smem), stream_));
@@ -587,23 +611,22 @@ class Run {
       throw SizeLimitError(fmt::format("sort of {} rows exceeds the 2^32 row ids", n),
                            node_of(s.node));
     }
-    std::string what = node_of(s.node) + " (sort scratch)";
     if (s.radix_bits >= 0) {
-      partition_words(s, n, what);
+      partition_words(s, n);
       return;
     }
     if (std::optional<builtins::Word> word = native_word(s)) {
-      sort_words(s, *word, n, what);
+      sort_words(s, *word, n);
       return;
     }
     builtins::SortKey key = sort_key_for(s.key_type);
-    DeviceBuffer key_scratch(pool_, n * builtins::sort_key_bytes(key), what);
+    DeviceBuffer key_scratch = scratch(n * builtins::sort_key_bytes(key), s.node, "sort scratch");
     size_t temp_bytes = builtins::sort_pairs_temp_bytes(key, s.descending, n);
-    DeviceBuffer temp(pool_, static_cast<int64_t>(temp_bytes), what);
+    DeviceBuffer temp = scratch(static_cast<int64_t>(temp_bytes), s.node, "sort scratch");
     const auto* values_in = static_cast<const uint32_t*>(ptr_[s.values_in]);
     DeviceBuffer values_copy;
     if (s.values_in == s.values_out) {
-      values_copy = DeviceBuffer(pool_, n * 4, what);
+      values_copy = scratch(n * 4, s.node, "sort scratch");
       RANC_CUDA_CHECK(cudaMemcpyAsync(values_copy.get(), values_in, static_cast<size_t>(n) * 4,
                                       cudaMemcpyDeviceToDevice, stream_));
       values_in = static_cast<const uint32_t*>(values_copy.get());
@@ -631,7 +654,7 @@ class Run {
   }
   // A radix partition (SortPairs::radix_bits): a stable sort of encoded words on their low
   // bits only, as CUB's onesweep passes of 8 bits; 0 bits is a copy.
-  void partition_words(const SortPairs& s, int64_t n, const std::string& what) {
+  void partition_words(const SortPairs& s, int64_t n) {
     const builtins::Word word = type_size(s.key_type) == 8 ? builtins::Word::U64 : builtins::Word::U32;
     const int64_t key_bytes = builtins::word_bits(word) / 8;
     const int64_t bits = slots_[static_cast<size_t>(s.radix_bits)];
@@ -656,7 +679,7 @@ class Run {
     }
     const int end_bit = static_cast<int>(bits);
     const size_t temp_bytes = builtins::sort_words_temp_bytes(word, false, pairs, 0, end_bit, n);
-    DeviceBuffer temp(pool_, static_cast<int64_t>(temp_bytes), what);
+    DeviceBuffer temp = scratch(static_cast<int64_t>(temp_bytes), s.node, "sort scratch");
     RANC_CUDA_CHECK(builtins::sort_words(word, false, 0, end_bit, ptr_[s.keys_in], ptr_[s.keys_out],
                                          values_in, values_out, n, temp.get(), temp_bytes, stream_));
     ++stats_.kernel_launches;
@@ -673,7 +696,7 @@ class Run {
   static constexpr int64_t kNarrowSortRows = int64_t{1} << 17;
   static constexpr int64_t kNarrowSamples = int64_t{1} << 14;
   static constexpr int kRadixBits = 8;  // bits a onesweep pass sorts (CUB's default for 4/8-byte keys)
-  void sort_words(const SortPairs& s, builtins::Word word, int64_t n, const std::string& what) {
+  void sort_words(const SortPairs& s, builtins::Word word, int64_t n) {
     static const bool narrow_on = env_switch("RANC_SORT_NARROW").value_or(true);
     const int64_t key_bytes = builtins::word_bits(word) / 8;
     const bool pairs = s.values_in >= 0;
@@ -681,20 +704,20 @@ class Run {
     const auto* values_in = pairs ? static_cast<const uint32_t*>(ptr_[s.values_in]) : nullptr;
     DeviceBuffer keys_copy, values_copy;
     if (s.keys_in == s.keys_out) {
-      keys_copy = DeviceBuffer(pool_, n * key_bytes, what);
+      keys_copy = scratch(n * key_bytes, s.node, "sort scratch");
       RANC_CUDA_CHECK(cudaMemcpyAsync(keys_copy.get(), keys_in, static_cast<size_t>(n * key_bytes),
                                       cudaMemcpyDeviceToDevice, stream_));
       keys_in = keys_copy.get();
     }
     if (pairs && s.values_in == s.values_out) {
-      values_copy = DeviceBuffer(pool_, n * 4, what);
+      values_copy = scratch(n * 4, s.node, "sort scratch");
       RANC_CUDA_CHECK(cudaMemcpyAsync(values_copy.get(), values_in, static_cast<size_t>(n) * 4,
                                       cudaMemcpyDeviceToDevice, stream_));
       values_in = static_cast<const uint32_t*>(values_copy.get());
     }
     unsigned long long x = ~0ull >> (64 - builtins::word_bits(word));  // every bit
     if (narrow_on && n >= kNarrowSortRows) {
-      DeviceBuffer diff(pool_, 8, what);
+      DeviceBuffer diff = scratch(8, s.node, "sort scratch");
       auto* diff_dev = static_cast<unsigned long long*>(diff.get());
       auto differing = [&](int64_t samples) {
         RANC_CUDA_CHECK(builtins::differing_bits(word, keys_in, n, diff_dev, stream_, samples));
@@ -722,7 +745,7 @@ class Run {
     const int end_bit = 64 - __builtin_clzll(x);
     const size_t temp_bytes =
         builtins::sort_words_temp_bytes(word, s.descending, pairs, begin_bit, end_bit, n);
-    DeviceBuffer temp(pool_, static_cast<int64_t>(temp_bytes), what);
+    DeviceBuffer temp = scratch(static_cast<int64_t>(temp_bytes), s.node, "sort scratch");
     RANC_CUDA_CHECK(builtins::sort_words(
         word, s.descending, begin_bit, end_bit, keys_in, ptr_[s.keys_out], values_in,
         pairs ? static_cast<uint32_t*>(ptr_[s.values_out]) : nullptr, n, temp.get(), temp_bytes,
@@ -734,7 +757,7 @@ class Run {
     need(s.in, n);
     need(s.out, n + 1);
     size_t temp_bytes = builtins::scan_int64_temp_bytes(n);
-    DeviceBuffer temp(pool_, static_cast<int64_t>(temp_bytes), node_of(s.node) + " (scan scratch)");
+    DeviceBuffer temp = scratch(static_cast<int64_t>(temp_bytes), s.node, "scan scratch");
     RANC_CUDA_CHECK(builtins::scan_int64(static_cast<const int64_t*>(ptr_[s.in]),
                                          static_cast<int64_t*>(ptr_[s.out]), n, temp.get(),
                                          temp_bytes, stream_));
@@ -926,7 +949,7 @@ class Run {
         const int64_t es = plan_.buffers[static_cast<size_t>(b)].elem_size;
         void* p = nullptr;
         try {
-          p = pool_.allocate(rows * es, alloc_label(b));
+          p = pool_.allocate(rows * es, {});
         } catch (const OutOfMemoryError&) {
           continue;
         }
@@ -1012,6 +1035,9 @@ class Run {
   size_t step_index_ = 0;
   size_t next_step_ = 0;
   std::optional<ActiveLoop> loop_;
+  std::vector<cudaKernel_t> step_kernel_;  // per step: a Launch's kernel
+  std::vector<int64_t> launch_values_;     // launch()'s kernel arguments
+  std::vector<void*> launch_args_;
   std::deque<Piece> pending_;     // pieces of split deltas still to run, in order
   std::optional<Piece> current_;  // the piece the running iteration reads (its views' memory)
   // The read-backs in flight or done: steps [batch_begin_, batch_begin_ + batch_slot_.size())

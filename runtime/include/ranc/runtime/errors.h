@@ -73,9 +73,14 @@ class OutOfMemoryError : public std::runtime_error {
   int64_t bytes_requested() const { return bytes_requested_; }
   int64_t bytes_in_use() const { return bytes_in_use_; }
   int64_t peak_bytes() const { return peak_bytes_; }
+  const std::string& detail() const { return detail_; }
+  // The same failure, naming `what` (a caller that names its allocations only when one fails).
+  OutOfMemoryError relabeled(std::string what) const {
+    return OutOfMemoryError(std::move(what), bytes_requested_, bytes_in_use_, peak_bytes_, detail_);
+  }
 
  private:
-  std::string what_;
+  std::string what_, detail_;
   int64_t bytes_requested_, bytes_in_use_, peak_bytes_;
 };
 
