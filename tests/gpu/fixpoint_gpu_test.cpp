@@ -282,6 +282,7 @@ TEST(GpuFixpoint, RoundsPastTheMemoryLimitRunInPieces) {
         std::string d = run_on(limited, plan, prog, c.inputs, ref, &st);
         EXPECT_EQ(d, "") << c.name << ", limit " << o.memory_limit;
         EXPECT_LE(st.peak_device_bytes, o.memory_limit) << c.name;
+        EXPECT_EQ(limited.memory_stats().bytes_in_use, 0) << c.name << ": memory left after the run";
         if (st.split_iterations > 0) ++split_runs;
         std::printf("%s: limit %lld of peak %lld: %lld iterations, %lld split, %.1f ms\n", c.name,
                     static_cast<long long>(o.memory_limit),
@@ -326,6 +327,7 @@ TEST(GpuFixpoint, AnyAllocationFailureInTheLoopSplitsTheRound) {
       try {
         EXPECT_EQ(run_on(ex, plan, *prog, inputs, ref, &st), "") << "failure at allocation " << k;
         if (st.split_iterations > 0) ++splits;
+        EXPECT_EQ(ex.memory_stats().bytes_in_use, 0) << "failure at allocation " << k;
       } catch (const rt::OutOfMemoryError& e) {
         ++errors;
         EXPECT_NE(std::string(e.what()).find("injected"), std::string::npos) << e.what();

@@ -963,12 +963,14 @@ class Run {
       }
     }
   }
-  // The body's delta buffers and sizes become views of the piece's rows.
+  // The body's delta buffers and sizes become views of the piece's rows (what they held
+  // themselves, an empty delta's buffers, is freed).
   void install(const LoopEnd& e, Piece p) {
     for (size_t t = 0; t < e.split.size(); ++t) {
       const SplitDelta& d = e.split[t];
       for (size_t c = 0; c < d.columns.size(); ++c) {
         const BufferId b = d.columns[c];
+        if (owned_[b] && ptr_[b]) pool_.free(ptr_[b]);
         const int64_t es = plan_.buffers[static_cast<size_t>(b)].elem_size;
         char* base = static_cast<char*>(p.mem[t][c]->ptr);
         ptr_[b] = base ? base + p.begin[t] * es : nullptr;
