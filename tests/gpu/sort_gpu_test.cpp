@@ -106,7 +106,7 @@ class GpuSort : public ::testing::TestWithParam<Type> {};
 
 // One test per type of the first key (the reference sorts Value rows, so sizes stop at
 // 2^17 + 3 rows: CUB's onesweep passes, and the differing-bits narrowing, which starts at
-// 2^17 keys).
+// 2^17 keys; 20011 rows sort keys-only words with CUB's merge sort, builtins.cu).
 TEST_P(GpuSort, EveryShapeAndSize) {
   RANC_REQUIRE_GPU();
   const codegen::CodegenOptions sorting{.join = codegen::JoinAlgorithm::SortMerge,
@@ -115,7 +115,7 @@ TEST_P(GpuSort, EveryShapeAndSize) {
   {
     const Program p = sort_program(t);
     for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{33}, int64_t{4097},
-                      int64_t{100003}, (int64_t{1} << 17) + 3}) {
+                      int64_t{20011}, int64_t{100003}, (int64_t{1} << 17) + 3}) {
       for (bool constant : {false, true}) {
         if (constant && n > 4097) continue;
         std::mt19937_64 rng(static_cast<uint64_t>(n) * 31 + static_cast<uint64_t>(t));
@@ -134,6 +134,29 @@ TEST_P(GpuSort, EveryShapeAndSize) {
         if (n == 4097) EXPECT_EQ(run_and_compare(p, in), "");  // hash joins and grouping
       }
     }
+  }
+}
+
+// Keys-only sorts of packed 64-bit words go to a merge sort above CUB's radix single tile
+// (4864 keys) up to 2^16 keys (builtins.cu): sizes on both sides of both bounds, with many
+// duplicates, through sort, distinct and a descending key.
+TEST(GpuSortWords, MergeSortBounds) {
+  RANC_REQUIRE_GPU();
+  ProgramBuilder b;
+  Rel t = b.input("t", {{"a", Type::I32}, {"b", Type::I32}});
+  b.output(t.sort({"a", "b"}), "s");
+  b.output(t.distinct(), "d");
+  b.output(t.sort({desc("a"), "b"}), "s2");
+  const Program p = b.check();
+  for (int64_t n : {int64_t{4864}, int64_t{4865}, int64_t{9000}, int64_t{65536}, int64_t{65537}}) {
+    std::mt19937_64 rng(static_cast<uint64_t>(n));
+    std::vector<int64_t> a(static_cast<size_t>(n)), c(static_cast<size_t>(n));
+    for (auto& x : a) x = static_cast<int64_t>(rng() % 301) - 150;
+    for (auto& x : c) x = static_cast<int64_t>(rng() % 50);
+    Inputs in;
+    in.emplace_back("t", make_relation(Schema{{{"a", Type::I32}, {"b", Type::I32}}, 0},
+                                       {column_from_keys(Type::I32, a), column_from_keys(Type::I32, c)}));
+    EXPECT_EQ(run_and_compare(p, in), "") << "n " << n;
   }
 }
 
