@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 #include "ranc/runtime/check.h"
@@ -187,6 +188,22 @@ TEST(ExecutorCompile, PlanSourceCompilesWithoutGpu) {
   ASSERT_GT(r.cubin->size(), 4u);
   EXPECT_EQ((*r.cubin)[1], 'E');
   EXPECT_EQ(compile_plan(make_plan(), 90, cache).source, CacheSource::Memory);
+}
+
+// RANC_MEMORY_LIMIT: a size sets ExecutorOptions::memory_limit; anything else is an error
+// naming the variable, when the executor is made (no GPU needed).
+TEST(Executor, MemoryLimitFromTheEnvironment) {
+  ASSERT_EQ(setenv("RANC_MEMORY_LIMIT", "8 gigs", 1), 0);
+  try {
+    Executor ex;
+    ADD_FAILURE() << "no error for RANC_MEMORY_LIMIT=8 gigs";
+  } catch (const ExecutionError& e) {
+    EXPECT_NE(std::string(e.what()).find("RANC_MEMORY_LIMIT=8 gigs is not a size"), std::string::npos)
+        << e.what();
+  }
+  ASSERT_EQ(setenv("RANC_MEMORY_LIMIT", "8G", 1), 0);
+  EXPECT_NO_THROW(Executor{});
+  ASSERT_EQ(unsetenv("RANC_MEMORY_LIMIT"), 0);
 }
 
 TEST(Executor, NoGpuIsAClearError) {
