@@ -15,7 +15,7 @@ void lower_distinct(LoweringContext& ctx, const Node& n) {
   if (in.view && (in.view->source != RowView::Source::Index || !in.view->keep_fn.empty()))
     in = ctx.dense(in);
   if (ctx.physical(n.inputs.at(0)).unique) {  // nothing to remove: the input passes through
-    ctx.set_relation(n.id, in);
+    ctx.set_relation(n.id, in.view && in.view->packed ? ctx.dense(in) : in);
     return;
   }
   RowView v = view_of(in);

@@ -348,7 +348,7 @@ struct HashJoinCode {
     capx.at_least = 1;
     ctx.step(rt::SetSize{cap, capx});
     const rt::SlotId total = ctx.new_slot();
-    DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(cap), total);
+    DeviceRelation out = ctx.allocate_relation(last, rel.types, rt::SizeExpr::slot(cap), total);
     rt::BufferId header =
         ctx.allocate(fmt::format("n{}.matches", n.id), 8, rt::SizeExpr::fixed(1), n.id, true);
     KernelParams p;

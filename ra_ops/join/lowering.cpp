@@ -185,7 +185,7 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
   rt::SizeExpr capx = rt::SizeExpr::slot(L.size);
   capx.at_least = 1;
   ctx.step(rt::SetSize{cap, capx});
-  DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(cap), total);
+  DeviceRelation out = ctx.allocate_relation(last, rel.types, rt::SizeExpr::slot(cap), total);
   // The header of JoinMergeAgent (join.cuh): 4 + tile_state_elems(tiles) + tiles int64.
   rt::BufferId header = ctx.allocate(fmt::format("n{}.merge_header", n.id), 8,
                                      rt::SizeExpr{68, {rt::SizeTerm{3, {ctiles}}}}, n.id, true);
@@ -289,7 +289,7 @@ DeviceRelation write_expanded(LoweringContext& ctx, NodeId id, const DeviceRelat
     state = ctx.tile_state(id, "tile_state", etiles);
     count = ctx.allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
   }
-  DeviceRelation out = ctx.allocate_relation(last, rt::SizeExpr::slot(total), total);
+  DeviceRelation out = ctx.allocate_relation(last, rel.types, rt::SizeExpr::slot(total), total);
   KernelParams p;
   std::string keep = filter ? LoweringContext::keep(p, rel, "i, j") : "";
   std::string m = write_member(ctx, p, rel, out);

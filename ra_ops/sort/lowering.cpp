@@ -132,14 +132,18 @@ DeviceRelation top_k_rows(LoweringContext& ctx, const Node& n, const DeviceRelat
 }  // namespace
 
 void lower_sort(LoweringContext& ctx, const Node& n) {
-  // A global barrier: its input is materialised.
-  const DeviceRelation in = ctx.dense(ctx.relation(n.inputs.at(0)));
+  // A global barrier: its input is materialised, except a chain fused into the kernel that
+  // packs whole tuples into words (fuse_pipelines), whose sorted words may stay packed for
+  // the consumers (PhysicalNode::keeps_words).
+  const NodeId i = n.inputs.at(0);
+  const DeviceRelation& rel = ctx.relation(i);
+  const DeviceRelation in = ctx.fused(i) ? rel : ctx.dense(rel);
   const passes::PhysicalNode& p = ctx.physical(n.id);
   if (p.top_k > 0 && !p.sort_keys.empty()) {
     ctx.set_relation(n.id, ctx.sort(n.id, top_k_rows(ctx, n, in, p.sort_keys, p.top_k), p.sort_keys));
     return;
   }
-  ctx.set_relation(n.id, ctx.sort(n.id, in, p.sort_keys));
+  ctx.set_relation(n.id, ctx.sort(n.id, in, p.sort_keys, p.keeps_words));
 }
 
 }  // namespace ranc::codegen

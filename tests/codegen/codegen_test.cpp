@@ -472,6 +472,16 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   int reads = 0;
   for (size_t i = begin; i < end; ++i) reads += std::holds_alternative<rt::ReadSize>(plan.steps[i]);
   EXPECT_EQ(reads, 2) << codegen::describe_plan(plan);
+  // Five kernels a round: the join's count, its write stage writing the candidates as
+  // packed (src, dst) words (the projection and the sort's packing fused into it), the
+  // distinct and anti join reading the sorted words (no unpacking kernel), the merge
+  // path's partition and the union.
+  std::vector<std::string> body;
+  for (size_t i = begin; i < end; ++i)
+    if (auto* l = std::get_if<rt::Launch>(&plan.steps[i])) body.push_back(l->kernel.substr(l->kernel.find("_n") + 1));
+  EXPECT_EQ(fmt::format("{}", fmt::join(body, " ")),
+            "n3_join_count n5_join_project_sort_write n7_distinct_antijoin n8_partition n8_union")
+      << codegen::describe_plan(plan);
   const auto& loop = std::get<rt::LoopEnd>(plan.steps[end]);
   EXPECT_EQ(loop.carry_buffers.size(), 4u);  // full and delta, two attributes each
   EXPECT_EQ(loop.until_zero.size(), 1u);

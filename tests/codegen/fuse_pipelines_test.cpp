@@ -325,6 +325,58 @@ TEST(FusePipelines, DistinctIsAStageOfItsConsumer) {
   EXPECT_EQ(testing::kernel_group_mismatch(off), "");
 }
 
+// A sort that packs whole tuples into one order word (every attribute a key, one word, not
+// a single integer key) streams its input chain in the kernel that writes the words (a
+// join's write stage, a select's compaction), and hands distincts its sorted words packed:
+// no kernel writes the chain's columns, none packs them apart, none unpacks for the
+// distinct. Sorts that carry other attributes, take two words or sort one integer column
+// as it is stay barriers behind a materialised input.
+TEST(FusePipelines, SortsOfWholeTuplesTakeTheirChainAndKeepTheirWords) {
+  ProgramBuilder b;
+  auto e = b.input("e", {{"s", Type::I32}, {"d", Type::I32}});
+  auto f = b.input("f", {{"m", Type::I32}, {"t", Type::I32}});
+  b.output(e.join(f, {"d"}, {"m"}).project({"s", "t"}).distinct(), "paths");
+  b.output(e.select(col("s") < 5).sort({desc("d"), "s"}), "sorted");
+  b.output(f.select(col("m") > 0).project({"t"}).sort({"t"}), "native");
+  b.output(e.project({"s", "d", as(col("s") + col("d"), "x")}).distinct(), "wide");
+  const Program p = b.check();
+  auto res = pipeline(p, {.join = JoinAlgorithm::SortMerge});
+  const std::string text = passes::print_physical_plan(res.physical);
+  EXPECT_EQ(text,
+            "n0 input()\n"
+            "n1 input()\n"
+            "n2 sort(n1) by [m] (inserted) order [m]\n"
+            "n3 join(n0, n2) fused into n5\n"
+            "n4 project(n3) fused into n5\n"
+            "n5 sort(n4) by [s, t] (inserted) order [s, t] -> sorted words\n"
+            "n6 distinct(n5) order [s, t] unique\n"
+            "n7 select(n0) fused into n8\n"
+            "n8 sort(n7) by [d desc, s] order [d desc, s]\n"
+            "n9 select(n1) fused into n10\n"
+            "n10 project(n9)\n"
+            "n11 sort(n10) by [t] order [t]\n"
+            "n12 project(n0)\n"
+            "n13 sort(n12) by [s, d, x] (inserted) order [s, d, x]\n"
+            "n14 distinct(n13) order [s, d, x] unique\n"
+            "n15 output(n6) order [s, t] unique\n"
+            "n16 output(n8) order [d desc, s]\n"
+            "n17 output(n11) order [t]\n"
+            "n18 output(n14) order [s, d, x] unique\n")
+      << text;
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+  // The join writes the words of n5 (no columns, no packing kernel) and the distinct reads
+  // them; the select compacts n8's words, which its output needs unpacked; n11 sorts its
+  // column as it is, n13 packs two words.
+  std::string kernels;
+  for (const auto& k : res.plan.kernels) kernels += k + " ";
+  EXPECT_EQ(kernels,
+            "n3_join_count n5_join_project_sort_write n6_distinct n8_select_sort n8_sorted "
+            "n10_select_project n12_project n13_sortword1 n13_sortword0 n13_sorted n14_distinct ");
+  auto off = pipeline(p, {.join = JoinAlgorithm::SortMerge, .fusion = false});
+  EXPECT_EQ(testing::kernel_group_mismatch(off), "");
+  for (const auto& n : off.physical.nodes) EXPECT_FALSE(n.keeps_words);
+}
+
 // Input sharing: select/project chains over one relation that are materialised each run
 // in one kernel that reads the relation once (SharedSelectAgent for the chains that
 // filter, a map over the same tiles for the others), in groups of up to four in node

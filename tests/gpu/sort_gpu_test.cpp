@@ -138,7 +138,7 @@ TEST_P(GpuSort, EveryShapeAndSize) {
 }
 
 // Keys-only sorts of packed 64-bit words go to a merge sort above CUB's radix single tile
-// (4864 keys) up to 2^16 keys (builtins.cu): sizes on both sides of both bounds, with many
+// (4864 keys) up to 2^18 keys (builtins.cu): sizes on both sides of both bounds, with many
 // duplicates, through sort, distinct and a descending key.
 TEST(GpuSortWords, MergeSortBounds) {
   RANC_REQUIRE_GPU();
@@ -148,7 +148,8 @@ TEST(GpuSortWords, MergeSortBounds) {
   b.output(t.distinct(), "d");
   b.output(t.sort({desc("a"), "b"}), "s2");
   const Program p = b.check();
-  for (int64_t n : {int64_t{4864}, int64_t{4865}, int64_t{9000}, int64_t{65536}, int64_t{65537}}) {
+  for (int64_t n : {int64_t{4864}, int64_t{4865}, int64_t{9000}, int64_t{65537}, int64_t{262144},
+                    int64_t{262145}}) {
     std::mt19937_64 rng(static_cast<uint64_t>(n));
     std::vector<int64_t> a(static_cast<size_t>(n)), c(static_cast<size_t>(n));
     for (auto& x : a) x = static_cast<int64_t>(rng() % 301) - 150;
@@ -157,6 +158,51 @@ TEST(GpuSortWords, MergeSortBounds) {
     in.emplace_back("t", make_relation(Schema{{{"a", Type::I32}, {"b", Type::I32}}, 0},
                                        {column_from_keys(Type::I32, a), column_from_keys(Type::I32, c)}));
     EXPECT_EQ(run_and_compare(p, in), "") << "n " << n;
+  }
+}
+
+// Sorts of whole tuples packed into one word take their input chain into the kernel that
+// writes the words (fuse_pipelines): a sort-merge or a hash join's write stage, with or
+// without a residual select, a select's compaction, a map; distincts read the sorted words
+// still packed (64-, 32- and 1-bit words); fused and unfused, against the reference, with
+// duplicates, -0.0/NaN floats and sizes around the merge sort's and radix sort's ranges.
+TEST(GpuSortWords, WholeTuplesFromFusedChains) {
+  RANC_REQUIRE_GPU();
+  ProgramBuilder b;
+  Rel e = b.input("e", {{"s", Type::I32}, {"d", Type::I32}, {"w", Type::F32}, {"f", Type::Bool}});
+  Rel g = b.input("g", {{"m", Type::I32}, {"t", Type::I32}});
+  b.output(e.join(g, {"d"}, {"m"}).project({"s", "t"}).distinct(), "paths");
+  b.output(e.join(g, {"d"}, {"m"}).select(col("s") < col("t")).project({"t", "f"}).distinct(),
+           "filtered");
+  b.output(e.select(col("s") > 0).project({"w"}).distinct(), "floats");
+  b.output(e.project({"f"}).distinct(), "bools");
+  b.output(e.select(col("s") != col("d")).project({"d", "s"}).sort({desc("d"), "s"}), "sorted");
+  b.output(e.project({"w", "s"}).distinct(), "float_int");
+  const Program p = b.check();
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{33}, int64_t{4097}, int64_t{70001}}) {
+    std::mt19937_64 rng(static_cast<uint64_t>(n) + 5);
+    std::vector<int64_t> s(static_cast<size_t>(n)), d(static_cast<size_t>(n));
+    for (auto& x : s) x = static_cast<int64_t>(rng() % 101) - 50;
+    for (auto& x : d) x = static_cast<int64_t>(rng() % 101) - 50;
+    const int64_t m = std::max<int64_t>(1, n / 20);
+    std::vector<int64_t> gm(static_cast<size_t>(m)), gt(static_cast<size_t>(m));
+    for (auto& x : gm) x = static_cast<int64_t>(rng() % 101) - 50;
+    for (auto& x : gt) x = static_cast<int64_t>(rng() % 2001) - 1000;
+    Inputs in;
+    in.emplace_back("e", make_relation(Schema{{{"s", Type::I32}, {"d", Type::I32}, {"w", Type::F32},
+                                               {"f", Type::Bool}}, 0},
+                                       {column_from_keys(Type::I32, s), column_from_keys(Type::I32, d),
+                                        hard_column(Type::F32, n, rng, false),
+                                        random_column(Type::Bool, n, rng)}));
+    in.emplace_back("g", make_relation(Schema{{{"m", Type::I32}, {"t", Type::I32}}, 0},
+                                       {column_from_keys(Type::I32, gm), column_from_keys(Type::I32, gt)}));
+    const Reference ref = reference(p, in);
+    for (const codegen::CodegenOptions& o :
+         {codegen::CodegenOptions{.join = codegen::JoinAlgorithm::SortMerge},
+          codegen::CodegenOptions{.join = codegen::JoinAlgorithm::Hash},
+          codegen::CodegenOptions{.fusion = false}})
+      EXPECT_EQ(compare_with_reference(p, in, ref, o), "")
+          << "n " << n << (o.fusion ? "" : " unfused") << " join " << static_cast<int>(o.join);
   }
 }
 

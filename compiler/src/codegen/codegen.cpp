@@ -566,7 +566,14 @@ class Context final : public LoweringContext {
   // keys-only; with one word and a single other 4-byte attribute, that attribute is the
   // sort's payload itself (no row ids, no gather). A single integer key (i32, i64, date,
   // string code) is not packed: CUB sorts the column itself, which is then the output's.
-  DeviceRelation sort(NodeId id, const DeviceRelation& rel, const passes::Order& keys) override {
+  DeviceRelation sort(NodeId id, const DeviceRelation& input, const passes::Order& keys,
+                      bool keep_words) override {
+    if (sort_packs_whole_rows(input.types, keys) && (input.view || keep_words))
+      return sort_whole_rows(id, input, keys, keep_words);
+    // A fused input chain reaches only a sort that packs whole tuples (fuse_pipelines).
+    internal_check(!input.view || input.view->packed,
+                   fmt::format("codegen: n{} sorts a view it cannot pack", id));
+    const DeviceRelation rel = dense(input);
     if (keys.empty()) return rel;
     const rt::SizeExpr count = rt::SizeExpr::slot(rel.size);
     const SortLayout layout = sort_layout(rel.types, keys);
@@ -682,6 +689,95 @@ class Context final : public LoweringContext {
     return out;
   }
 
+  // A sort whose keys are whole tuples packed into one word (sort_packs_whole_rows): the
+  // words are written by one kernel (a map over a dense input; for a fused input chain, the
+  // kernel that materialises the chain's view with the word as its only attribute: a
+  // join's write stage, a select's compaction), sorted keys-only, and either unpacked by
+  // one kernel or, with `keep_words`, handed on as a packed view whose attributes decode
+  // the sorted word of their row.
+  DeviceRelation sort_whole_rows(NodeId id, const DeviceRelation& rel, const passes::Order& keys,
+                                 bool keep_words) {
+    const SortLayout layout = sort_layout(rel.types, keys);
+    const bool wide = layout.words[0].wide();
+    const Type word_type = wide ? Type::I64 : Type::I32;
+    const auto wtype = value_ctype(word_type);
+    DeviceRelation words;
+    if (!rel.view || rel.view->packed) {
+      const DeviceRelation in = dense(rel);
+      const rt::SizeExpr count = rt::SizeExpr::slot(in.size);
+      rt::BufferId win = allocate(fmt::format("n{}.sortword0", id), wide ? 8 : 4, count, id);
+      KernelParams params;
+      const std::string stmts = fmt::format(" {}[i] = ({}){}; ", params.buffer(win, wtype, false),
+                                            wtype, order_word(params, in, layout, 0, "i"));
+      SkeletonCall agent(templates(), "MapAgent", {tile_policy("Map")});
+      std::string body = agent.call(
+          "run", {params.slot(in.size), HookArg::lambda("void", {{"long long", "i"}}, stmts)});
+      kernel(id, kernel_name(id, "sortword0"), params, body, map_launch(count), agent);
+      words.columns = {win};
+      words.types = {word_type};
+      words.size = in.size;
+    } else {
+      RowView v = view_of(rel);
+      KernelParams p;
+      const std::string fn = fmt::format("v{}_word", id);
+      const std::string text = order_word(p, rel, layout, 0, v.handle_args());
+      p.add_member(fn, fmt::format("  __device__ __forceinline__ {0} {1}({2}) const {{ return ({0})({3}); }}\n",
+                                   wtype, fn, v.handle_params(), text));
+      v.deps.merge(p);
+      v.attrs = {ViewAttr{-1, fn}};
+      v.nodes.push_back(id);
+      words = dense(make_view(std::move(v), {word_type}, rel.size));
+    }
+    const rt::SizeExpr count = rt::SizeExpr::slot(words.size);
+    const rt::BufferId sorted =
+        allocate(fmt::format("n{}.sortedword0", id), wide ? 8 : 4, count, id);
+    rt::SortPairs sp{words.columns[0], sorted, -1, -1, word_type, false, count, id};
+    sp.encoded = true;
+    step(std::move(sp));
+
+    // Attribute c: its field of the word of row i.
+    std::vector<int> field(rel.types.size(), -1);
+    for (size_t f = 0; f < layout.fields.size(); ++f) {
+      const auto c = static_cast<size_t>(layout.fields[f].column);
+      if (field[c] < 0) field[c] = static_cast<int>(f);
+    }
+    if (keep_words) {
+      RowView v;
+      v.packed = true;
+      v.owner = id;
+      KernelParams& d = v.deps;
+      const std::string w = fmt::format("{}[i]", d.buffer(sorted, wide ? "unsigned long long" : "unsigned int"));
+      for (size_t c = 0; c < rel.types.size(); ++c) {
+        const std::string fn = fmt::format("v{}_w{}", id, c);
+        const auto ct = value_ctype(rel.types[c]);
+        d.add_member(fn, fmt::format("  __device__ __forceinline__ {0} {1}(long long i) const {{ "
+                                     "return ({0})({2}); }}\n",
+                                     ct, fn,
+                                     sort_field_decode(layout, layout.fields[static_cast<size_t>(field[c])], 0, w)));
+        v.attrs.push_back(ViewAttr{-1, fn});
+      }
+      return make_view(std::move(v), rel.types, words.size);
+    }
+    DeviceRelation out;
+    out.size = words.size;
+    out.types = rel.types;
+    KernelParams params;
+    std::string stmts = fmt::format(" const {} w = {}[i];", wide ? "unsigned long long" : "unsigned int",
+                                    params.buffer(sorted, wide ? "unsigned long long" : "unsigned int"));
+    for (size_t c = 0; c < rel.types.size(); ++c) {
+      const Type t = rel.types[c];
+      rt::BufferId b = allocate(fmt::format("n{}.c{}", id, c), type_size(t), count, id);
+      out.columns.push_back(b);
+      stmts += fmt::format(" {}[i] = {};", params.buffer(b, storage_ctype(t), false),
+                           sort_field_decode(layout, layout.fields[static_cast<size_t>(field[c])], 0, "w"));
+    }
+    SkeletonCall agent(templates(), "MapAgent", {tile_policy("Map")});
+    std::string body = agent.call(
+        "run", {params.slot(words.size), HookArg::lambda("void", {{"long long", "i"}}, stmts + " ")});
+    kernel(id, kernel_name(id, "sorted"), params, body, map_launch(count), agent);
+    return out;
+  }
+
  private:
   // A view over row numbers written out: a MapAgent kernel when it keeps every row (its
   // plain column attributes alias the base's buffers, only computed ones are written),
@@ -689,9 +785,10 @@ class Context final : public LoweringContext {
   DeviceRelation materialize_index(const DeviceRelation& rel) {
     const RowView& v = *rel.view;
     internal_check(v.source == RowView::Source::Index, "codegen: materialising a join view");
-    const NodeId id = v.paged ? v.owner : v.nodes.back();
+    const NodeId id = v.paged || v.packed ? v.owner : v.nodes.back();
     const Node& n = pp_.program.node(id);
-    const std::string what = v.paged ? "paged_to_dense" : v.op_names(pp_.program);
+    const std::string what =
+        v.paged ? "paged_to_dense" : v.packed ? "unpack" : v.op_names(pp_.program);
     DeviceRelation out;
     out.types = rel.types;
     if (!v.filters) {
@@ -703,7 +800,7 @@ class Context final : public LoweringContext {
                  v.nodes);
       return out;
     }
-    out = allocate_relation(n, rt::SizeExpr::slot(rel.size), -1);
+    out = allocate_relation(n, rel.types, rt::SizeExpr::slot(rel.size), -1);
     KernelParams p;
     std::string pred = LoweringContext::keep(p, rel, "i");
     std::string copy = copy_row(p, rel, "i", out, "o");
@@ -892,7 +989,8 @@ rt::Plan lower_plan(const passes::PhysicalPlan& physical, const CodegenOptions& 
     // A view that fuse_pipelines did not fuse into its consumer is materialised here.
     // plan_paged_edges chose a paged list for it when its consumers all stream one.
     const passes::PhysicalNode& p = ctx.physical(n.id);
-    if (!ctx.fused(n.id) && ctx.relation(n.id).is_view()) {
+    // A sort's packed words (RowView::packed) are materialised already.
+    if (!ctx.fused(n.id) && ctx.relation(n.id).is_view() && !ctx.relation(n.id).view->packed) {
       if (p.shared_read >= 0 && p.kernel != n.id) {
         ready[static_cast<size_t>(n.id)] = false;  // written with its group's last node
       } else if (p.shared_read >= 0) {

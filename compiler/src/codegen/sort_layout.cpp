@@ -55,6 +55,20 @@ SortLayout sort_layout(const std::vector<Type>& types, const passes::Order& keys
   return l;
 }
 
+bool sort_packs_whole_rows(const std::vector<Type>& types, const passes::Order& keys) {
+  if (keys.empty()) return false;
+  const SortLayout l = sort_layout(types, keys);
+  if (l.words.size() != 1) return false;
+  std::vector<bool> key(types.size(), false);
+  for (const SortField& f : l.fields) key.at(static_cast<size_t>(f.column)) = true;
+  for (bool k : key)
+    if (!k) return false;
+  const Type t = l.fields[0].type;
+  const bool native =
+      l.fields.size() == 1 && (is_integer(t) || t == Type::Date || t == Type::String);
+  return !native;
+}
+
 std::string sort_field_encode(const SortField& f, std::string_view v) {
   std::string e;
   switch (f.type) {

@@ -5,6 +5,8 @@
 // tests check that every kernel contains exactly the operators this pass groups.
 #include "ranc/passes/fuse_pipelines.h"
 
+#include "ranc/codegen/sort_layout.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -75,6 +77,16 @@ class Fuser {
       p.fused = accepts(prog_.node(cs[0].first), cs[0].second, s);
     }
     share_reads();
+    // A sort that packs whole tuples into one word keeps them packed for distincts.
+    for (const Node& n : prog_.nodes()) {
+      PhysicalNode& p = plan_.nodes[static_cast<size_t>(n.id)];
+      p.keeps_words = false;
+      if (!packs_whole_rows(n) || p.unique) continue;
+      const auto& cs = consumers_[static_cast<size_t>(n.id)];
+      p.keeps_words = !cs.empty() && std::all_of(cs.begin(), cs.end(), [&](const auto& c) {
+        return prog_.node(c.first).kind == OpKind::Distinct;
+      });
+    }
     // kernel: the node whose kernels run the chain: an inner join for the chains in front
     // of it (its count or partitioning stage streams them), otherwise the first node
     // downstream that is not fused (or, for a chain that shares its read, the last node of
@@ -91,7 +103,10 @@ class Fuser {
       // A hash semi/anti join streams its right side in its build kernel.
       const bool builds = c.kind == OpKind::Join && k == 1 &&
                           plan_.nodes[static_cast<size_t>(c.id)].join == codegen::JoinAlgorithm::Hash;
-      p.kernel = is_inner_join(c) || builds ? c.id : plan_.nodes[static_cast<size_t>(c.id)].kernel;
+      // So does a sort's kernel that packs whole tuples into words.
+      p.kernel = is_inner_join(c) || builds || c.kind == OpKind::Sort
+                     ? c.id
+                     : plan_.nodes[static_cast<size_t>(c.id)].kernel;
     }
   }
 
@@ -119,6 +134,15 @@ class Fuser {
           leader_[static_cast<size_t>(chains[m])] = chains[end - 1];
         }
       }
+  }
+
+  // A sort (not a no-op, not a top-k) of whole tuples packed into one order word.
+  bool packs_whole_rows(const Node& n) const {
+    if (n.kind != OpKind::Sort) return false;
+    const PhysicalNode& p = plan_.nodes[static_cast<size_t>(n.id)];
+    std::vector<Type> types;
+    for (size_t c = 0; c < n.schema.size(); ++c) types.push_back(n.schema[c].type);
+    return p.top_k == 0 && codegen::sort_packs_whole_rows(types, p.sort_keys);
   }
 
   const ViewShape& in_shape(const Node& n, size_t k) const {
@@ -235,8 +259,12 @@ class Fuser {
       case OpKind::Intersect:
       case OpKind::Difference:
         return index && !s.checks;  // rows read at random
+      case OpKind::Sort:
+        // Packing whole tuples into words: the kernel writing the words streams any chain
+        // (a join's write stage, a select's compaction, a map over row numbers).
+        return packs_whole_rows(c);
       default:
-        return false;  // sort, product, output: barriers that need a dense input
+        return false;  // other sorts, product, output: barriers that need a dense input
     }
   }
 
@@ -258,6 +286,7 @@ void no_fusion(PhysicalPlan& plan) {
     plan.nodes[i].fused = false;
     plan.nodes[i].kernel = static_cast<NodeId>(i);
     plan.nodes[i].shared_read = -1;
+    plan.nodes[i].keeps_words = false;
   }
 }
 

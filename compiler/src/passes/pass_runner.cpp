@@ -61,11 +61,13 @@ void verify_physical(const PhysicalPlan& pp) {
     const Node& c = pp.program.node(consumer[static_cast<size_t>(n.id)]);
     // An inner join's kernels run the chains of both inputs, a hash semi/anti join's build
     // kernel the chain of its right input.
+    // A sort's kernel that packs whole tuples into words runs the chain of its input.
     const bool join_kernel =
-        c.kind == OpKind::Join &&
-        (c.join_kind == JoinKind::Inner ||
-         (input_of[static_cast<size_t>(n.id)] == 1 &&
-          pp.nodes[static_cast<size_t>(c.id)].join == codegen::JoinAlgorithm::Hash));
+        c.kind == OpKind::Sort ||
+        (c.kind == OpKind::Join &&
+         (c.join_kind == JoinKind::Inner ||
+          (input_of[static_cast<size_t>(n.id)] == 1 &&
+           pp.nodes[static_cast<size_t>(c.id)].join == codegen::JoinAlgorithm::Hash)));
     internal_check(p.kernel == (join_kernel ? c.id : pp.nodes[static_cast<size_t>(c.id)].kernel),
                    fmt::format("fuse_pipelines: n{} is not in its consumer's kernel", n.id));
   }

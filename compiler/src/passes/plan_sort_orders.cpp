@@ -455,6 +455,7 @@ std::string print_physical_plan(const PhysicalPlan& plan) {
     if (p.shared_read >= 0)
       out += fmt::format(" shares the read of n{} in the kernel of n{}", p.shared_read, p.kernel);
     if (p.paged) out += " -> paged";
+    if (p.keeps_words) out += " -> sorted words";
     out += "\n";
   }
   return out;

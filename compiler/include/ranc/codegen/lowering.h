@@ -195,6 +195,10 @@ struct RowView {
   // no fused stage (nodes is empty): it is materialised, only not dense.
   bool paged = false;
   NodeId owner = -1;
+  // A sort's sorted words (PhysicalNode::keeps_words): handles are rows of the word
+  // buffer, the attributes decode their fields. Materialised like a paged list, only not
+  // dense; consumers that need dense columns unpack it (LoweringContext::dense).
+  bool packed = false;
 
   std::string handle_params() const {
     return source == Source::Index ? "long long i" : "long long i, long long j";
@@ -222,7 +226,8 @@ inline void KernelParams::use(const RowView& v) {
 inline RowView view_of(const DeviceRelation& in) {
   if (in.view) {
     RowView v = *in.view;
-    v.paged = false;  // a stage over a paged list's slots is an ordinary view
+    v.paged = false;  // a stage over a paged list's slots (or packed words) is an ordinary view
+    v.packed = false;
     v.owner = -1;
     return v;
   }
@@ -326,7 +331,12 @@ class LoweringContext {
   virtual rt::SlotId read_element(NodeId id, rt::BufferId buffer, rt::SlotId index_slot) = 0;
   // `rel` sorted by `keys`: the keys packed into order words (sort_layout.h), a CUB radix
   // sort per word, and one kernel that unpacks the keys and gathers the other attributes.
-  virtual DeviceRelation sort(NodeId id, const DeviceRelation& rel, const passes::Order& keys) = 0;
+  // With `keep_words` (PhysicalNode::keeps_words), a sort that packs whole tuples into
+  // one word returns its sorted words as a packed view (RowView::packed) instead. `rel`
+  // may be a view only for such a sort (its input chain is fused into the kernel that
+  // writes the words); any other sort needs a dense `rel`.
+  virtual DeviceRelation sort(NodeId id, const DeviceRelation& rel, const passes::Order& keys,
+                              bool keep_words = false) = 0;
   // `rel` itself when it is dense; a view materialised by one kernel (once per view:
   // later calls return the same relation).
   virtual DeviceRelation dense(const DeviceRelation& rel) = 0;
@@ -489,12 +499,19 @@ class LoweringContext {
   }
   // Output columns for `schema`, allocated with `count` rows.
   DeviceRelation allocate_relation(const Node& n, rt::SizeExpr count, rt::SlotId size) {
+    std::vector<Type> types;
+    for (size_t c = 0; c < n.schema.size(); ++c) types.push_back(n.schema[c].type);
+    return allocate_relation(n, types, std::move(count), size);
+  }
+  // Buffers of node n for attributes of these types (a view's, which may differ from
+  // n's schema: the packed words a sort's input chain writes).
+  DeviceRelation allocate_relation(const Node& n, const std::vector<Type>& types,
+                                   rt::SizeExpr count, rt::SlotId size) {
     DeviceRelation r;
     r.size = size;
-    for (size_t c = 0; c < n.schema.size(); ++c) {
-      Type t = n.schema[c].type;
-      r.types.push_back(t);
-      r.columns.push_back(allocate(fmt::format("n{}.c{}", n.id, c), type_size(t), count, n.id));
+    for (size_t c = 0; c < types.size(); ++c) {
+      r.types.push_back(types[c]);
+      r.columns.push_back(allocate(fmt::format("n{}.c{}", n.id, c), type_size(types[c]), count, n.id));
     }
     return r;
   }

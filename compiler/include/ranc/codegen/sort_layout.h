@@ -55,6 +55,14 @@ inline bool fits_one_order_word(const std::vector<Type>& types, const passes::Or
   return sort_layout(types, keys).words.size() == 1;
 }
 
+// Does a sort of tuples of these types by `keys` pack whole tuples into one order word:
+// every attribute a key, one word, and not a single integer key (CUB sorts such a column
+// as it is)? Such a sort (codegen's sort) writes its words from its input chain fused into
+// the kernel that packs them (a join's write stage, a select's compaction), sorts them
+// keys-only, and can hand them on still packed: its consumer decodes the attributes as it
+// loads a row (passes/fuse_pipelines.h).
+bool sort_packs_whole_rows(const std::vector<Type>& types, const passes::Order& keys);
+
 // Device C++ text. `value` is an expression of the attribute's storage type; the
 // encoded field is an unsigned long long below 2^bits.
 std::string sort_field_encode(const SortField& f, std::string_view value);
