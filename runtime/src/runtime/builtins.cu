@@ -169,7 +169,7 @@ namespace {
 // CUB only sizes its storage.
 // Keys-only ascending sorts of unsigned order words on all their bits (the packed keys of a
 // sort, a distinct, a recursion's candidates), of more keys than CUB's radix sort sorts in
-// one tile and at most merge_sort_max() (2^16): a merge sort. Onesweep radix sort runs a
+// one tile and at most merge_sort_max() (2^18): a merge sort. Onesweep radix sort runs a
 // histogram, a scan and a memset and a kernel for each of 8 (64-bit) passes, about 19
 // stream operations whatever the size; a merge sort runs a block sort and a partition and
 // merge kernel per doubling of sorted runs, about 7 for 2^15 keys. Equal words are equal
@@ -177,14 +177,14 @@ namespace {
 // recursion benchmark, whose rounds sort 10^3-10^6 candidates (best of three, execute):
 // grid 60 x 60 closure 23.5-23.9 ms with radix sort only, 21.8 ms with merge sorts up to
 // 2^16 keys and 19.8-20.2 ms up to 2^18-2^22; grid 100 x 100 86.5 -> 84.1 / 77.8-83.6 ms;
-// the random graphs and the 3-ary tree within noise. The GPU tests ran the merge sort up to
-// 2^16 + 1 keys, so that is the default until they run it further; RANC_MERGE_SORT_MAX=N
+// the random graphs and the 3-ary tree within noise. The default is 2^18 (the GPU tests run
+// the merge sort on both sides of it, GpuSortWords.MergeSortBounds); RANC_MERGE_SORT_MAX=N
 // sets it (0: never).
 constexpr int64_t kRadixSingleTile = 256 * 19;  // CUB's sm_90 single-tile policy
 int64_t merge_sort_max() {
   static const int64_t max = [] {
     const char* v = std::getenv("RANC_MERGE_SORT_MAX");
-    return v && *v ? std::atoll(v) : int64_t{1} << 16;
+    return v && *v ? std::atoll(v) : int64_t{1} << 18;
   }();
   return max;
 }

@@ -34,7 +34,7 @@ cudaError_t sort_pairs(SortKey key, bool descending, const void* keys_in, void* 
 // differing_bits), with uint32 values or keys only when values_in is null. The inputs
 // are left unchanged; keys_in must differ from keys_out and values_in from values_out.
 // Keys-only ascending sorts of unsigned words on all their bits, of 4865 to
-// RANC_MERGE_SORT_MAX (2^16) keys, run CUB's merge sort instead (builtins.cu): fewer
+// RANC_MERGE_SORT_MAX (2^18) keys, run CUB's merge sort instead (builtins.cu): fewer
 // kernels at those sizes, and equal words are equal keys, so stability is moot.
 enum class Word : uint8_t { U32, U64, I32, I64 };
 int word_bits(Word w);
