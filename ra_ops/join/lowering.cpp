@@ -235,11 +235,12 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
   return out;
 }
 
-// JoinCountAgent over a sorted left input: each tile narrows its searches to the right rows
-// matching its key range, and the counts are scanned in the same pass (decoupled
-// look-back). Returns the per-row lower bounds and offsets; sets `total`.
-std::pair<rt::BufferId, rt::BufferId> count_sorted(LoweringContext& ctx, const JoinCode& jc,
-                                                   rt::SlotId total) {
+// JoinCountAgent: per left row the range of its right matches, and the counts scanned in the
+// same pass (decoupled look-back). Over a sorted left input (`sorted`) each tile narrows its
+// searches to the right rows matching its key range and checks a declared order; otherwise
+// each row searches all right rows. Returns the per-row lower bounds and offsets; sets `total`.
+std::pair<rt::BufferId, rt::BufferId> count_matches(LoweringContext& ctx, const JoinCode& jc,
+                                                   rt::SlotId total, bool sorted = true) {
   const Node& n = jc.n;
   const DeviceRelation& L = jc.L;
   const rt::SizeExpr nl = rt::SizeExpr::slot(L.size);
@@ -257,15 +258,17 @@ std::pair<rt::BufferId, rt::BufferId> count_sorted(LoweringContext& ctx, const J
               pt = p.buffer(tot, "long long", false);
   std::string name = ctx.kernel_name(n.id, count_name(ctx, L));
   std::vector<CallArg> args = {"temp", ns, nr, cmp_hook(), plo, po, ts, pt, keep_hook()};
-  for (CallArg& a : order_check_args(jc, p)) args.push_back(std::move(a));
+  if (sorted)
+    for (CallArg& a : order_check_args(jc, p)) args.push_back(std::move(a));
   std::string make = ctx.functor(name + "_fn", p, m);
   SkeletonCall agent(ctx.templates(), "JoinCountAgent", {ctx.tile_policy("JoinCount")}, "Agent");
-  std::string body = make + agent.declare() + agent.temp_storage() + agent.call("run", args);
+  std::string body = make + agent.declare() + agent.temp_storage() +
+                     agent.call(sorted ? "run" : "run_unsorted", args);
   ctx.kernel(n.id, name, p, body,
              LaunchShape{rt::SizeExpr::slot(ctiles), 1, ctx.policy_threads("JoinCount"), false,
                          LoweringContext::fused_nodes({&jc.L, &jc.R}, n.id)},
              agent);
-  order_check_step(ctx, jc);
+  if (sorted) order_check_step(ctx, jc);
   ctx.step(rt::ReadSize{total, tot, 0});
   return {lo, offs};
 }
@@ -383,8 +386,8 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   // (plus JoinHeavyExpandAgent for tiles of heavy keys); with one, JoinCountAgent's
   // per-row ranges and their scan feed the compacting expansion. Which one is known only
   // when the view is materialised (stages after the join may add a filter), so the sorted
-  // case emits its kernels then. An unsorted left input counts with a search kernel and a
-  // scan now.
+  // case emits its kernels then. An unsorted left input counts now (JoinCountAgent's
+  // run_unsorted: searches over all right rows and the scan in one kernel).
   const bool left_sorted =
       passes::left_ordered_by_join_keys(ctx.physical(n.inputs.at(0)).order, n, ctx.physical(n.id));
   internal_check(!R.unverified && (!L.unverified || left_sorted),
@@ -392,24 +395,9 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   const rt::SlotId total = ctx.new_slot();
   rt::BufferId lo = -1, offs = -1;
   if (!left_sorted) {
-    const rt::SizeExpr nl = rt::SizeExpr::slot(L.size);
-    lo = ctx.allocate(fmt::format("n{}.lower", n.id), 8, nl, n.id);
-    rt::BufferId cnt = ctx.allocate(fmt::format("n{}.counts", n.id), 8, nl, n.id);
-    KernelParams p;
-    std::string m = jc.members(ctx, p);
-    std::string keep = LoweringContext::keep(p, L, "i");
-    std::string plo = p.buffer(lo, "long long", false), pc = p.buffer(cnt, "long long", false);
-    ctx.map_kernel(n.id, count_name(ctx, L), p, L.size,
-                   fmt::format("    if (!{2}) {{\n      {0}[i] = 0;\n      {1}[i] = 0;\n"
-                               "      return;\n    }}\n"
-                               "    const long long l = lower(i), h = upper(i, l);\n"
-                               "    {0}[i] = l;\n    {1}[i] = h - l;\n",
-                               plo, pc, keep),
-                   m, LoweringContext::fused_nodes({&L, &R}, n.id), "MapSearch");  // two dependent searches a row
-    offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8,
-                        rt::SizeExpr{1, {rt::SizeTerm{1, {L.size}}}}, n.id);
-    ctx.step(rt::ScanInt64{cnt, offs, nl, n.id});
-    ctx.step(rt::ReadSize{total, offs, 0, L.size});
+    // JoinCountAgent without the narrowing to a tile's key range: each row's two searches
+    // over all right rows and the scan of the counts in one pass (decoupled look-back).
+    std::tie(lo, offs) = count_matches(ctx, join_code(ctx, n, L, R), total, /*sorted=*/false);
   }
 
   // The output: a view over the key matches (i, j), with the residual as its filter.
@@ -441,7 +429,7 @@ void lower_join(LoweringContext& ctx, const Node& n) {
     const JoinCode jc = join_code(ctx, n, L, R);
     if (left_sorted && !filter && one_pass) return write_merge(ctx, jc, rel, total);
     rt::BufferId lo2 = lo, offs2 = offs;
-    if (left_sorted) std::tie(lo2, offs2) = count_sorted(ctx, jc, total);
+    if (left_sorted) std::tie(lo2, offs2) = count_matches(ctx, jc, total);
     return write_expanded(ctx, id, rel, L.size, lo2, offs2, total);
   };
   ctx.set_relation(n.id, make_view(std::move(v), std::move(types), total));

@@ -476,6 +476,9 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   // packed (src, dst) words (the projection and the sort's packing fused into it), the
   // distinct and anti join reading the sorted words (no unpacking kernel), the merge
   // path's partition and the union.
+  // The join's count over the unsorted delta scans its counts itself (no CUB scan).
+  for (size_t i = begin; i < end; ++i)
+    EXPECT_FALSE(std::holds_alternative<rt::ScanInt64>(plan.steps[i])) << "step " << i;
   std::vector<std::string> body;
   for (size_t i = begin; i < end; ++i)
     if (auto* l = std::get_if<rt::Launch>(&plan.steps[i])) body.push_back(l->kernel.substr(l->kernel.find("_n") + 1));

@@ -157,12 +157,35 @@ struct JoinCountAgent {
   __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, i64* lo_out,
                                              i64* offsets, void* tile_state, i64* total, Keep keep = {},
                                              OutOfOrder out_of_order = {}, int* order_flag = nullptr) {
-    TileState state = make_tile_state(tile_state);
     const i64 base = tile_base(kTile);
     const i64 last = min64(base + kTile, nl) - 1;
     // Narrow every search of the tile to the right rows matching the tile's key range.
     i64 tlo, thi;
     join_tile_range<kThreads>(temp.bounds, base, last, nr, cmp, keep, tlo, thi);
+    count_and_scan(temp, nl, tlo, thi, cmp, lo_out, offsets, tile_state, total, keep, out_of_order,
+                   order_flag);
+  }
+
+  /// run() for a left input in no particular order: each row searches all right rows (no
+  /// narrowing to the tile's key range); the same outputs, in one pass where a map of the
+  /// ranges and a separate scan of the counts took two (and CUB's scan two kernels).
+  static constexpr LaunchRule run_unsorted_launch{Grid::tiles_exact, "nl", Policy::block_threads};
+  template <class Cmp, class Keep = AlwaysTrue>
+  __device__ __forceinline__ static void run_unsorted(TempStorage& temp, i64 nl, i64 nr, Cmp cmp,
+                                                      i64* lo_out, i64* offsets, void* tile_state,
+                                                      i64* total, Keep keep = {}) {
+    count_and_scan(temp, nl, 0, nr, cmp, lo_out, offsets, tile_state, total, keep, NoOrderCheck{},
+                   nullptr);
+  }
+
+ private:
+  template <class Cmp, class Keep, class OutOfOrder>
+  __device__ __forceinline__ static void count_and_scan(TempStorage& temp, i64 nl, i64 tlo, i64 thi,
+                                                        Cmp cmp, i64* lo_out, i64* offsets,
+                                                        void* tile_state, i64* total, Keep keep,
+                                                        OutOfOrder out_of_order, int* order_flag) {
+    TileState state = make_tile_state(tile_state);
+    const i64 base = tile_base(kTile);
     i64 lo[kItems], cnt[kItems];
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
