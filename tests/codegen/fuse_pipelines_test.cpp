@@ -377,6 +377,27 @@ TEST(FusePipelines, SortsOfWholeTuplesTakeTheirChainAndKeepTheirWords) {
   for (const auto& n : off.physical.nodes) EXPECT_FALSE(n.keeps_words);
 }
 
+// Set operations take the sorted words of their inputs' sorts packed as well (their merge
+// reads rows at random from views that keep every row).
+TEST(FusePipelines, SetOperationsReadSortedWords) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::F32}});
+  auto q = b.input("q", {{"qk", Type::I32}, {"qv", Type::F32}});
+  b.output(r.select(col("k") > 2).union_with(q), "u");
+  b.output(r.difference(q.project({"qk", "qv"})), "d");
+  auto res = pipeline(b.check());
+  const std::string text = passes::print_physical_plan(res.physical);
+  EXPECT_EQ(count_in(text, "-> sorted words"), 4) << text;
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+  std::string kernels;
+  for (const auto& k : res.plan.kernels) kernels += k + " ";
+  EXPECT_EQ(count_in(kernels, "sorted"), 0) << kernels;  // no unpacking kernel
+  EXPECT_EQ(count_in(kernels, "_select_sort"), 1) << kernels;  // the select compacts words
+  auto off = pipeline(b.check(), {.fusion = false});
+  EXPECT_EQ(passes::print_physical_plan(off.physical).find("sorted words"), std::string::npos);
+  EXPECT_EQ(testing::kernel_group_mismatch(off), "");
+}
+
 // Input sharing: select/project chains over one relation that are materialised each run
 // in one kernel that reads the relation once (SharedSelectAgent for the chains that
 // filter, a map over the same tiles for the others), in groups of up to four in node

@@ -163,8 +163,8 @@ TEST(GpuSortWords, MergeSortBounds) {
 
 // Sorts of whole tuples packed into one word take their input chain into the kernel that
 // writes the words (fuse_pipelines): a sort-merge or a hash join's write stage, with or
-// without a residual select, a select's compaction, a map; distincts read the sorted words
-// still packed (64-, 32- and 1-bit words); fused and unfused, against the reference, with
+// without a residual select, a select's compaction, a map; distincts and set operations read
+// the sorted words still packed (64-, 32- and 1-bit words); fused and unfused, against the reference, with
 // duplicates, -0.0/NaN floats and sizes around the merge sort's and radix sort's ranges.
 TEST(GpuSortWords, WholeTuplesFromFusedChains) {
   RANC_REQUIRE_GPU();
@@ -178,6 +178,10 @@ TEST(GpuSortWords, WholeTuplesFromFusedChains) {
   b.output(e.project({"f"}).distinct(), "bools");
   b.output(e.select(col("s") != col("d")).project({"d", "s"}).sort({desc("d"), "s"}), "sorted");
   b.output(e.project({"w", "s"}).distinct(), "float_int");
+  // Set operations over sorted words (their inputs' sorts keep them packed).
+  b.output(e.project({"s", "d"}).select(col("s") > -20).union_with(g), "union");
+  b.output(e.project({"d", "s"}).intersect(g.project({"t", "m"})), "intersect");
+  b.output(g.difference(e.project({"s", "d"})), "difference");
   const Program p = b.check();
   for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{33}, int64_t{4097}, int64_t{70001}}) {
     std::mt19937_64 rng(static_cast<uint64_t>(n) + 5);

@@ -77,14 +77,18 @@ class Fuser {
       p.fused = accepts(prog_.node(cs[0].first), cs[0].second, s);
     }
     share_reads();
-    // A sort that packs whole tuples into one word keeps them packed for distincts.
+    // A sort that packs whole tuples into one word keeps them packed for consumers that
+    // read rows at random but take a view that keeps every row: distinct (unless its input
+    // is unique: then it passes the input through) and the set operations' merges.
     for (const Node& n : prog_.nodes()) {
       PhysicalNode& p = plan_.nodes[static_cast<size_t>(n.id)];
       p.keeps_words = false;
-      if (!packs_whole_rows(n) || p.unique) continue;
+      if (!packs_whole_rows(n)) continue;
       const auto& cs = consumers_[static_cast<size_t>(n.id)];
       p.keeps_words = !cs.empty() && std::all_of(cs.begin(), cs.end(), [&](const auto& c) {
-        return prog_.node(c.first).kind == OpKind::Distinct;
+        const OpKind k = prog_.node(c.first).kind;
+        return (k == OpKind::Distinct && !p.unique) || k == OpKind::Union ||
+               k == OpKind::Intersect || k == OpKind::Difference;
       });
     }
     // kernel: the node whose kernels run the chain: an inner join for the chains in front

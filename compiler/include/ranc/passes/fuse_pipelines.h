@@ -19,8 +19,8 @@
 //     tuples into one order word (nothing to carry but the word) streams its input chain
 //     in the kernel that writes the words (a join's write stage, a select's compaction, a
 //     map): that chain runs in the sort's kernel. Its sorted words are handed on packed
-//     to consumers that are all distincts (PhysicalNode::keeps_words), which decode a
-//     row's attributes as they load it: no unpacking kernel.
+//     to consumers that are all distincts or set operations (PhysicalNode::keeps_words),
+//     which decode a row's attributes as they load it: no unpacking kernel.
 // Input sharing: chains of selects and projects that are materialised (two consumers, a
 // barrier, an output) and read the same relation are written by one kernel that reads it
 // once (PhysicalNode::shared_read; kernel = the group's last node), up to four chains a

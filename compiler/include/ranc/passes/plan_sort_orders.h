@@ -74,7 +74,7 @@ struct PhysicalNode {
   NodeId kernel = -1;
   NodeId shared_read = -1;
   // Also fuse_pipelines: a sort that packs whole tuples into one word (codegen's
-  // sort_packs_whole_rows) whose consumers are all distincts hands its output on as the
+  // sort_packs_whole_rows) whose consumers are all distincts or set operations hands its output on as the
   // sorted words themselves: no kernel unpacks them, each consumer decodes a row's
   // attributes as it loads it. The sort is not `fused` (its words are materialised).
   bool keeps_words = false;
