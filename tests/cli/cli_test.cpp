@@ -366,5 +366,24 @@ TEST_F(CliTest, ExplainShowsFusedKernelsAndPasses) {
   EXPECT_NE(out_.find("n1_select("), std::string::npos);
 }
 
+// A distinct of a join's narrow output: the join's output stage writes the sort's packed words
+// (the join and project fused into the sort) and the distinct reads them sorted, packed; the
+// text and the Graphviz plan say so, --no-fusion unpacks.
+TEST_F(CliTest, ExplainShowsSortedWords) {
+  std::string prog = write("paths.ra",
+                           "input e(s i32, d i32);\n"
+                           "output e |> join (e |> project s as m, d as t) on d = m "
+                           "|> project s, t |> distinct as paths;\n");
+  ASSERT_EQ(run({"explain", prog}), kOk) << err_;
+  EXPECT_NE(out_.find("-> sorted words"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("_join_project_sort_write"), std::string::npos) << out_;
+  EXPECT_EQ(out_.find("_sorted:"), std::string::npos) << out_;
+  ASSERT_EQ(run({"explain", "--dot", prog}), kOk) << err_;
+  EXPECT_NE(out_.find("[style=bold, label=\"sorted words\"]"), std::string::npos) << out_;
+  ASSERT_EQ(run({"explain", prog, "--no-fusion"}), kOk) << err_;
+  EXPECT_EQ(out_.find("sorted words"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("_sorted:"), std::string::npos) << out_;
+}
+
 }  // namespace
 }  // namespace ranc::cli

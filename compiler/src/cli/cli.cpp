@@ -102,12 +102,12 @@ class CommandLine {
         "explain", "show the checked graph and the physical plan (--dot for Graphviz)",
         "Prints the checked graph (one line per operator with its schema and order), the "
         "physical plan (orders, join algorithms, which operators are fused into which kernel, "
-        "which outputs are paged lists), the kernels with the operators each contains, and the "
+        "which outputs are paged lists or sorted words), the kernels with the operators each contains, and the "
         "steps: kernels, built-in device steps, buffers and size slots.");
     program(explain);
     explain->add_flag("--dot", a_.dot,
                       "print the physical plan as a Graphviz digraph, one cluster per kernel; "
-                      "fused edges dashed, paged edges bold");
+                      "fused edges dashed, paged and sorted-word edges bold");
     std::string names;
     for (const auto& p : passes::pipeline_passes())
       names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);
@@ -491,7 +491,9 @@ std::string to_dot(const passes::PhysicalPlan& pp) {
       s += fmt::format("  n{} -> n{}{};\n", in, n.id,
                        pp.nodes[static_cast<size_t>(in)].fused   ? " [style=dashed]"
                        : pp.nodes[static_cast<size_t>(in)].paged ? " [style=bold, label=\"paged\"]"
-                                                                 : "");
+                       : pp.nodes[static_cast<size_t>(in)].keeps_words
+                           ? " [style=bold, label=\"sorted words\"]"
+                           : "");
   return s + "}\n";
 }
 
