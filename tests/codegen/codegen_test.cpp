@@ -1440,6 +1440,33 @@ TEST(NvrtcCompile, SortShapes) {
   }
 }
 
+// Sorts of whole tuples in one word (fuse_pipelines): the words written by a join's output
+// stage (sort-merge and hash) or a select's compaction, and read packed by a distinct; every
+// attribute type (tuples of two 4-byte or smaller attributes pack; 8-byte pairs do not).
+TEST(NvrtcCompile, WholeTupleSortShapes) {
+  for (Type t : kAllTypes) {
+    for (auto j : {codegen::JoinAlgorithm::SortMerge, codegen::JoinAlgorithm::Hash}) {
+      ProgramBuilder b;
+      auto r = b.input("r", {{"k", Type::I32}, {"a", t}});
+      auto q = b.input("q", {{"qk", Type::I32}, {"b", t}});
+      b.output(r.join(q, {"k"}, {"qk"}).project({"a", "b"}).distinct(), "pairs");
+      b.output(r.select(col("k") > 0).project({"a"}).distinct(), "one");
+      b.output(r.select(col("k") > 0).project({"a", "k"}).sort({desc("a"), "k"}), "sorted");
+      SCOPED_TRACE(fmt::format("{} {}", type_name(t), j == codegen::JoinAlgorithm::Hash ? "hash" : "merge"));
+      rt::Plan plan = codegen::generate_plan(b.check(), {.join = j});
+      const bool packs = type_size(t) <= 4;
+      std::string kernels;
+      for (const auto& k : plan.kernels) kernels += k + " ";
+      EXPECT_EQ(kernels.find("_join_project_sort_") != std::string::npos, packs) << kernels;
+      // (a) alone packs unless it is an i64 (sorted as it is); (a, k) packs for 4-byte a.
+      EXPECT_EQ(kernels.find("_select_project_sort") != std::string::npos, t != Type::I64)
+          << kernels;
+      Compiled c = nvrtc_compile(plan.source);
+      EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
+    }
+  }
+}
+
 // Set operations: tuples whose order packs into one 64-bit word merge their words staged in
 // shared memory (SetOpKeysAgent), wider ones compare rows (SetOpAgent); every type, ascending
 // and descending declared orders.
