@@ -15,7 +15,8 @@ void lower_distinct(LoweringContext& ctx, const Node& n) {
   if (in.view && (in.view->source != RowView::Source::Index || !in.view->keep_fn.empty()))
     in = ctx.dense(in);
   if (ctx.physical(n.inputs.at(0)).unique) {  // nothing to remove: the input passes through
-    ctx.set_relation(n.id, in.view && in.view->packed ? ctx.dense(in) : in);
+    // (never a sort's packed words: fuse_pipelines keeps them only for a distinct that sorts)
+    ctx.set_relation(n.id, in);
     return;
   }
   RowView v = view_of(in);

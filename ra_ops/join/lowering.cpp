@@ -397,7 +397,7 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   if (!left_sorted) {
     // JoinCountAgent without the narrowing to a tile's key range: each row's two searches
     // over all right rows and the scan of the counts in one pass (decoupled look-back).
-    std::tie(lo, offs) = count_matches(ctx, join_code(ctx, n, L, R), total, /*sorted=*/false);
+    std::tie(lo, offs) = count_matches(ctx, jc, total, /*sorted=*/false);
   }
 
   // The output: a view over the key matches (i, j), with the residual as its filter.

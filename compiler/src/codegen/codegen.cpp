@@ -563,17 +563,15 @@ class Context final : public LoweringContext {
   // through the row ids so far and sorted in turn. A last kernel writes the output: the
   // key attributes inside the first word unpacked from the sorted words, the others
   // gathered through the row ids. With one word and no other attribute the sort is
-  // keys-only; with one word and a single other 4-byte attribute, that attribute is the
-  // sort's payload itself (no row ids, no gather). A single integer key (i32, i64, date,
-  // string code) is not packed: CUB sorts the column itself, which is then the output's.
-  DeviceRelation sort(NodeId id, const DeviceRelation& input, const passes::Order& keys,
+  // keys-only (sort_whole_rows); with one word and a single other 4-byte attribute, that
+  // attribute is the sort's payload itself (no row ids, no gather). A single integer key
+  // (i32, i64, date, string code) is not packed: CUB sorts the column itself, which is then
+  // the output's.
+  DeviceRelation sort(NodeId id, const DeviceRelation& rel, const passes::Order& keys,
                       bool keep_words) override {
-    if (sort_packs_whole_rows(input.types, keys) && (input.view || keep_words))
-      return sort_whole_rows(id, input, keys, keep_words);
+    if (sort_packs_whole_rows(rel.types, keys)) return sort_whole_rows(id, rel, keys, keep_words);
     // A fused input chain reaches only a sort that packs whole tuples (fuse_pipelines).
-    internal_check(!input.view || input.view->packed,
-                   fmt::format("codegen: n{} sorts a view it cannot pack", id));
-    const DeviceRelation rel = dense(input);
+    internal_check(!rel.view, fmt::format("codegen: n{} sorts a view it cannot pack", id));
     if (keys.empty()) return rel;
     const rt::SizeExpr count = rt::SizeExpr::slot(rel.size);
     const SortLayout layout = sort_layout(rel.types, keys);
@@ -590,7 +588,7 @@ class Context final : public LoweringContext {
     std::vector<size_t> others;  // columns not unpacked
     for (size_t c = 0; c < ncols; ++c)
       if (unpack[c] < 0) others.push_back(c);
-    const bool keys_only = nw == 1 && others.empty();
+    const bool keys_only = nw == 1 && others.empty();  // here only a native key
     const bool direct =
         nw == 1 && others.size() == 1 && type_size(rel.types[others[0]]) == 4 && !is_key[others[0]];
     const Type t0 = layout.fields[0].type;
@@ -629,7 +627,7 @@ class Context final : public LoweringContext {
       rt::BufferId values_in = perm;
       if (first && direct) {
         values_in = rel.columns[others[0]];
-      } else if (first && !keys_only) {
+      } else if (first) {
         values_in = allocate(fmt::format("n{}.rowid", id), 4, count, id);
         stmts += fmt::format(" {}[i] = (unsigned int)i;",
                              params.buffer(values_in, "unsigned int", false));
@@ -642,13 +640,10 @@ class Context final : public LoweringContext {
       kernel(id, kernel_name(id, fmt::format("sortword{}", w)), params, body, map_launch(count),
              agent);
       sorted = allocate(fmt::format("n{}.sortedword{}", id, w), word.wide() ? 8 : 4, count, id);
-      rt::BufferId values_out = -1;
-      if (!keys_only) {
-        values_out = allocate(direct ? fmt::format("n{}.c{}", id, others[0])
-                                     : fmt::format("n{}.perm{}", id, w),
-                              4, count, id);
-      }
-      rt::SortPairs sp{win, sorted, keys_only ? -1 : values_in, values_out,
+      const rt::BufferId values_out = allocate(
+          direct ? fmt::format("n{}.c{}", id, others[0]) : fmt::format("n{}.perm{}", id, w), 4,
+          count, id);
+      rt::SortPairs sp{win, sorted, values_in, values_out,
                        word.wide() ? Type::I64 : Type::I32, false, count, id};
       sp.encoded = true;
       step(std::move(sp));
@@ -702,8 +697,8 @@ class Context final : public LoweringContext {
     const Type word_type = wide ? Type::I64 : Type::I32;
     const auto wtype = value_ctype(word_type);
     DeviceRelation words;
-    if (!rel.view || rel.view->packed) {
-      const DeviceRelation in = dense(rel);
+    if (!rel.view) {
+      const DeviceRelation& in = rel;
       const rt::SizeExpr count = rt::SizeExpr::slot(in.size);
       rt::BufferId win = allocate(fmt::format("n{}.sortword0", id), wide ? 8 : 4, count, id);
       KernelParams params;

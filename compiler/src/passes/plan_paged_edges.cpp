@@ -35,7 +35,7 @@ void plan_paged_edges(PhysicalPlan& plan) {
     NodeId m = j.id;
     while (plan.nodes[static_cast<size_t>(m)].fused) m = consumers[static_cast<size_t>(m)].at(0).first;
     // A sort that packs whole tuples streams the chain into its words: nothing to page.
-    if (m != j.id && prog.node(m).kind == OpKind::Sort) continue;
+    if (prog.node(m).kind == OpKind::Sort) continue;
     const auto& cs = consumers[static_cast<size_t>(m)];
     bool stream = !cs.empty();
     for (const auto& [c, k] : cs) stream = stream && streams_paged_input(plan, prog.node(c), k);
