@@ -948,6 +948,37 @@ TEST(GeneratePlan, DivisionByZeroIsChecked) {
   EXPECT_NE(plan.source.find("safe_div<int>"), std::string::npos);
 }
 
+// What cannot fail is evaluated eagerly: a select's predicate next to the stages before it
+// (no branch between the loads of a row's columns) and both sides of and/or; a division by
+// a non-zero literal needs no error flag. What can fail keeps the guard order: a select
+// whose predicate divides by an attribute, an and whose right side does, a select over a
+// computed attribute (project x / y after select y != 0 must not divide the dropped rows).
+TEST(GeneratePlan, WhatCannotFailIsEvaluatedEagerly) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I32}, {"w", Type::I32}});
+  b.output(r.select(col("k") < 100).select(col("v") % 2 == 0 && col("w") > 3), "eager");
+  b.output(r.select(col("k") < 100).select(col("k") > 1 && col("v") / col("w") > 3), "guarded");
+  b.output(r.select(col("w") != 0)
+               .project({as(col("v") / col("w"), "q")})
+               .select(col("q") > 1),
+           "computed");
+  const std::string src = codegen::generate_plan(b.check()).source;
+  EXPECT_NE(src.find("return v1_keep(i) & ((ranc::tpl::safe_mod<int>((int)b1[i], (int)2, nullptr)"),
+            std::string::npos)
+      << src;
+  EXPECT_NE(src.find("== 0) & (b2[i] > 3)"), std::string::npos) << src;
+  // "guarded": its own keep guards the division (&&, and the earlier select's branch).
+  EXPECT_NE(src.find("((b0[i] > 1) && (ranc::tpl::safe_div<int>"), std::string::npos) << src;
+  int branches = 0;
+  for (size_t at = src.find("    if (!v"); at != std::string::npos; at = src.find("    if (!v", at + 1))
+    ++branches;
+  // "guarded", "computed"'s project (its check of the division) and its select (q is a
+  // computed attribute).
+  EXPECT_EQ(branches, 3) << src;
+  // The flag is still checked where a division by an attribute can fail.
+  EXPECT_NE(src.find("safe_div<int>((int)b1[i], (int)b2[i], b"), std::string::npos) << src;
+}
+
 // ---------------------------------------------------------------------------------
 // NVRTC compilation of generated sources (no GPU needed).
 

@@ -76,13 +76,13 @@ class Emitter {
         return binary(e);
       case ExprKind::Between: {
         const ExprNode& x = *e.args[0];
-        return fmt::format("({} && {})", compare(BinaryOp::Le, *e.args[1], x),
-                           compare(BinaryOp::Le, x, *e.args[2]));
+        return fmt::format("({} {} {})", compare(BinaryOp::Le, *e.args[1], x),
+                           can_fail(e.args[2]) ? "&&" : "&", compare(BinaryOp::Le, x, *e.args[2]));
       }
       case ExprKind::InList: {
         std::string s;
         for (size_t i = 1; i < e.args.size(); ++i)
-          s += fmt::format("{}{}", i > 1 ? " || " : "",
+          s += fmt::format("{}{}", i > 1 ? (can_fail(e.args[i]) ? " || " : " | ") : "",
                            compare(BinaryOp::Eq, *e.args[0], *e.args[i]));
         return fmt::format("({})", s.empty() ? "false" : s);
       }
@@ -141,9 +141,14 @@ class Emitter {
     const Type t = *e.type;
     const BinaryOp op = e.binary_op;
     if (is_comparison(op)) return compare(op, *e.args[0], *e.args[1]);
-    if (is_logical(op))
-      return fmt::format("({} {} {})", emit(*e.args[0]), op == BinaryOp::And ? "&&" : "||",
+    // Both sides of and/or are evaluated when the right one cannot fail: no branch, and
+    // the loads of both are in flight at once (bool & bool is exact).
+    if (is_logical(op)) {
+      const bool guard = can_fail(e.args[1]);
+      return fmt::format("({} {} {})", emit(*e.args[0]),
+                         op == BinaryOp::And ? (guard ? "&&" : "&") : (guard ? "||" : "|"),
                          emit(*e.args[1]));
+    }
     std::string a = emit(*e.args[0]), b = emit(*e.args[1]);
     if (is_floating(t)) {
       auto ct = value_ctype(t);
@@ -171,10 +176,13 @@ class Emitter {
         return fmt::format("ranc::tpl::wrap_sub<{0}>(({0}){1}, ({0}){2})", ct, a, b);
       case BinaryOp::Mul:
         return fmt::format("ranc::tpl::wrap_mul<{0}>(({0}){1}, ({0}){2})", ct, a, b);
+      // A non-zero literal divisor never sets the flag (and needs none).
       case BinaryOp::Div:
-        return fmt::format("ranc::tpl::safe_div<{0}>(({0}){1}, ({0}){2}, {3})", ct, a, b, err());
+        return fmt::format("ranc::tpl::safe_div<{0}>(({0}){1}, ({0}){2}, {3})", ct, a, b,
+                           divides_by_nonzero_literal(e) ? "nullptr" : err());
       case BinaryOp::Mod:
-        return fmt::format("ranc::tpl::safe_mod<{0}>(({0}){1}, ({0}){2}, {3})", ct, a, b, err());
+        return fmt::format("ranc::tpl::safe_mod<{0}>(({0}){1}, ({0}){2}, {3})", ct, a, b,
+                           divides_by_nonzero_literal(e) ? "nullptr" : err());
       default:
         break;
     }

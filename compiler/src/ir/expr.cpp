@@ -210,6 +210,33 @@ RANC_BINARY(&&, And)
 RANC_BINARY(||, Or)
 #undef RANC_BINARY
 
+bool divides_by_nonzero_literal(const ExprNode& e) {
+  if (e.kind != ExprKind::Binary || (e.binary_op != BinaryOp::Div && e.binary_op != BinaryOp::Mod))
+    return false;
+  const ExprPtr& d = e.args.at(1);
+  if (d->kind != ExprKind::Literal || d->literal.is_null()) return false;
+  switch (d->literal.type()) {
+    case Type::I32:
+    case Type::Date:
+      return d->literal.as_i32() != 0;
+    case Type::I64:
+      return d->literal.as_i64() != 0;
+    default:
+      return false;
+  }
+}
+
+bool can_fail(const ExprPtr& e) {
+  if (!e) return false;
+  if (e->kind == ExprKind::Binary &&
+      (e->binary_op == BinaryOp::Div || e->binary_op == BinaryOp::Mod) && e->type &&
+      !is_floating(*e->type) && !divides_by_nonzero_literal(*e))
+    return true;
+  for (const auto& a : e->args)
+    if (can_fail(a)) return true;
+  return false;
+}
+
 std::string to_string(const ExprPtr& e) {
   if (!e) return "<none>";
   const ExprNode& n = *e;

@@ -36,18 +36,6 @@ struct ViewShape {
   }
 };
 
-// Can evaluating `e` set the error flag (integer division or modulo)?
-bool can_fail(const ExprPtr& e) {
-  if (!e) return false;
-  if (e->kind == ExprKind::Binary &&
-      (e->binary_op == BinaryOp::Div || e->binary_op == BinaryOp::Mod) && e->type &&
-      !is_floating(*e->type))
-    return true;
-  for (const auto& a : e->args)
-    if (can_fail(a)) return true;
-  return false;
-}
-
 bool is_inner_join(const Node& n) {
   return n.kind == OpKind::Join && n.join_kind == JoinKind::Inner;
 }

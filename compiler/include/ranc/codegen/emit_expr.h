@@ -1,10 +1,11 @@
 // C++ code for resolved IR expressions, following the evaluation rules of
 // ranc/ir/program.h (and the open decisions taken by the reference in
 // ra_ops/expr/eval.cpp): wrapping integer arithmetic, division by zero through the
-// error flag, saturating float->int casts, IEEE comparisons, short-circuit and/or/case,
-// string predicates through dictionary parameters, string values (literals, substring)
-// as codes of the run's dictionary. After lower_nulls nothing can be NULL: is null is
-// false and coalesce its first argument.
+// error flag, saturating float->int casts, IEEE comparisons, short-circuit case (and
+// and/or where their right side can fail; elsewhere both sides are evaluated: the same
+// value without a branch), string predicates through dictionary parameters, string values
+// (literals, substring) as codes of the run's dictionary. After lower_nulls nothing can be
+// NULL: is null is false and coalesce its first argument.
 #pragma once
 
 #include <functional>

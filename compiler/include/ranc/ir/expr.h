@@ -166,6 +166,14 @@ inline std::string to_string(const Expr& e) {
   return to_string(e.ptr());
 }
 
+// Can evaluating `e` on a row set the error flag: an integer division or modulo whose
+// divisor is not a non-zero literal? Code generation evaluates what cannot fail eagerly
+// (both sides of and/or, a fused select's predicate next to the stages before it), so
+// that a row's loads are independent; what can fail keeps SQL's guard order.
+bool can_fail(const ExprPtr& e);
+// Is `e` an integer division or modulo by a non-zero literal (which never fails)?
+bool divides_by_nonzero_literal(const ExprNode& e);
+
 // Builds a node with the given fields; used by the checker to rebuild resolved trees.
 ExprPtr make_expr(ExprNode node);
 

@@ -97,13 +97,24 @@ struct SelectAgent {
     const unsigned lt_mask = (1u << lane) - 1u;
     const i64 wbase = base + static_cast<i64>(warp) * 32 * kItems;
 
+    // Every row's predicate first, then the ballots: the loads of all kItems rows are in
+    // flight at once (a full tile, the common case, without a bound check per row).
+    bool keep[kItems];
+    if (base + kTile <= n) {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) keep[k] = pred(wbase + k * 32 + lane);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        const i64 i = wbase + k * 32 + lane;
+        keep[k] = i < n && pred(i);
+      }
+    }
     unsigned masks[kItems];
     int warp_count = 0;
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
-      const i64 i = wbase + k * 32 + lane;
-      const bool keep = i < n && pred(i);
-      masks[k] = __ballot_sync(0xffffffffu, keep);
+      masks[k] = __ballot_sync(0xffffffffu, keep[k]);
       warp_count += __popc(masks[k]);
     }
     if (lane == 0) temp.warp_total[warp] = warp_count;
@@ -186,17 +197,31 @@ struct SharedSelectAgent {
     const unsigned lt_mask = (1u << lane) - 1u;
     const i64 wbase = base + static_cast<i64>(warp) * 32 * kItems;
 
-    // Every output's predicate on the warp's rows: one read of their attributes.
+    // Every output's predicate on the warp's rows: one read of their attributes, all rows'
+    // loads in flight before the ballots (as SelectAgent).
+    bool keep[Outputs][kItems];
+    if (base + kTile <= n) {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k)
+#pragma unroll
+        for (int o = 0; o < Outputs; ++o) keep[o][k] = pred(o, wbase + k * 32 + lane);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        const i64 i = wbase + k * 32 + lane;
+#pragma unroll
+        for (int o = 0; o < Outputs; ++o) keep[o][k] = i < n && pred(o, i);
+      }
+    }
     unsigned masks[Outputs][kItems];
     int warp_count[Outputs];
 #pragma unroll
     for (int o = 0; o < Outputs; ++o) warp_count[o] = 0;
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
-      const i64 i = wbase + k * 32 + lane;
 #pragma unroll
       for (int o = 0; o < Outputs; ++o) {
-        masks[o][k] = __ballot_sync(0xffffffffu, i < n && pred(o, i));
+        masks[o][k] = __ballot_sync(0xffffffffu, keep[o][k]);
         warp_count[o] += __popc(masks[o][k]);
       }
     }
