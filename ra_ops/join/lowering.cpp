@@ -195,7 +195,10 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
   std::vector<NodeId> nodes = LoweringContext::fused_nodes({&jc.L, &jc.R}, n.id);
   for (NodeId x : v.nodes)
     if (std::find(nodes.begin(), nodes.end(), x) == nodes.end()) nodes.push_back(x);
-  const std::string ops = v.op_names(ctx.program());
+  // Named after the operators it runs: a chain fused into the left input's loading, then
+  // the join and the stages after it.
+  const std::string left_ops = L.view ? L.view->op_names(ctx.program()) : std::string();
+  const std::string ops = (left_ops.empty() ? "" : left_ops + "_") + v.op_names(ctx.program());
   {
     KernelParams p;
     std::string m = match_members(ctx, jc, p) + write_member(ctx, p, rel, out);

@@ -359,7 +359,7 @@ TEST_F(CliTest, ExplainShowsFusedKernelsAndPasses) {
   EXPECT_NE(out_.find("[style=dashed]"), std::string::npos) << out_;
   EXPECT_EQ(run({"explain", prog, "--after=optimise"}), kUsageError);
   EXPECT_NE(err_.find("--after: expects one of prune_attributes, lower_scalar_subqueries, "
-                      "lower_distinct_aggregates, lower_outer_joins, lower_nulls, plan_sort_orders"),
+                      "lower_distinct_aggregates, lower_outer_joins, lower_nulls, push_selects, plan_sort_orders"),
             std::string::npos)
       << err_;
   ASSERT_EQ(run({"emit", prog, "--no-fusion"}), kOk) << err_;

@@ -631,14 +631,17 @@ TEST(GeneratePlan, HashReduceIntegerStatesAddBy32BitAtomics) {
 }
 
 // An inner join of a left input sorted by its keys writes its output in one pass
-// (JoinMergeAgent, and JoinHeavyExpandAgent for heavy keys) unless a filter follows it,
-// whose matches are counted and compacted; the option restores count + expand.
+// (JoinMergeAgent, and JoinHeavyExpandAgent for heavy keys), also with a select in front
+// of it or after it (both materialised, not fused into its stages); with a residual its
+// matches are counted and compacted. The option restores count + expand.
 TEST(GeneratePlan, SortedLeftJoinWritesInOnePass) {
   ProgramBuilder b;
   auto f = b.input("f", {{"fk", Type::I32}, {"fv", Type::I32}}, 0, {"fk"});
   auto p = b.input("p", {{"pk", Type::I32}, {"pv", Type::I32}}, 0, {"pk"});
   b.output(f.join(p, {"fk"}, {"pk"}), "all");
   b.output(f.join(p, {"fk"}, {"pk"}).select(col("pv") < 5), "some");
+  b.output(f.select(col("fv") > 2).join(p, {"fk"}, {"pk"}), "filtered_left");
+  b.output(f.join(p, {"fk"}, {"pk"}, JoinKind::Inner, col("pv") < col("fv")), "residual");
   auto count = [](const rt::Plan& plan, std::string_view suffix) {
     int c = 0;
     for (const auto& s : plan.steps)
@@ -649,10 +652,14 @@ TEST(GeneratePlan, SortedLeftJoinWritesInOnePass) {
   };
   rt::Plan plan = codegen::generate_plan(
       b.check(), {.join = codegen::JoinAlgorithm::SortMerge, .share_kernels = false});
-  EXPECT_EQ(count(plan, "_join_merge"), 1) << plan.source;
-  EXPECT_EQ(count(plan, "_join_heavy"), 1);
-  EXPECT_EQ(count(plan, "_join_count"), 1);  // the filtered join
-  EXPECT_EQ(count(plan, "_join_select_write"), 1);
+  std::string names;
+  for (const auto& k : plan.kernels) names += k + " ";
+  EXPECT_EQ(count(plan, "_join_merge"), 3) << names;
+  EXPECT_EQ(count(plan, "_select_join_merge"), 0) << names;
+  EXPECT_EQ(count(plan, "_join_heavy"), 3) << names;
+  EXPECT_EQ(count(plan, "_join_count"), 1) << names;  // the residual
+  EXPECT_EQ(count(plan, "_join_write"), 1) << names;
+  EXPECT_EQ(count(plan, "_select"), 2) << names;  // "some" and "filtered_left"
   EXPECT_NE(plan.source.find("JoinMergeAgent<P::JoinCount>"), std::string::npos);
   bool regrow = false;
   for (const auto& s : plan.steps)
@@ -663,8 +670,8 @@ TEST(GeneratePlan, SortedLeftJoinWritesInOnePass) {
       b.check(), {.join = codegen::JoinAlgorithm::SortMerge, .one_pass_merge_join = false,
                   .share_kernels = false});
   EXPECT_EQ(count(two, "_join_merge"), 0);
-  EXPECT_EQ(count(two, "_join_count"), 2);
-  EXPECT_EQ(count(two, "_join_write"), 1);
+  EXPECT_EQ(count(two, "_join_count"), 4);
+  EXPECT_EQ(count(two, "_join_write"), 4);
 }
 
 TEST(GeneratePlan, KernelNamesCarryOperatorAndNode) {

@@ -487,18 +487,19 @@ TEST(FusePipelines, KernelsHoldTheirGroups) {
 TEST(PassRunner, RunsTheListTimesDumpsAndSwitches) {
   Program p = testing::fusion_program();
   auto res = pipeline(p, {.dump_after = "fuse_pipelines"});
-  ASSERT_EQ(res.passes.size(), 11u);
+  ASSERT_EQ(res.passes.size(), 12u);
   EXPECT_EQ(res.passes[0].name, "prune_attributes");
   EXPECT_EQ(res.passes[1].name, "lower_scalar_subqueries");
   EXPECT_EQ(res.passes[2].name, "lower_distinct_aggregates");
   EXPECT_EQ(res.passes[3].name, "lower_outer_joins");
   EXPECT_EQ(res.passes[4].name, "lower_nulls");
-  EXPECT_EQ(res.passes[5].name, "plan_sort_orders");
-  EXPECT_EQ(res.passes[6].name, "plan_top_k");
-  EXPECT_EQ(res.passes[7].name, "fuse_pipelines");
-  EXPECT_EQ(res.passes[8].name, "plan_paged_edges");
-  EXPECT_EQ(res.passes[9].name, "lower");
-  EXPECT_EQ(res.passes[10].name, "insert_frees");
+  EXPECT_EQ(res.passes[5].name, "push_selects");
+  EXPECT_EQ(res.passes[6].name, "plan_sort_orders");
+  EXPECT_EQ(res.passes[7].name, "plan_top_k");
+  EXPECT_EQ(res.passes[8].name, "fuse_pipelines");
+  EXPECT_EQ(res.passes[9].name, "plan_paged_edges");
+  EXPECT_EQ(res.passes[10].name, "lower");
+  EXPECT_EQ(res.passes[11].name, "insert_frees");
   for (const auto& r : res.passes) EXPECT_TRUE(r.ran) << r.name;
   EXPECT_NE(res.dump.find("fused into"), std::string::npos);
   EXPECT_NE(res.dump.find("kernel of n"), std::string::npos);
@@ -508,10 +509,10 @@ TEST(PassRunner, RunsTheListTimesDumpsAndSwitches) {
   EXPECT_NE(freed.dump.find("free "), std::string::npos);
 
   auto no_frees = pipeline(p, {.disabled_passes = {"insert_frees"}});
-  EXPECT_FALSE(no_frees.passes[10].ran);
+  EXPECT_FALSE(no_frees.passes[11].ran);
   for (const auto& s : no_frees.plan.steps) EXPECT_FALSE(std::holds_alternative<rt::Free>(s));
   auto no_fuse = pipeline(p, {.disabled_passes = {"fuse_pipelines"}});
-  EXPECT_FALSE(no_fuse.passes[7].ran);
+  EXPECT_FALSE(no_fuse.passes[8].ran);
   EXPECT_EQ(passes::print_physical_plan(no_fuse.physical).find("fused"), std::string::npos);
 
   EXPECT_THROW(pipeline(p, {.disabled_passes = {"lower"}}), InternalError);

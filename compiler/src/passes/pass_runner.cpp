@@ -16,6 +16,7 @@
 #include "ranc/passes/lower_scalar_subqueries.h"
 #include "ranc/passes/plan_paged_edges.h"
 #include "ranc/passes/plan_top_k.h"
+#include "ranc/passes/push_selects.h"
 
 namespace ranc::codegen {
 // Implemented in codegen/codegen.cpp: the per-operator lowering of a physical plan.
@@ -65,7 +66,7 @@ void verify_physical(const PhysicalPlan& pp) {
     const bool join_kernel =
         c.kind == OpKind::Sort ||
         (c.kind == OpKind::Join &&
-         (c.join_kind == JoinKind::Inner ||
+         ((c.join_kind == JoinKind::Inner && !pp.nodes[static_cast<size_t>(c.id)].one_pass_merge) ||
           (input_of[static_cast<size_t>(n.id)] == 1 &&
            pp.nodes[static_cast<size_t>(c.id)].join == codegen::JoinAlgorithm::Hash)));
     internal_check(p.kernel == (join_kernel ? c.id : pp.nodes[static_cast<size_t>(c.id)].kernel),
@@ -98,6 +99,7 @@ const std::vector<PassInfo>& pipeline_passes() {
                                                {"lower_distinct_aggregates", false},
                                                {"lower_outer_joins", false},
                                                {"lower_nulls", false},
+                                               {"push_selects", true},
                                                {"plan_sort_orders", false},
                                                {"plan_top_k", true},
                                                {"fuse_pipelines", true},
@@ -179,6 +181,7 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
   lowering("lower_distinct_aggregates", lower_distinct_aggregates);
   lowering("lower_outer_joins", lower_outer_joins);
   lowering("lower_nulls", lower_nulls);
+  lowering("push_selects", push_selects);
   const Program& program = lowered;
   codegen::CodegenOptions plan_options = options;
   if (const char* v = std::getenv("RANC_GROUP_BY"); v && std::string_view(v) == "sort")

@@ -6,6 +6,7 @@
 //   lower_distinct_aggregates Program -> Program    count(distinct x) over distinct tuples
 //   lower_outer_joins         Program -> Program    inner join + anti joins + union all
 //   lower_nulls               Program -> Program    NULLs as (a.valid, a) attribute pairs
+//   push_selects              Program -> Program    a select's one-side conjuncts below its join
 //   plan_sort_orders  Program -> PhysicalPlan   sort orders, inserted sorts, join algorithms
 //   plan_top_k        PhysicalPlan              sorts that only limits read sort few rows
 //   fuse_pipelines    PhysicalPlan              kernel groups (off: no_fusion)
@@ -16,9 +17,9 @@
 // The runner times every pass, verifies the plan after it, can dump the plan after any
 // pass (CodegenOptions::dump_after, `ranc explain --after=PASS`, RANC_DUMP_AFTER=PASS
 // prints to stderr), and honours a switch per optional pass
-// (CodegenOptions::disabled_passes, RANC_DISABLE_PASSES=a,b): prune_attributes, plan_top_k,
-// fuse_pipelines, plan_paged_edges and insert_frees can be switched off; the others are the pipeline
-// itself. RANC_PAGE_ROWS overrides CodegenOptions::page_rows.
+// (CodegenOptions::disabled_passes, RANC_DISABLE_PASSES=a,b): prune_attributes,
+// push_selects, plan_top_k, fuse_pipelines, plan_paged_edges and insert_frees can be switched
+// off; the others are the pipeline itself. RANC_PAGE_ROWS overrides CodegenOptions::page_rows.
 #pragma once
 
 #include <string>

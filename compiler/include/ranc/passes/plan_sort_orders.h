@@ -64,8 +64,9 @@ struct PhysicalNode {
   std::string group_reason;  // Reduce with group keys: why hashed or sorted (`ranc explain`)
   // Set by fuse_pipelines (passes/fuse_pipelines.h): the output is not materialised but
   // handed to its one consumer as a view, so this operator runs inside the kernels of
-  // `kernel`: the inner join it feeds (its count or partitioning stage), or else the
-  // first unfused node downstream. Otherwise `kernel` is the node itself.
+  // `kernel`: the inner join it feeds (its count or partitioning stage; for a join that
+  // merges in one pass, the kernel of the join's own output group, which its merge runs
+  // in), or else the first unfused node downstream. Otherwise `kernel` is the node itself.
   // Input sharing (also fuse_pipelines): an unfused select/project chain materialised in
   // one kernel with other chains over the same relation, which that kernel reads once.
   // `shared_read` is that relation; `kernel` is then the group's last node, whose
@@ -78,6 +79,11 @@ struct PhysicalNode {
   // sorted words themselves: no kernel unpacks them, each consumer decodes a row's
   // attributes as it loads it. The sort is not `fused` (its words are materialised).
   bool keeps_words = false;
+  // Also fuse_pipelines: an inner sort-merge join without a residual whose left input is
+  // sorted by its keys writes its matches in one pass (JoinMergeAgent in the kernel of its
+  // output group, join lowering's write_merge): no stage that may drop matches is fused
+  // after it.
+  bool one_pass_merge = false;
   // Set by plan_paged_edges (passes/plan_paged_edges.h): the output is materialised as a
   // paged list, which every consumer streams.
   bool paged = false;
