@@ -206,12 +206,8 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
                 plo = p.buffer(lo, "long long", false), po = p.buffer(offs, "long long", false),
                 pc = p.slot(cap);
     std::string name = ctx.kernel_name(v.nodes.back(), ops + "_merge");
-    // A left input that keeps every row passes AlwaysTrue: the agent then skips finding
-    // the tile's first and last kept rows.
-    const bool keeps_all = !L.view || L.view->keep_fn.empty();
-    std::vector<CallArg> args = {"temp", ns,  nr, cmp_hook(),
-                                 keeps_all ? HookArg::stock("AlwaysTrue") : keep_hook(),
-                                 write_hook(), hd, plo, po, pc};
+    std::vector<CallArg> args = {"temp", ns,  nr, cmp_hook(), keep_hook(), write_hook(),
+                                 hd,     plo, po, pc};
     for (CallArg& a : order_check_args(jc, p)) args.push_back(std::move(a));
     std::string make = ctx.functor(name + "_fn", p, m);
     SkeletonCall agent(ctx.templates(), "JoinMergeAgent", {ctx.tile_policy("JoinCount")}, "Agent");

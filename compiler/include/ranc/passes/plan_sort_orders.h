@@ -82,7 +82,7 @@ struct PhysicalNode {
   // Also fuse_pipelines: an inner sort-merge join without a residual whose left input is
   // sorted by its keys writes its matches in one pass (JoinMergeAgent in the kernel of its
   // output group, join lowering's write_merge): no stage that may drop matches is fused
-  // after it, and a filtering chain may be fused in front of it (its keep hook).
+  // after it.
   bool one_pass_merge = false;
   // Set by plan_paged_edges (passes/plan_paged_edges.h): the output is materialised as a
   // paged list, which every consumer streams.

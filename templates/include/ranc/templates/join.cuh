@@ -245,7 +245,6 @@ struct JoinMergeAgent {
     typename BlockScanT::TempStorage scan;
     TilePrefix::TempStorage prefix;
     i64 bounds[2];
-    int kept[2];  // the tile's first and last kept rows (a Keep hook that may drop rows)
     i64 lo[kTile];
     int offs[kTile];  // within the tile: at most kHeavy, so int
   };
@@ -270,44 +269,9 @@ struct JoinMergeAgent {
     const i64 tiles = gridDim.x;
     const i64 base = tile_base(kTile);
     const i64 last = min64(base + kTile, nl) - 1;
-    // The right rows matching the tile's key range: from its first kept row's key to its last
-    // kept row's. A left view that drops rows (a fused select) finds them first, so that a
-    // dropped first or last row does not widen the range to all right rows (which every
-    // thread's first search would then bisect).
-    bool kept[kItems];
+    // The right rows matching the tile's key range.
     i64 tlo, thi;
-    if constexpr (is_same_v<Keep, AlwaysTrue>) {
-#pragma unroll
-      for (int k = 0; k < kItems; ++k) kept[k] = base + static_cast<i64>(threadIdx.x) * kItems + k < nl;
-      join_tile_range<kThreads>(temp.bounds, base, last, nr, cmp, keep, tlo, thi);
-    } else {
-      int first_kept = kTile, last_kept = -1;  // tile-local rows
-#pragma unroll
-      for (int k = 0; k < kItems; ++k) {
-        const int t = static_cast<int>(threadIdx.x) * kItems + k;
-        kept[k] = base + t < nl && keep(base + t);
-        if (kept[k]) {
-          first_kept = min(first_kept, t);
-          last_kept = t;
-        }
-      }
-      if (threadIdx.x == 0) {
-        temp.kept[0] = kTile;
-        temp.kept[1] = -1;
-      }
-      __syncthreads();
-      if (last_kept >= 0) {
-        atomicMin(&temp.kept[0], first_kept);
-        atomicMax(&temp.kept[1], last_kept);
-      }
-      __syncthreads();
-      const int f = temp.kept[0], e = temp.kept[1];
-      if (e < 0) {
-        tlo = thi = 0;  // nothing kept: no row searches
-      } else {
-        join_tile_range<kThreads>(temp.bounds, base + f, base + e, nr, cmp, AlwaysTrue{}, tlo, thi);
-      }
-    }
+    join_tile_range<kThreads>(temp.bounds, base, last, nr, cmp, keep, tlo, thi);
     // Each thread's rows are consecutive and sorted: a row's range starts where the previous
     // kept row's ends (or is the same range, for an equal key), so after the first search the
     // others gallop from there.
@@ -319,7 +283,7 @@ struct JoinMergeAgent {
       const i64 l = base + static_cast<i64>(threadIdx.x) * kItems + k;
       lo[k] = 0;
       cnt[k] = 0;
-      if (kept[k]) {
+      if (l < nl && keep(l)) {
         if (prev_cnt > 0 && cmp(l, prev_lo) == 0) {
           lo[k] = prev_lo;
           cnt[k] = prev_cnt;
