@@ -262,10 +262,11 @@ class Fuser {
         // (16 bytes) for every row of the view's base, dropped or not, and its expansion
         // searches them, so a select in front costs more fused than materialised (measured:
         // select -> project -> join at 2^28 took 18.2 ms fused, 10.5 ms unfused). The
-        // one-pass merge drops them with its keep hook, but a tile whose first or last row
-        // is dropped searches all right rows for its key range, and its rows' first
-        // searches with it: measured 6.83 ms fused against 4.93 ms with the select
-        // materialised (select -> project -> join at 2^28, H100, session 22).
+        // one-pass merge could drop them with its keep hook, but measured slower too
+        // (select -> project -> join at 2^28, H100, session 22): 6.83 ms against 4.93 ms
+        // with the select materialised, and still 5.22 against 4.97 ms once the tiles took
+        // their key range from their first and last kept rows: a filtered tile does a full
+        // tile's searches, scan, look-back and write loop for half the rows.
         if (k == 1) return index && !s.checks;
         return index && (!s.filters || c.join_kind != JoinKind::Inner);
       }
