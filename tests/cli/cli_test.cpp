@@ -333,6 +333,26 @@ TEST_F(CliTest, ExplainShowsGraphAndPlan) {
   EXPECT_EQ(out_.rfind("digraph ranc {", 0), 0u) << out_;
 }
 
+// push_selects moves a select's one-side conjuncts below its join; the plan after it shows
+// where they went, and switching it off leaves the select after the join.
+TEST_F(CliTest, ExplainAfterPushSelects) {
+  std::string prog = write("pj.ra",
+                           "input f(k i32, v i32);\ninput s(pk i32, pv i32);\n"
+                           "out = f |> join s on k = pk |> select v > 1 and pv < 5 and v < pv;\n"
+                           "output out;\n");
+  ASSERT_EQ(run({"explain", prog, "--after=push_selects"}), kOk) << err_;
+  EXPECT_NE(out_.find("n2 = select n0 where (v > 1)"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("n3 = select n1 where (pv < 5)"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("n4 = join inner n2, n3 on (k = pk)"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("n5 = select n4 where (v < pv)"), std::string::npos) << out_;
+  setenv("RANC_DISABLE_PASSES", "push_selects", 1);
+  const int rc = run({"explain", prog, "--after=push_selects"});
+  unsetenv("RANC_DISABLE_PASSES");
+  ASSERT_EQ(rc, kOk) << err_;
+  EXPECT_NE(out_.find("select n2 where (((v > 1) and (pv < 5)) and (v < pv))"), std::string::npos)
+      << out_;
+}
+
 // The kernels with their fused operators, --no-fusion, the plan after a pass, and the
 // Graphviz clusters per kernel; an unknown pass is a usage error.
 TEST_F(CliTest, ExplainShowsFusedKernelsAndPasses) {
