@@ -90,5 +90,34 @@ TEST(PushSelects, SinksThroughAChainOfJoins) {
   for (const auto& [input, pred] : sel) EXPECT_NE(input, OpKind::Join) << pred << print_program(p);
 }
 
+TEST(PushSelects, KeyConjunctsFilterBothSides) {
+  // k = pk for every match: a conjunct of the left keys also filters the right input.
+  Program p = pushed_and_same(
+      "out = f |> join s on k = pk |> select k < 10 and k > -1;\n"
+      "output out;\n");
+  auto sel = selects(p);
+  ASSERT_EQ(sel.size(), 2u) << print_program(p);
+  EXPECT_EQ(sel[0].second, "((k < 10) and (k > -1))");
+  EXPECT_EQ(sel[1].second, "((pk < 10) and (pk > -1))");
+  for (const auto& [input, pred] : sel) EXPECT_EQ(input, OpKind::Input) << pred;
+}
+
+TEST(PushSelects, ThroughProjectsThatPassAttributesOn) {
+  // Through a project that renames: the conjunct reads its input's names below it, then
+  // moves below the join. One over a computed attribute stays; a project that can fail
+  // keeps its select after it (it must check every row it sees).
+  Program p = pushed_and_same(
+      "out = f |> join s on k = pk |> project k, v as x, pv, v + pv as t |> select x > 1 and t > 3;\n"
+      "guarded = f |> project k, v, v / (w + 10) as q |> select v > 1;\n"
+      "output out; output guarded;\n");
+  auto sel = selects(p);
+  ASSERT_EQ(sel.size(), 3u) << print_program(p);
+  EXPECT_EQ(sel[0].first, OpKind::Input);
+  EXPECT_EQ(sel[0].second, "(v > 1)");
+  EXPECT_EQ(sel[1].first, OpKind::Project);
+  EXPECT_EQ(sel[1].second, "(t > 3)");
+  EXPECT_EQ(sel[2].first, OpKind::Project);  // "guarded"
+}
+
 }  // namespace
 }  // namespace ranc
