@@ -42,14 +42,11 @@ void lower_select(LoweringContext& ctx, const Node& n) {
   });
   const std::string prev = LoweringContext::keep(d, in, h);
   const std::string fn = fmt::format("v{}_keep", n.id);
-  if (evaluates_eagerly(n, in))
-    d.add_member(fn, fmt::format("  __device__ __forceinline__ bool {}({}) const {{\n"
-                                 "    return {} & {};\n  }}\n",
-                                 fn, v.handle_params(), prev, pred));
-  else
-    d.add_member(fn, fmt::format("  __device__ __forceinline__ bool {}({}) const {{\n"
-                                 "    if (!{}) return false;\n    return {};\n  }}\n",
-                                 fn, v.handle_params(), prev, pred));
+  const std::string body = evaluates_eagerly(n, in)
+                               ? fmt::format("    return {} & {};\n", prev, pred)
+                               : fmt::format("    if (!{}) return false;\n    return {};\n", prev, pred);
+  d.add_member(fn, fmt::format("  __device__ __forceinline__ bool {}({}) const {{\n{}  }}\n", fn,
+                               v.handle_params(), body));
   v.keep_fn = fn;
   v.filters = true;
   v.nodes.push_back(n.id);

@@ -25,11 +25,6 @@ void attribute_names(const ExprPtr& e, std::set<std::string>& out) {
   for (const auto& a : e->args) attribute_names(a, out);
 }
 
-bool reads_subquery(const ExprPtr& e) {
-  if (e->kind == ExprKind::Scalar) return true;
-  return std::any_of(e->args.begin(), e->args.end(), reads_subquery);
-}
-
 Expr conjunction(const std::vector<ExprPtr>& cs, const SourceLoc& loc) {
   Expr e(cs.at(0));
   for (size_t i = 1; i < cs.size(); ++i) e = make_binary(BinaryOp::And, e, Expr(cs[i]), loc);
@@ -44,10 +39,12 @@ struct Split {
   bool moves() const { return !left.empty() || !right.empty(); }
 };
 
-// Is conjunct `c` one that may move: it reads attributes, cannot fail, reads no subquery?
+// Is conjunct `c` one that may move: it reads attributes and cannot fail? (No node here
+// reads a scalar subquery: one would be an extra input, which split() and its helpers
+// exclude by their input counts.)
 bool movable(const ExprPtr& c, std::set<std::string>& names) {
   attribute_names(c, names);
-  return !names.empty() && !can_fail(c) && !reads_subquery(c);
+  return !names.empty() && !can_fail(c);
 }
 
 bool within(const std::set<std::string>& names, const std::set<std::string>& side) {
@@ -94,7 +91,7 @@ Split split_project(const Node& s, const Node& q) {
   if (q.inputs.size() != 1) return out;
   std::map<std::string, std::string> source;  // project output name -> input attribute
   for (const auto& e : q.exprs) {
-    if (can_fail(e.expr.ptr()) || reads_subquery(e.expr.ptr())) return out;
+    if (can_fail(e.expr.ptr())) return out;
     if (e.expr->kind == ExprKind::Attr) source[e.name] = e.expr->text;
   }
   std::set<std::string> passed;
