@@ -167,6 +167,26 @@ HookArg keep_hook() {
   return HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); ");
 }
 
+// JoinTileRangeAgent's kernel `name` (run by `owner`, fusing `nodes`): the right rows each of
+// the `ctiles` tiles of JoinMergeAgent can match, 2 int64 a tile, all searched at once so that
+// no tile waits for its own search.
+rt::BufferId tile_ranges(LoweringContext& ctx, const JoinCode& jc, rt::SlotId ctiles, NodeId owner,
+                         const std::string& name, const std::vector<NodeId>& nodes) {
+  const rt::SizeExpr bounds{0, {rt::SizeTerm{2, {ctiles}}}};
+  rt::BufferId ranges = ctx.allocate(fmt::format("n{}.tile_ranges", jc.n.id), 8, bounds, jc.n.id);
+  KernelParams p;
+  std::string m = match_members(ctx, jc, p);
+  const std::string ns = p.slot(jc.L.size), nr = p.slot(jc.R.size), nt = p.slot(ctiles),
+                    pr = p.buffer(ranges, "long long", false);
+  std::string make = ctx.functor(name + "_fn", p, m);
+  SkeletonCall agent(ctx.templates(), "JoinTileRangeAgent", {ctx.tile_policy("JoinCount")}, "Agent");
+  ctx.kernel(owner, name, p,
+             make + agent.declare() +
+                 agent.call("run", {ns, nr, "2 * " + nt, cmp_hook(), keep_hook(), pr}),
+             LaunchShape{bounds, 256, 256, false, nodes}, agent);
+  return ranges;
+}
+
 // Inner join of a sorted left input whose matches are all kept: JoinMergeAgent writes them
 // tile by tile into an output sized by the left rows (exact when the right keys are unique;
 // the runtime grows it and runs the kernel again when the matches need more, rt::Regrow),
@@ -199,15 +219,17 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
   // the join and the stages after it.
   const std::string left_ops = L.view ? L.view->op_names(ctx.program()) : std::string();
   const std::string ops = (left_ops.empty() ? "" : left_ops + "_") + v.op_names(ctx.program());
+  const rt::BufferId ranges =
+      tile_ranges(ctx, jc, ctiles, n.id, ctx.kernel_name(v.nodes.back(), ops + "_ranges"), nodes);
   {
     KernelParams p;
     std::string m = match_members(ctx, jc, p) + write_member(ctx, p, rel, out);
     std::string ns = p.slot(L.size), nr = p.slot(jc.R.size), hd = p.buffer(header, "long long", false),
                 plo = p.buffer(lo, "long long", false), po = p.buffer(offs, "long long", false),
-                pc = p.slot(cap);
+                pc = p.slot(cap), pr = p.buffer(ranges, "long long");
     std::string name = ctx.kernel_name(v.nodes.back(), ops + "_merge");
     std::vector<CallArg> args = {"temp", ns,  nr, cmp_hook(), keep_hook(), write_hook(),
-                                 hd,     plo, po, pc};
+                                 hd,     plo, po, pc,         pr};
     for (CallArg& a : order_check_args(jc, p)) args.push_back(std::move(a));
     std::string make = ctx.functor(name + "_fn", p, m);
     SkeletonCall agent(ctx.templates(), "JoinMergeAgent", {ctx.tile_policy("JoinCount")}, "Agent");
@@ -231,6 +253,98 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
     // A fixed grid (any grid is correct): enough blocks to fill an H100 a few times over.
     ctx.kernel(n.id, name, p, body,
                LaunchShape{rt::SizeExpr::fixed(1024), 1, ctx.policy_threads("JoinCount"), false,
+                           nodes},
+               agent);
+  }
+  order_check_step(ctx, jc);
+  return out;
+}
+
+// The aggregate object of the join-reduce agents (join_reduce.cuh's JoinFoldHooks::Agg) over
+// the functor `fn`'s init(), fold(s, i, j) and merge(a, b) (FoldSpec::members), defined as
+// `agg` in a kernel body, and the same as a hook argument.
+std::string fold_agg_struct(const std::string& fn, const std::string& st) {
+  return fmt::format(
+      "  struct Agg {{\n    const {0}* f;\n    using State = {1};\n"
+      "    __device__ __forceinline__ State init() const {{ return f->init(); }}\n"
+      "    __device__ __forceinline__ void fold(State& s, long long l, long long r) const {{ "
+      "f->fold(s, l, r); }}\n"
+      "    __device__ __forceinline__ void merge(State& a, const State& b) const {{ f->merge(a, b); "
+      "}}\n  }} agg{{&f}};\n",
+      fn, st);
+}
+HookArg fold_agg_object(const std::string& st) {
+  return HookArg::object(
+      "agg", {{"State", st}},
+      {{"init", {"State", {}}},
+       {"fold", {"void", {{"State&", "s"}, {"long long", "l"}, {"long long", "r"}}}},
+       {"merge", {"void", {{"State&", "a"}, {"const State&", "b"}}}}});
+}
+
+// A global reduce folded into the one-pass merge (join_reduce.cuh): JoinMergeReduceAgent per
+// tile of left rows (the merge of write_merge, each match folded into its thread's state
+// instead of written), then JoinHeavyReduceAgent over the tiles of heavy keys; every block
+// writes one partial state, which the reduce's finish merges. Nothing of the join is written
+// but the heavy tiles' rows (lo, offsets) and the look-back header.
+FoldPartials fold_merge(LoweringContext& ctx, const JoinCode& jc, const DeviceRelation& rel,
+                        const FoldSpec& spec) {
+  const RowView& v = *rel.view;
+  const Node& n = jc.n;
+  const DeviceRelation& L = jc.L;
+  KernelParams& p = *spec.params;
+  // Enough blocks to fill an H100 a few times over for the heavy tiles (any grid is correct).
+  constexpr int64_t kHeavyBlocks = 1024;
+  const int64_t ctile =
+      static_cast<int64_t>(ctx.policy_threads("JoinCount")) * ctx.policy_items("JoinCount");
+  const rt::SlotId ctiles = ctx.num_tiles(n.id, L.size, -1, ctile);
+  FoldPartials out;
+  out.count = ctx.new_slot();
+  ctx.step(rt::SetSize{out.count, rt::SizeExpr{kHeavyBlocks, {rt::SizeTerm{1, {ctiles}}}}});
+  out.partials = ctx.allocate(
+      fmt::format("n{}.partials", spec.reduce), 8,
+      rt::SizeExpr{kHeavyBlocks * spec.state_words, {rt::SizeTerm{spec.state_words, {ctiles}}}},
+      spec.reduce);
+  rt::BufferId header = ctx.allocate(fmt::format("n{}.merge_header", n.id), 8,
+                                     rt::SizeExpr{68, {rt::SizeTerm{3, {ctiles}}}}, n.id, true);
+  const rt::SizeExpr nl = rt::SizeExpr::slot(L.size);
+  rt::BufferId lo = ctx.allocate(fmt::format("n{}.lower", n.id), 8, nl, n.id);
+  rt::BufferId offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
+  std::vector<NodeId> nodes = LoweringContext::fused_nodes({&jc.L, &jc.R}, n.id);
+  for (NodeId x : v.nodes)
+    if (std::find(nodes.begin(), nodes.end(), x) == nodes.end()) nodes.push_back(x);
+  nodes.push_back(spec.reduce);
+  const rt::BufferId ranges = tile_ranges(ctx, jc, ctiles, spec.reduce, spec.ranges_name, nodes);
+  // Every parameter of the three kernels first: they share one functor type.
+  std::string m = match_members(ctx, jc, p) + spec.members;
+  const std::string ns = p.slot(L.size), nr = p.slot(jc.R.size), nt = p.slot(ctiles),
+                    hd = p.buffer(header, "long long", false), plo = p.buffer(lo, "long long", false),
+                    po = p.buffer(offs, "long long", false), pp = p.buffer(out.partials, "void", false),
+                    pr = p.buffer(ranges, "long long");
+  p.slot(out.count);
+  std::vector<CallArg> order_args = order_check_args(jc, p);
+  const std::string fn = spec.name + "_fn";
+  const std::string make = ctx.functor(fn, p, m) + fold_agg_struct(fn, spec.state);
+  {
+    SkeletonCall agent(ctx.templates(), "JoinMergeReduceAgent", {ctx.tile_policy("JoinCount")},
+                       "Agent");
+    agent.bind("State", spec.state);
+    std::vector<CallArg> args = {"temp", ns,  nr, cmp_hook(), keep_hook(), fold_agg_object(spec.state),
+                                 hd,     plo, po, pr,         pp};
+    for (CallArg& a : order_args) args.push_back(std::move(a));
+    ctx.kernel(spec.reduce, spec.name, p, make + agent.declare() + agent.temp_storage() + agent.call("run", args),
+               LaunchShape{rt::SizeExpr::slot(ctiles), 1, ctx.policy_threads("JoinCount"), false, nodes},
+               agent);
+  }
+  {
+    SkeletonCall agent(ctx.templates(), "JoinHeavyReduceAgent", {ctx.tile_policy("JoinCount")},
+                       "Agent");
+    agent.bind("State", spec.state);
+    const std::string heavy_partials = fmt::format("static_cast<{}*>({}) + {}", spec.state, pp, nt);
+    ctx.kernel(spec.reduce, spec.heavy_name, p,
+               make + agent.declare() + agent.temp_storage() +
+                   agent.call("run", {"temp", ns, nt, hd, plo, po, fold_agg_object(spec.state),
+                                      heavy_partials}),
+               LaunchShape{rt::SizeExpr::fixed(kHeavyBlocks), 1, ctx.policy_threads("JoinCount"), false,
                            nodes},
                agent);
   }
@@ -421,9 +535,15 @@ void lower_join(LoweringContext& ctx, const Node& n) {
   }
   v.nodes.push_back(n.id);
   const NodeId id = n.id;
+  const bool one_pass = ctx.options().one_pass_merge_join;
+  // A global reduce fused after the join (and the selects and projects between them): the
+  // one-pass merge folds the matches the view keeps (passes/fuse_pipelines.cpp).
+  if (left_sorted && one_pass && !residual)
+    v.fold = [id, L, R](LoweringContext& ctx, const DeviceRelation& rel, const FoldSpec& spec) {
+      return fold_merge(ctx, join_code(ctx, ctx.program().node(id), L, R), rel, spec);
+    };
   // Materialisation. Always dense: the expansion needs the per-row ranges anyway
   // (plan_paged_edges.h).
-  const bool one_pass = ctx.options().one_pass_merge_join;
   v.materialize = [id, L, R, lo, offs, total, left_sorted, one_pass](
                       LoweringContext& ctx, const DeviceRelation& rel, bool /*paged*/) {
     const RowView& v = *rel.view;

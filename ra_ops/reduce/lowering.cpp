@@ -168,13 +168,13 @@ void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std:
 }
 
 AggCode aggregate_code(LoweringContext& ctx, const Node& n, const DeviceRelation& in,
-                       const DeviceRelation& out, KernelParams& p) {
+                       const DeviceRelation& out, KernelParams& p, std::string_view row = "r") {
   AggCode a;
   bool need_rows = false;
   const size_t nk = n.group_key_index.size();
   auto attr = [&](int32_t c) {
     a.columns.push_back(static_cast<size_t>(c));
-    return LoweringContext::load(p, in, static_cast<size_t>(c), "r");
+    return LoweringContext::load(p, in, static_cast<size_t>(c), row);
   };
   for (size_t k = 0; k < n.aggregates.size(); ++k) {
     const Aggregate& ag = n.aggregates[k];
@@ -238,6 +238,14 @@ const AggMethods& agg_methods() {
       {"init", {"State", {}}, "return f->init();"},
       {"accumulate", {"void", {{"State&", "s"}, {"long long", "r"}}}, "f->accumulate(s, r);"},
       {"merge", {"void", {{"State&", "a"}, {"const State&", "b"}}}, "f->merge(a, b);"}};
+  return m;
+}
+// Only what a merge of states needs (GlobalReduceFinish's MergeHooks::Agg).
+const AggMethods& merge_agg_methods() {
+  static const AggMethods m = {{"init", {"State", {}}, "return f->init();"},
+                               {"merge",
+                                {"void", {{"State&", "a"}, {"const State&", "b"}}},
+                                "f->merge(a, b);"}};
   return m;
 }
 const AggMethods& hash_agg_methods() {
@@ -340,7 +348,62 @@ std::string state_members(const std::string& st, const AggCode& a) {
       st, a.init, a.acc, a.merge);
 }
 
+// The global reduce folded into the write stage of the join whose matches `in` enumerates
+// (RowView::fold, join lowering's fold_merge): the join's kernels fold every match the view
+// keeps into per-block partial states, and GlobalReduceFinish merges them. The matches are
+// never written.
+void fold_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation& in) {
+  DeviceRelation out = ctx.allocate_relation(n, rt::SizeExpr::fixed(1), -1);
+  const std::string what = in.view->op_names(ctx.program()) + "_reduce";
+  KernelParams p;
+  AggCode a = aggregate_code(ctx, n, in, out, p, "i, j");
+  FoldSpec spec;
+  spec.reduce = n.id;
+  spec.params = &p;
+  spec.name = ctx.kernel_name(n.id, what);
+  spec.heavy_name = ctx.kernel_name(n.id, what + "_heavy");
+  spec.ranges_name = ctx.kernel_name(n.id, what + "_ranges");
+  spec.state = spec.name + "_state";
+  spec.state_words = a.state_words;
+  ctx.emit(fmt::format("struct alignas(8) {} {{\n{}}};\n", spec.state, a.fields));
+  ctx.emit(fmt::format("static_assert(sizeof({}) <= {} * 8, \"reduce state larger than its "
+                       "partial slot\");\n",
+                       spec.state, a.state_words));
+  const std::string keep = LoweringContext::keep(p, in, "i, j");
+  spec.members = fmt::format(
+      "  using State = {0};\n"
+      "  __device__ __forceinline__ State init() const {{\n    State s;\n{1}    return s;\n  }}\n"
+      "  __device__ __forceinline__ void fold(State& s, long long i, long long j) const {{\n"
+      "    if (!{2}) return;\n{3}  }}\n"
+      "  __device__ __forceinline__ void merge(State& a, const State& b) const {{\n{4}  }}\n"
+      "  __device__ __forceinline__ void write(const State& s) const {{\n"
+      "    const long long g = 0;\n{5}  }}\n",
+      spec.state, a.init, keep, a.acc, a.merge, a.write);
+  const FoldPartials parts = in.view->fold(ctx, in, spec);
+  // One tuple, also over no matches (as lower_global_reduce).
+  const std::string fn = ctx.kernel_name(n.id, "reduce_finish");
+  const std::string make = ctx.functor(fn + "_fn", p, spec.members) +
+                           agg_hooks(fn + "_fn", spec.state, merge_agg_methods());
+  SkeletonCall finish(ctx.templates(), "GlobalReduceFinish", {"256"}, "Finish");
+  finish.bind("State", spec.state);
+  ctx.kernel(n.id, fn, p,
+             make + finish.declare() + finish.temp_storage() +
+                 finish.call("run", {"temp", p.slot(parts.count), agg_object(spec.state, merge_agg_methods()),
+                                     p.buffer(parts.partials, "void", false),
+                                     HookArg::lambda("void", {{fmt::format("const {}&", spec.state), "s"}},
+                                                     " f.write(s); ")}),
+             LaunchShape{rt::SizeExpr::fixed(1), 1, 256, false}, finish);
+  if (a.overflow >= 0) ctx.step(rt::CheckFlag{a.overflow, a.overflow_message, n.id});
+  out.size = ctx.new_slot();
+  ctx.step(rt::SetSize{out.size, rt::SizeExpr::fixed(1)});
+  ctx.set_relation(n.id, out);
+}
+
 void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation& in) {
+  if (in.view && in.view->fold) {
+    fold_global_reduce(ctx, n, in);
+    return;
+  }
   DeviceRelation out = ctx.allocate_relation(n, rt::SizeExpr::fixed(1), -1);
   const std::vector<NodeId> nodes = LoweringContext::fused_nodes({&in}, n.id);
   const std::string what = in.view ? in.view->op_names(ctx.program()) + "_reduce" : "reduce";
@@ -798,7 +861,10 @@ void lower_reduce(LoweringContext& ctx, const Node& n) {
   // Grouped by sorting, a dropped row could leave a group empty: only views that keep
   // every row are read directly; the hash path and the global reduce evaluate the filter.
   const bool per_row = nk == 0 || ctx.physical(n.id).hash_reduce;
-  if (in.view && (in.view->source != RowView::Source::Index || (!per_row && in.view->filters)))
+  // A global reduce fused after a join folds the join's matches (fold_global_reduce).
+  const bool folds = nk == 0 && in.view && in.view->fold;
+  if (in.view && !folds &&
+      (in.view->source != RowView::Source::Index || (!per_row && in.view->filters)))
     in = ctx.dense(in);
   if (nk == 0) {
     lower_global_reduce(ctx, n, in);

@@ -189,6 +189,58 @@ TEST(FusePipelines, ReducesAtTheEndOfPipelines) {
   EXPECT_NE(res.plan.source.find("GlobalReduceAgent"), std::string::npos);
 }
 
+// A global reduce after a join that merges in one pass (left input sorted by the keys, no
+// residual) folds the join's matches in the merge itself (join_reduce.cuh): the join, the
+// selects and projects after it (also ones that drop matches or can fail) and the reduce
+// are one group whose kernels write no match; a chain into a grouped reduce still
+// materialises the select after the join (JoinMergeAgent has no room for a filter).
+TEST(FusePipelines, AGlobalReduceFoldsTheOnePassMerge) {
+  ProgramBuilder b;
+  auto f = b.input("f", {{"fk", Type::I32}, {"fv", Type::I32}}, 0, {"fk"});
+  auto q = b.input("q", {{"pk", Type::I32}, {"pv", Type::I32}}, 0, {"pk"});
+  b.output(f.join(q, {"fk"}, {"pk"})
+               .select(col("pv") < col("fv"))
+               .project({as(col("fv") / col("pv"), "x")})
+               .reduce({}, {sum(col("x"), "s"), count("n")}),
+           "global");
+  b.output(f.join(q, {"fk"}, {"pk"}).select(col("pv") < col("fv")).reduce({"fk"}, {count("c")}), "grouped");
+  auto res = pipeline(b.check(), {.join = JoinAlgorithm::SortMerge});
+  EXPECT_EQ(passes::print_physical_plan(res.physical),
+            "n0 input() order [fk]\n"
+            "n1 input() order [pk]\n"
+            "n2 join(n0, n1) order [fk] fused into n5\n"
+            "n3 select(n2) order [fk] fused into n5\n"
+            "n4 project(n3) fused into n5\n"
+            "n5 reduce(n4) unique\n"
+            "n6 project(n5)\n"
+            "n7 join(n0, n1) order [fk]\n"
+            "n8 select(n7) order [fk]\n"
+            "n9 reduce(n8) order [fk] unique\n"
+            "n10 output(n6)\n"
+            "n11 output(n9) order [fk] unique\n");
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+  const std::string& src = res.plan.source;
+  for (const char* k : {"n5_join_select_project_reduce_ranges(", "n5_join_select_project_reduce(",
+                        "n5_join_select_project_reduce_heavy(", "n5_reduce_finish("})
+    EXPECT_NE(src.find(k), std::string::npos) << k;
+  EXPECT_NE(src.find("JoinMergeReduceAgent<P::JoinCount>"), std::string::npos);
+  EXPECT_NE(src.find("JoinHeavyReduceAgent<P::JoinCount>"), std::string::npos);
+  // The grouped chain: the one-pass merge writes the matches, a select kernel filters them.
+  EXPECT_NE(src.find("n7_join_merge("), std::string::npos);
+  EXPECT_NE(src.find("n8_select("), std::string::npos);
+  // No buffer of the folded join's matches: the only allocations of n2 are its merge's
+  // header, its tiles' ranges and the heavy tiles' rows.
+  for (const auto& buf : res.plan.buffers)
+    if (buf.name.rfind("n2.", 0) == 0)
+      EXPECT_TRUE(buf.name == "n2.merge_header" || buf.name == "n2.tile_ranges" ||
+                  buf.name == "n2.lower" || buf.name == "n2.offsets")
+          << buf.name;
+  // Unfused: the join writes its matches, the select, project and reduce read them.
+  auto off = pipeline(b.check(), {.join = JoinAlgorithm::SortMerge, .fusion = false});
+  EXPECT_EQ(off.plan.source.find("JoinMergeReduceAgent"), std::string::npos);
+  EXPECT_EQ(testing::kernel_group_mismatch(off), "");
+}
+
 // A reduce over input not ordered by its group keys hashes when the keys pack into 63
 // bits (string 31 + i32 32 here): no sort is inserted, a select in front fuses into it
 // (it folds row by row), and its output is ordered by the keys, so a user sort by them

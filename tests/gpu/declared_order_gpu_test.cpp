@@ -48,6 +48,12 @@ Program declared_program(bool descending) {
   Rel q = b.input("q", kQ, 0, {SortSpec("qk", descending)});
   b.output(r.join(q, {"k"}, {"qk"}), "join");
   b.output(r.join(q, {"k"}, {"qk"}, JoinKind::Inner, col("x") < col("qv")), "join_residual");
+  // A global reduce folded into the one-pass merge (join_reduce.cuh), which also checks
+  // the declared order of r; the select stays after the join (it reads both sides).
+  b.output(r.join(q, {"k"}, {"qk"})
+               .select(col("x") < col("qv"))
+               .reduce({}, {sum(col("v"), "sv"), count("n"), max(col("x"), "mx")}),
+           "join_fold");
   b.output(r.semi_join(q, {"k"}, {"qk"}), "semi");
   b.output(r.anti_join(q, {"k"}, {"qk"}), "anti");
   b.output(r.reduce({"k"}, {sum(col("v"), "sv"), count("n"), min(col("x"), "mx")}), "reduce");

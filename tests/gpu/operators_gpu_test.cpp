@@ -447,8 +447,17 @@ TEST(GpuJoinKeys, SortMergeHeavyAndLightTiles) {
     auto r = b.input("r", rs.attributes);
     b.output(l.join(r, {"k"}, {"qk"}), "inner");
     b.output(l.join(r, {"k"}, {"qk"}).project({"k", as(col("v") + col("qv"), "s")}), "mapped");
+    // A global reduce folds the matches in the merge (join_reduce.cuh), heavy tiles too;
+    // with a select (across both sides, so it stays after the join) and a project that
+    // can fail (never here: the divisor is at least 1) between them.
     b.output(l.join(r, {"k"}, {"qk"}).reduce({}, {ranc::count("n"), ranc::sum(col("qv"), "sq")}),
              "counted");
+    b.output(l.join(r, {"k"}, {"qk"})
+                 .select(col("v") > col("qv"))
+                 .project({as(col("v") / (col("qv") % 5 + 6), "x"), "qv"})
+                 .reduce({}, {ranc::count("n"), ranc::sum(col("x"), "sx"), ranc::min(col("qv"), "mn"),
+                              ranc::max(col("x"), "mx"), ranc::avg(col("qv"), "aq")}),
+             "filtered_fold");
     Program p = b.check();
     for (bool one_pass : {true, false})
       EXPECT_EQ(run_and_compare(p, in,

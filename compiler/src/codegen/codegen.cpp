@@ -39,6 +39,7 @@ constexpr std::string_view kPrelude =
 #include <ranc/templates/set_ops.cuh>
 #include <ranc/templates/join.cuh>
 #include <ranc/templates/reduce.cuh>
+#include <ranc/templates/join_reduce.cuh>
 #include <ranc/templates/hash_reduce.cuh>
 #include <ranc/templates/hash_join.cuh>
 #include <ranc/templates/topk.cuh>

@@ -232,6 +232,20 @@ class Fuser {
     return s;
   }
 
+  // Does the chain of selects and projects from `c` (each the only consumer of the one
+  // before) end in a reduce without group keys?
+  bool ends_in_global_reduce(const Node& c) const {
+    const Node* x = &c;
+    for (int steps = 0; steps <= kMaxChain; ++steps) {
+      if (x->kind == OpKind::Reduce) return x->group_keys.empty();
+      if (x->kind != OpKind::Select && x->kind != OpKind::Project) return false;
+      const auto& cs = consumers_[static_cast<size_t>(x->id)];
+      if (cs.size() != 1) return false;
+      x = &prog_.node(cs[0].first);
+    }
+    return false;
+  }
+
   // The rules: may `c` take input `k` as a view of shape `s`?
   bool accepts(const Node& c, size_t k, const ViewShape& s) const {
     const bool index = s.source == Source::Index;
@@ -240,14 +254,16 @@ class Fuser {
     // offset, 16 bytes, per left row) and a compacting expansion that searches them. So a
     // stage that may drop matches (a select, a project that can fail) is materialised after
     // it instead (measured at 2^28, join -> select -> reduce: 13.0 ms fused, 7.3 ms with the
-    // select materialised).
+    // select materialised), unless the chain ends in a reduce without group keys: that
+    // reduce folds the matches the chain keeps into its states in the merge itself
+    // (join_reduce.cuh), and nothing is written.
     const bool one_pass =
         s.source == Source::MergeJoin && plan_.nodes[static_cast<size_t>(s.join)].one_pass_merge;
     switch (c.kind) {
       case OpKind::Select:
-        return !one_pass;
+        return !one_pass || ends_in_global_reduce(c);
       case OpKind::Project:
-        if (one_pass)
+        if (one_pass && !ends_in_global_reduce(c))
           for (const auto& e : c.exprs)
             if (can_fail(e.expr.ptr())) return false;
         return true;  // thread-level: the stage joins the chain, whatever its source
@@ -271,9 +287,11 @@ class Fuser {
         return index && (!s.filters || c.join_kind != JoinKind::Inner);
       }
       case OpKind::Reduce:
-        // Without group keys, any chain over row numbers; grouped by sorting, its
+        // Without group keys, any chain over row numbers, or over the matches of a join
+        // that merges in one pass (folded in its merge). Grouped by sorting, its
         // neighbour comparisons need every row (a filter could leave a group empty).
         // Hashed, each row is folded on its own like the global reduce.
+        if (one_pass) return c.group_keys.empty();
         return index && (c.group_keys.empty() || !s.filters ||
                          plan_.nodes[static_cast<size_t>(c.id)].hash_reduce);
       case OpKind::Limit:

@@ -168,6 +168,29 @@ struct ViewAttr {
   std::string fn;
 };
 
+// A global reduce (no group keys) folded into the write stage of the join whose matches a
+// view enumerates (RowView::fold): the reduce's part of the join's kernels.
+struct FoldSpec {
+  NodeId reduce = -1;
+  // The reduce's kernel parameters; the join adds its own, and every kernel of the fold
+  // (the join's and the reduce's finish) takes them all.
+  KernelParams* params = nullptr;
+  std::string state;        // the aggregate state's type
+  int64_t state_words = 0;  // 8-byte words of one partial state
+  // Functor members over `params`: `using State`, init(), merge(a, b) and fold(s, i, j),
+  // which folds the match (i, j) in when the view keeps it.
+  std::string members;
+  // The names of the merge kernel (also the functor's base name), the heavy keys' kernel and
+  // the tiles' ranges kernel, registered by the reduce (LoweringContext::kernel_name).
+  std::string name, heavy_name, ranges_name;
+};
+// What the join's fold kernels leave for the reduce's finish: partial states (`state_words`
+// words each) and a slot holding their number. Both are parameters of FoldSpec::params.
+struct FoldPartials {
+  rt::BufferId partials = -1;
+  rt::SlotId count = -1;
+};
+
 // A relation that is not materialised (see the file comment). Built by the lowerings
 // of select, project, product and join; extended by select, project and semi/anti
 // joins; consumed by kernels that stream it or materialised by LoweringContext::dense.
@@ -190,6 +213,10 @@ struct RowView {
   // dense, or with `paged` (and a join that can) a paged list.
   std::function<DeviceRelation(LoweringContext&, const DeviceRelation& view, bool paged)>
       materialize;
+  // Join sources whose matches are merged tile by tile (a left input sorted by the keys):
+  // emits the join's kernels with every match folded into a global reduce instead of
+  // written (reduce lowering). Empty where the join cannot.
+  std::function<FoldPartials(LoweringContext&, const DeviceRelation& view, const FoldSpec&)> fold;
   // A paged list (templates/paged.cuh) written by `owner`'s kernels: handles are slots of
   // its pages, the attributes its page columns, keep_fn drops the unused slots. It holds
   // no fused stage (nodes is empty): it is materialised, only not dense.

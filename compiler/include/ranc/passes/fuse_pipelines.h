@@ -27,6 +27,11 @@
 // kernel; a chain that only passes attributes through runs no kernel and shares nothing.
 // A sort-merge inner join takes no filtering left view: its count stage writes a lower
 // bound and an offset for every row of the view's input, dropped or not.
+// A join that merges in one pass (left input sorted by the keys, no residual:
+// PhysicalNode::one_pass_merge) takes no stage that may drop matches after it, except in
+// a chain of selects and projects that ends in a reduce without group keys: that reduce
+// folds the matches the chain keeps into its states inside the merge (join_reduce.cuh,
+// RowView::fold), and the join writes no match.
 // A consumer takes a view only if it can evaluate the view's keep function for every
 // row (streamed consumers) or the view keeps every row and checks nothing (consumers
 // that read rows at random: a merge join's right side, set operations, distinct, a

@@ -31,13 +31,16 @@
 // Inner join of a LEFT INPUT SORTED BY THE KEYS whose matches are all kept (no residual, no
 // filter after it): one pass, no lo/offsets traffic for ordinary tiles, no read-back before
 // the write (ctiles as above):
+//   0. ranges: JoinTileRangeAgent<C>::run(nl, nr, 2 * ctiles, cmp, keep, ranges)   one thread a
+//              bound (optional: the merge takes null ranges and searches per tile)
 //   1. merge:  JoinMergeAgent<C>::run(temp, nl, nr, cmp, keep, emit, header, lo, offsets,
-//              capacity)   threads C::block_threads, grid = ctiles (exactly); output sized by
+//              capacity, ranges)   threads C::block_threads, grid = ctiles (exactly); output sized by
 //              `capacity` (the left rows); the runtime reads header[0] (the matches) and, when it
 //              exceeds the capacity, grows the output, zeroes the header and runs it again.
 //   2. heavy:  JoinHeavyExpandAgent<C>::run(temp, nl, ctiles, header, lo, offsets, emit)
 //              threads C::block_threads, any grid (fixed); writes the tiles of heavy keys.
-// Buffers: header 68 + 3 * ctiles int64 (layout at JoinMergeAgent), zeroed; lo, offsets nl int64.
+// Buffers: header 68 + 3 * ctiles int64 (layout at JoinMergeAgent), zeroed; lo, offsets nl int64;
+//          ranges 2 * ctiles int64.
 //
 // Semi / anti join: a select over the left input (select.cuh) with predicate
 //   JoinMatchPred<Cmp, Residual, Anti>{cmp, residual, nr}(l) = "left row l has a (residual-satisfying)
@@ -101,6 +104,39 @@ __device__ __forceinline__ void join_tile_range(i64* bounds, i64 base, i64 last,
   tlo = bounds[0];
   thi = bounds[1];
 }
+
+/// The right rows [ranges[2t], ranges[2t + 1]) that can match the left rows of tile t (tiles of
+/// Policy::tile_items rows), as join_tile_range finds them, for every tile at once: one thread a
+/// bound, all searches in flight together, launched before the tiles' kernel
+/// (JoinMergeAgent's tile_ranges), whose tiles then start from their range instead of waiting
+/// for its search (about 6 rounds of loads a tile, with the block stalled at the barrier).
+template <class Policy>
+struct JoinTileRangeAgent {
+  static constexpr int kTile = Policy::tile_items;
+
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    __device__ int cmp(i64 l, i64 r) const;  // left key of row l vs right key of row r
+    __device__ bool keep(i64 l) const;       // left row l takes part
+  };
+  /// One thread per bound: bounds = 2 * tiles.
+  static constexpr LaunchRule run_launch{Grid::threads, "bounds", 0};
+
+  template <class Cmp, class Keep>
+  __device__ __forceinline__ static void run(i64 nl, i64 nr, i64 bounds, Cmp cmp, Keep keep, i64* ranges) {
+    const i64 t = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (t >= bounds) return;
+    const i64 base = (t >> 1) * kTile, last = min64(base + kTile, nl) - 1;
+    i64 b = 0;
+    if (base <= last) {
+      if ((t & 1) == 0)
+        b = keep(base) ? partition_point(0, nr, [&](i64 r) { return cmp(base, r) > 0; }) : 0;
+      else
+        b = keep(last) ? partition_point(0, nr, [&](i64 r) { return cmp(last, r) >= 0; }) : nr;
+    }
+    ranges[t] = b;
+  }
+};
 
 /// Predicate for semi (Anti = false) and anti (Anti = true) joins; use with SelectAgent.
 template <class Cmp, class Residual = NoResidual, bool Anti = false>
@@ -261,17 +297,24 @@ struct JoinMergeAgent {
   /// Exactly `tiles` blocks, also for nl == 0: the last block writes header[0].
   static constexpr LaunchRule run_launch{Grid::tiles_exact, "nl", Policy::block_threads};
 
+  /// tile_ranges: JoinTileRangeAgent's ranges for these tiles, or null (each tile searches its own).
   template <class Cmp, class Keep, class Emit, class OutOfOrder = NoOrderCheck>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, Keep keep, Emit emit,
                                              i64* header, i64* lo_out, i64* offsets, i64 capacity,
-                                             OutOfOrder out_of_order = {}, int* order_flag = nullptr) {
+                                             const i64* tile_ranges, OutOfOrder out_of_order = {},
+                                             int* order_flag = nullptr) {
     TileState state = make_tile_state(header + 4);
     const i64 tiles = gridDim.x;
     const i64 base = tile_base(kTile);
     const i64 last = min64(base + kTile, nl) - 1;
     // The right rows matching the tile's key range.
     i64 tlo, thi;
-    join_tile_range<kThreads>(temp.bounds, base, last, nr, cmp, keep, tlo, thi);
+    if (tile_ranges != nullptr) {
+      tlo = tile_ranges[2 * tile_index()];
+      thi = tile_ranges[2 * tile_index() + 1];
+    } else {
+      join_tile_range<kThreads>(temp.bounds, base, last, nr, cmp, keep, tlo, thi);
+    }
     // Each thread's rows are consecutive and sorted: a row's range starts where the previous
     // kept row's ends (or is the same range, for an equal key), so after the first search the
     // others gallop from there.

@@ -63,6 +63,17 @@ struct ReduceHooks {
   };
 };
 
+/// The aggregate hook of a stage that only merges states (GlobalReduceFinish): any Agg of the
+/// reduce or join-reduce skeletons.
+struct MergeHooks {
+  struct State;  // the generator's aggregate state
+  struct Agg {
+    using State = MergeHooks::State;
+    __device__ State init() const;                          // identity
+    __device__ void merge(State& a, const State& b) const;  // a = a (+) b, b later
+  };
+};
+
 template <class State>
 struct SegmentItem {
   i64 head_row;  // the last group head in the covered rows; -1 when they contain none
@@ -327,8 +338,8 @@ struct GlobalReduceFinish {
 
   /// The hooks of run() (contract.cuh).
   struct Hooks {
-    using State = ReduceHooks::State;
-    ReduceHooks::Agg agg;
+    using State = MergeHooks::State;
+    MergeHooks::Agg agg;
     __device__ void emit(const State& s) const;  // the state of all kept rows
   };
   static constexpr LaunchRule run_launch{Grid::one_block, "tiles", BlockThreads};
