@@ -3,13 +3,13 @@
 # from a folder of built binaries (as collected by scripts/collect_gpu_binaries.sh),
 # writing one log per step and a summary to $OUT (default /tmp/ranc-gpu-check).
 #   scripts/gpu_check.sh BIN_DIR [steps...]
-#   steps: runtime templates ops ops_unfused tpch random memcheck racecheck large bench
+#   steps: runtime templates ops ops_more ops_unfused tpch random memcheck racecheck large bench
 #          merges merges_expand merges_tune groupby sortedreduce
 # Steps are independent: several invocations (each with its own OUT) may run at once.
 set -u
 BIN=${1:?usage: gpu_check.sh BIN_DIR [steps...]}
 shift
-STEPS=${*:-runtime ops tpch bench memcheck}
+STEPS=${*:-runtime ops ops_more tpch bench memcheck}
 OUT=${OUT:-/tmp/ranc-gpu-check}
 mkdir -p "$OUT"
 export RANC_CACHE_DIR=${RANC_CACHE_DIR:-/tmp/ranc-kernel-cache}
@@ -28,7 +28,9 @@ for s in $STEPS; do
   case $s in
     runtime) step runtime 120 "$BIN/runtime_tests" ;;
     templates) [ -x "$BIN/templates_gpu_test" ] && step templates 300 "$BIN/templates_gpu_test" ;;
-    ops) step ops 560 "$BIN/gpu_tests" --gtest_filter='Sizes/*:GpuOperatorsCoverage.*:GpuJoinKeys.*:GpuDeclared*:*GpuSort.*' ;;
+    # Split in two: with a cold kernel cache the whole set passed 560 s on the H100 (session 23).
+    ops) step ops 560 "$BIN/gpu_tests" --gtest_filter='Sizes/*' ;;
+    ops_more) step ops_more 400 "$BIN/gpu_tests" --gtest_filter='GpuOperatorsCoverage.*:GpuJoinKeys.*:GpuDeclared*:*GpuSort.*' ;;
     # The same suite with fusion off (every operator its own kernel): the same results.
     ops_unfused) RANC_NO_FUSION=1 step ops_unfused 560 "$BIN/gpu_tests" \
       --gtest_filter='Sizes/*:GpuOperatorsCoverage.*:GpuJoinKeys.*:GpuDeclared*' ;;
