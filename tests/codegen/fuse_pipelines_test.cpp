@@ -644,6 +644,28 @@ TEST(PlanPagedEdges, HashJoinIntoStreamingConsumersIsPaged) {
   EXPECT_NE(unfused.find("n10 join(n1, n2) hash\n"), std::string::npos) << unfused;
 }
 
+// A build side whose declared key is among the join's keys (a foreign-key join): at most
+// one match a probe row, so the dense output, sized by the probe rows, is exact and written
+// in one pass; the planner keeps it dense. A key the join does not cover (q's key (qk, w)
+// against a join on qk only) leaves the join paged.
+TEST(PlanPagedEdges, UniqueBuildKeysStayDense) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto s = b.input("s", {{"sk", Type::I32}, {"x", Type::I64}}, 1);
+  auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::I64}}, 2);
+  b.output(r.join(s, {"k"}, {"sk"}).select(col("v") < col("x")).reduce({}, {sum(col("x"), "sx")}),
+           "fk");
+  b.output(r.join(q, {"k"}, {"qk"}).select(col("v") < col("w")).reduce({}, {sum(col("w"), "sw")}),
+           "partial_key");
+  auto res = pipeline(b.check(), {.join = JoinAlgorithm::Hash});
+  const std::string plan = passes::print_physical_plan(res.physical);
+  EXPECT_NE(plan.find("n4 select(n3)\n"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("n8 select(n7) -> paged\n"), std::string::npos) << plan;
+  EXPECT_EQ(count_in(res.plan.source, "_hash_paged("), 1);
+  EXPECT_EQ(count_in(res.plan.source, "_hash("), 1);
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+}
+
 // The page size is a power of two; the plan's page arithmetic follows it.
 TEST(PlanPagedEdges, PageRowsOption) {
   ProgramBuilder b;

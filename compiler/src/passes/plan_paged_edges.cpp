@@ -1,6 +1,7 @@
 // plan_paged_edges (see ranc/passes/plan_paged_edges.h).
 #include "ranc/passes/plan_paged_edges.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace ranc::passes {
@@ -23,6 +24,21 @@ bool streams_paged_input(const PhysicalPlan& plan, const Node& c, size_t k) {
   }
 }
 
+namespace {
+// Does every probe (left) row of hash join `j` have at most one match? Yes when the build
+// (right) input's key attributes (Schema::key_size, a prefix) are all among the join's
+// right keys.
+bool build_keys_unique(const Program& prog, const Node& j) {
+  const Schema& r = prog.node(j.inputs.at(1)).schema;
+  if (r.key_size == 0) return false;
+  for (size_t a = 0; a < r.key_size; ++a)
+    if (std::find(j.right_key_index.begin(), j.right_key_index.end(), static_cast<int32_t>(a)) ==
+        j.right_key_index.end())
+      return false;
+  return true;
+}
+}  // namespace
+
 void plan_paged_edges(PhysicalPlan& plan) {
   const Program& prog = plan.program;
   const Consumers consumers = consumers_of(prog);
@@ -39,7 +55,9 @@ void plan_paged_edges(PhysicalPlan& plan) {
     const auto& cs = consumers[static_cast<size_t>(m)];
     bool stream = !cs.empty();
     for (const auto& [c, k] : cs) stream = stream && streams_paged_input(plan, prog.node(c), k);
-    plan.nodes[static_cast<size_t>(m)].paged = stream;
+    // With a unique build key the dense output (sized by the probe rows) is exact and
+    // written in one pass too, and its readers need no page-fill filter.
+    plan.nodes[static_cast<size_t>(m)].paged = stream && !build_keys_unique(prog, j);
   }
 }
 
