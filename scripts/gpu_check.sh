@@ -4,7 +4,7 @@
 # writing one log per step and a summary to $OUT (default /tmp/ranc-gpu-check).
 #   scripts/gpu_check.sh BIN_DIR [steps...]
 #   steps: runtime templates ops ops_more ops_unfused tpch random memcheck racecheck large bench
-#          merges merges_expand merges_tune groupby sortedreduce
+#          merges merges_expand merges_tune joins_ab groupby sortedreduce
 # Steps are independent: several invocations (each with its own OUT) may run at once.
 set -u
 BIN=${1:?usage: gpu_check.sh BIN_DIR [steps...]}
@@ -52,6 +52,11 @@ for s in $STEPS; do
     # with its count + expand path (RANC_MERGE_JOIN=expand) for an A/B in the same run.
     merges) step merges 300 "$BIN/ra_bench" merges 28 ;;
     merges_expand) RANC_MERGE_JOIN=expand step merges_expand 300 "$BIN/ra_bench" merges 28 ;;
+    # The one-pass merge join with and without its tile-range kernel (RANC_JOIN_RANGES=0), in
+    # one call: the PK-FK join and the join chains.
+    joins_ab)
+      step joins_ranges 200 "$BIN/ra_bench" merges 28
+      RANC_JOIN_RANGES=0 step joins_noranges 200 "$BIN/ra_bench" merges 28 ;;
     # Other tile shapes (RANC_TUNE, codegen.cpp) for the same rows.
     merges_tune) RANC_TUNE=${RANC_TUNE:-Reduce=256x8,JoinCount=128x8} step merges_tune 300 "$BIN/ra_bench" merges 28 ;;
     # Group-by of 2^28 rows into 4, 16, 2^10 and 2^24 groups and TPC-H Q1's shape: hashed with and

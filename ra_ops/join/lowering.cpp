@@ -167,11 +167,14 @@ HookArg keep_hook() {
   return HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); ");
 }
 
-// JoinTileRangeAgent's kernel `name` (run by `owner`, fusing `nodes`): the right rows each of
-// the `ctiles` tiles of JoinMergeAgent can match, 2 int64 a tile, all searched at once so that
-// no tile waits for its own search.
+// JoinTileRangeAgent's kernel n<name_node>_<what> (run by `owner`, fusing `nodes`): the right
+// rows each of the `ctiles` tiles of JoinMergeAgent can match, 2 int64 a tile, all searched at
+// once so that no tile waits for its own search. Returns -1 (no kernel: each tile searches its
+// own range) when CodegenOptions::join_tile_ranges is off.
 rt::BufferId tile_ranges(LoweringContext& ctx, const JoinCode& jc, rt::SlotId ctiles, NodeId owner,
-                         const std::string& name, const std::vector<NodeId>& nodes) {
+                         NodeId name_node, const std::string& what, const std::vector<NodeId>& nodes) {
+  if (!ctx.options().join_tile_ranges) return -1;
+  const std::string name = ctx.kernel_name(name_node, what);
   const rt::SizeExpr bounds{0, {rt::SizeTerm{2, {ctiles}}}};
   rt::BufferId ranges = ctx.allocate(fmt::format("n{}.tile_ranges", jc.n.id), 8, bounds, jc.n.id);
   KernelParams p;
@@ -220,13 +223,13 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
   const std::string left_ops = L.view ? L.view->op_names(ctx.program()) : std::string();
   const std::string ops = (left_ops.empty() ? "" : left_ops + "_") + v.op_names(ctx.program());
   const rt::BufferId ranges =
-      tile_ranges(ctx, jc, ctiles, n.id, ctx.kernel_name(v.nodes.back(), ops + "_ranges"), nodes);
+      tile_ranges(ctx, jc, ctiles, n.id, v.nodes.back(), ops + "_ranges", nodes);
   {
     KernelParams p;
     std::string m = match_members(ctx, jc, p) + write_member(ctx, p, rel, out);
     std::string ns = p.slot(L.size), nr = p.slot(jc.R.size), hd = p.buffer(header, "long long", false),
                 plo = p.buffer(lo, "long long", false), po = p.buffer(offs, "long long", false),
-                pc = p.slot(cap), pr = p.buffer(ranges, "long long");
+                pc = p.slot(cap), pr = ranges < 0 ? "nullptr" : p.buffer(ranges, "long long");
     std::string name = ctx.kernel_name(v.nodes.back(), ops + "_merge");
     std::vector<CallArg> args = {"temp", ns,  nr, cmp_hook(), keep_hook(), write_hook(),
                                  hd,     plo, po, pc,         pr};
@@ -313,13 +316,13 @@ FoldPartials fold_merge(LoweringContext& ctx, const JoinCode& jc, const DeviceRe
   for (NodeId x : v.nodes)
     if (std::find(nodes.begin(), nodes.end(), x) == nodes.end()) nodes.push_back(x);
   nodes.push_back(spec.reduce);
-  const rt::BufferId ranges = tile_ranges(ctx, jc, ctiles, spec.reduce, spec.ranges_name, nodes);
+  const rt::BufferId ranges = tile_ranges(ctx, jc, ctiles, spec.reduce, spec.reduce, spec.what + "_ranges", nodes);
   // Every parameter of the three kernels first: they share one functor type.
   std::string m = match_members(ctx, jc, p) + spec.members;
   const std::string ns = p.slot(L.size), nr = p.slot(jc.R.size), nt = p.slot(ctiles),
                     hd = p.buffer(header, "long long", false), plo = p.buffer(lo, "long long", false),
                     po = p.buffer(offs, "long long", false), pp = p.buffer(out.partials, "void", false),
-                    pr = p.buffer(ranges, "long long");
+                    pr = ranges < 0 ? "nullptr" : p.buffer(ranges, "long long");
   p.slot(out.count);
   std::vector<CallArg> order_args = order_check_args(jc, p);
   const std::string fn = spec.name + "_fn";

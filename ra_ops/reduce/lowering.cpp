@@ -362,7 +362,7 @@ void fold_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelatio
   spec.params = &p;
   spec.name = ctx.kernel_name(n.id, what);
   spec.heavy_name = ctx.kernel_name(n.id, what + "_heavy");
-  spec.ranges_name = ctx.kernel_name(n.id, what + "_ranges");
+  spec.what = what;
   spec.state = spec.name + "_state";
   spec.state_words = a.state_words;
   ctx.emit(fmt::format("struct alignas(8) {} {{\n{}}};\n", spec.state, a.fields));

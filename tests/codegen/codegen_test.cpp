@@ -1296,8 +1296,22 @@ TEST(NvrtcCompile, SortedLeftJoinBothPaths) {
   b.output(r.join(q, {"k", "s"}, {"qk", "qs"}), "two_keys");
   b.output(r.join(q, {"k"}, {"qk"}, JoinKind::Inner, col("w") < col("x")), "residual");
   b.output(r.join(q, {"k"}, {"qk"}).project({"k", as(col("w") * 2.0, "w2")}), "mapped");
+  // A global reduce folded into the merge (join_reduce.cuh), through a select and a project
+  // that can fail: integer, float, min/max and avg states.
+  b.output(r.join(q, {"k", "s"}, {"qk", "qs"})
+               .select(col("w") < col("x"))
+               .project({as(col("x") / 3, "y"), "w", "s"})
+               .reduce({}, {sum(col("y"), "sy"), sum(col("w"), "sw"), ranc::min(col("s"), "ms"),
+                            ranc::avg(col("y"), "ay"), count("n")}),
+           "folded");
   Program p = b.check();
-  expect_compiles(p, {.join = codegen::JoinAlgorithm::SortMerge});
+  for (bool ranges : {true, false}) {
+    const codegen::CodegenOptions o{.join = codegen::JoinAlgorithm::SortMerge, .join_tile_ranges = ranges};
+    expect_compiles(p, o);
+    const rt::Plan plan = codegen::generate_plan(p, o);
+    EXPECT_EQ(plan.source.find("JoinTileRangeAgent") != std::string::npos, ranges);
+    EXPECT_NE(plan.source.find("JoinMergeReduceAgent"), std::string::npos);
+  }
   expect_compiles(p, {.join = codegen::JoinAlgorithm::SortMerge, .one_pass_merge_join = false});
 }
 

@@ -61,6 +61,10 @@ struct CodegenOptions {
   // (RANC_MERGE_JOIN=expand): per-left-row ranges and offsets are counted and scanned
   // first, then expanded (JoinCountAgent + JoinExpandAgent), with the same results.
   bool one_pass_merge_join = true;
+  // The one-pass merge's tiles read their right-row ranges from JoinTileRangeAgent's
+  // kernel, which searches every tile's bounds in one wave. Off (RANC_JOIN_RANGES=0): each
+  // tile searches its own range (two warps) at its start; the same results. For A/B runs.
+  bool join_tile_ranges = true;
   // Private aggregate states per thread of the hash group-by (hash_reduce.cuh): rows of the
   // first this many keys a block meets fold into registers, without atomics; -1 picks by
   // the state's size (4 up to 8-word states, as TPC-H Q1's; fewer beyond), 0 turns them off

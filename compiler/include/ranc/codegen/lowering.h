@@ -180,9 +180,10 @@ struct FoldSpec {
   // Functor members over `params`: `using State`, init(), merge(a, b) and fold(s, i, j),
   // which folds the match (i, j) in when the view keeps it.
   std::string members;
-  // The names of the merge kernel (also the functor's base name), the heavy keys' kernel and
-  // the tiles' ranges kernel, registered by the reduce (LoweringContext::kernel_name).
-  std::string name, heavy_name, ranges_name;
+  // The names of the merge kernel (also the functor's base name) and the heavy keys' kernel,
+  // registered by the reduce (LoweringContext::kernel_name), and what they are named after
+  // ("join_select_reduce", for the join's other kernels).
+  std::string name, heavy_name, what;
 };
 // What the join's fold kernels leave for the reduce's finish: partial states (`state_words`
 // words each) and a slot holding their number. Both are parameters of FoldSpec::params.
