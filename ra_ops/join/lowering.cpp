@@ -136,6 +136,33 @@ std::string match_members(LoweringContext& ctx, const JoinCode& jc, KernelParams
         LoweringContext::compare_body(p, jc.L, "i", u->columns, jc.L, "j", u->columns, u->descending));
   return m;
 }
+// JoinMergeAgent's lword(l) and rword(r): the join keys of each side packed into one order
+// word (sort_layout.h), appended to `m`, when CodegenOptions::stage_join_keys is on, the key
+// types are equal on both sides (cmp compares the right value as the left's type) and they
+// fit one word. Returns whether; word_hooks passes them, or NoKeyWords for both.
+bool key_word_members(LoweringContext& ctx, const JoinCode& jc, KernelParams& p, std::string& m) {
+  if (!ctx.options().stage_join_keys) return false;
+  passes::Order lk, rk;
+  for (size_t k = 0; k < jc.lcols.size(); ++k) {
+    if (jc.L.types.at(static_cast<size_t>(jc.lcols[k])) != jc.R.types.at(static_cast<size_t>(jc.rcols[k])))
+      return false;
+    lk.push_back({jc.lcols[k], jc.desc[k]});
+    rk.push_back({jc.rcols[k], jc.desc[k]});
+  }
+  const SortLayout ll = sort_layout(jc.L.types, lk), rl = sort_layout(jc.R.types, rk);
+  if (ll.words.size() != 1 || rl.words.size() != 1) return false;
+  m += fmt::format(
+      "  __device__ __forceinline__ unsigned long long lword(long long l) const {{ return {}; }}\n"
+      "  __device__ __forceinline__ unsigned long long rword(long long r) const {{ return {}; }}\n",
+      LoweringContext::order_word(p, jc.L, ll, 0, "l"), LoweringContext::order_word(p, jc.R, rl, 0, "r"));
+  return true;
+}
+std::vector<CallArg> word_hooks(bool words) {
+  if (!words) return {HookArg::stock("NoKeyWords"), HookArg::stock("NoKeyWords")};
+  return {HookArg::lambda("unsigned long long", {{"long long", "l"}}, " return f.lword(l); "),
+          HookArg::lambda("unsigned long long", {{"long long", "r"}}, " return f.rword(r); ")};
+}
+
 // The out_of_order hook and the flag it sets, when the left input's declared order is
 // checked by the join's kernel (input/lowering.cpp), as trailing arguments of the agents'
 // run(); none otherwise.
@@ -227,12 +254,14 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
   {
     KernelParams p;
     std::string m = match_members(ctx, jc, p) + write_member(ctx, p, rel, out);
+    const bool words = key_word_members(ctx, jc, p, m);
     std::string ns = p.slot(L.size), nr = p.slot(jc.R.size), hd = p.buffer(header, "long long", false),
                 plo = p.buffer(lo, "long long", false), po = p.buffer(offs, "long long", false),
                 pc = p.slot(cap), pr = ranges < 0 ? "nullptr" : p.buffer(ranges, "long long");
     std::string name = ctx.kernel_name(v.nodes.back(), ops + "_merge");
-    std::vector<CallArg> args = {"temp", ns,  nr, cmp_hook(), keep_hook(), write_hook(),
-                                 hd,     plo, po, pc,         pr};
+    std::vector<CallArg> args = {"temp", ns, nr, cmp_hook(), keep_hook()};
+    for (CallArg& a : word_hooks(words)) args.push_back(std::move(a));
+    for (CallArg a : std::vector<CallArg>{write_hook(), hd, plo, po, pc, pr}) args.push_back(std::move(a));
     for (CallArg& a : order_check_args(jc, p)) args.push_back(std::move(a));
     std::string make = ctx.functor(name + "_fn", p, m);
     SkeletonCall agent(ctx.templates(), "JoinMergeAgent", {ctx.tile_policy("JoinCount")}, "Agent");
@@ -319,6 +348,7 @@ FoldPartials fold_merge(LoweringContext& ctx, const JoinCode& jc, const DeviceRe
   const rt::BufferId ranges = tile_ranges(ctx, jc, ctiles, spec.reduce, spec.reduce, spec.what + "_ranges", nodes);
   // Every parameter of the three kernels first: they share one functor type.
   std::string m = match_members(ctx, jc, p) + spec.members;
+  const bool words = key_word_members(ctx, jc, p, m);
   const std::string ns = p.slot(L.size), nr = p.slot(jc.R.size), nt = p.slot(ctiles),
                     hd = p.buffer(header, "long long", false), plo = p.buffer(lo, "long long", false),
                     po = p.buffer(offs, "long long", false), pp = p.buffer(out.partials, "void", false),
@@ -331,8 +361,10 @@ FoldPartials fold_merge(LoweringContext& ctx, const JoinCode& jc, const DeviceRe
     SkeletonCall agent(ctx.templates(), "JoinMergeReduceAgent", {ctx.tile_policy("JoinCount")},
                        "Agent");
     agent.bind("State", spec.state);
-    std::vector<CallArg> args = {"temp", ns,  nr, cmp_hook(), keep_hook(), fold_agg_object(spec.state),
-                                 hd,     plo, po, pr,         pp};
+    std::vector<CallArg> args = {"temp", ns, nr, cmp_hook(), keep_hook()};
+    for (CallArg& a : word_hooks(words)) args.push_back(std::move(a));
+    for (CallArg a : std::vector<CallArg>{fold_agg_object(spec.state), hd, plo, po, pr, pp})
+      args.push_back(std::move(a));
     for (CallArg& a : order_args) args.push_back(std::move(a));
     ctx.kernel(spec.reduce, spec.name, p, make + agent.declare() + agent.temp_storage() + agent.call("run", args),
                LaunchShape{rt::SizeExpr::slot(ctiles), 1, ctx.policy_threads("JoinCount"), false, nodes},

@@ -1306,11 +1306,16 @@ TEST(NvrtcCompile, SortedLeftJoinBothPaths) {
            "folded");
   Program p = b.check();
   for (bool ranges : {true, false}) {
-    const codegen::CodegenOptions o{.join = codegen::JoinAlgorithm::SortMerge, .join_tile_ranges = ranges};
+    const codegen::CodegenOptions o{.join = codegen::JoinAlgorithm::SortMerge, .join_tile_ranges = ranges,
+                                    .stage_join_keys = !ranges};
     expect_compiles(p, o);
     const rt::Plan plan = codegen::generate_plan(p, o);
     EXPECT_EQ(plan.source.find("JoinTileRangeAgent") != std::string::npos, ranges);
     EXPECT_NE(plan.source.find("JoinMergeReduceAgent"), std::string::npos);
+    // Staged keys: the one-key joins (an i64 word); (k i64, s string) takes 96 bits and
+    // searches with cmp.
+    EXPECT_EQ(plan.source.find("f.lword(l)") != std::string::npos, !ranges);
+    EXPECT_NE(plan.source.find("ranc::tpl::NoKeyWords{}"), std::string::npos);
   }
   expect_compiles(p, {.join = codegen::JoinAlgorithm::SortMerge, .one_pass_merge_join = false});
 }

@@ -65,6 +65,11 @@ struct CodegenOptions {
   // kernel, which searches every tile's bounds in one wave. Off (RANC_JOIN_RANGES=0): each
   // tile searches its own range (two warps) at its start; the same results. For A/B runs.
   bool join_tile_ranges = true;
+  // The one-pass merge's tiles copy the packed join keys of their right-row range into
+  // shared memory and search there (JoinMergeAgent's lword/rword hooks), when both sides'
+  // key types are equal and pack into one order word. Off by default until measured on
+  // the GPU (RANC_JOIN_STAGE=1 turns it on).
+  bool stage_join_keys = false;
   // Private aggregate states per thread of the hash group-by (hash_reduce.cuh): rows of the
   // first this many keys a block meets fold into registers, without atomics; -1 picks by
   // the state's size (4 up to 8-word states, as TPC-H Q1's; fewer beyond), 0 turns them off

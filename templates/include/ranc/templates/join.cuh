@@ -33,8 +33,8 @@
 // the write (ctiles as above):
 //   0. ranges: JoinTileRangeAgent<C>::run(nl, nr, 2 * ctiles, cmp, keep, ranges)   one thread a
 //              bound (optional: the merge takes null ranges and searches per tile)
-//   1. merge:  JoinMergeAgent<C>::run(temp, nl, nr, cmp, keep, emit, header, lo, offsets,
-//              capacity, ranges)   threads C::block_threads, grid = ctiles (exactly); output sized by
+//   1. merge:  JoinMergeAgent<C>::run(temp, nl, nr, cmp, keep, lword, rword, emit, header, lo,
+//              offsets, capacity, ranges)   threads C::block_threads, grid = ctiles (exactly); output sized by
 //              `capacity` (the left rows); the runtime reads header[0] (the matches) and, when it
 //              exceeds the capacity, grows the output, zeroes the header and runs it again.
 //   2. heavy:  JoinHeavyExpandAgent<C>::run(temp, nl, ctiles, header, lo, offsets, emit)
@@ -136,6 +136,11 @@ struct JoinTileRangeAgent {
     }
     ranges[t] = b;
   }
+};
+
+/// Key-word hooks meaning "no packed keys": JoinMergeAgent searches with cmp in global memory.
+struct NoKeyWords {
+  __device__ __forceinline__ u64 operator()(i64) const { return 0; }
 };
 
 /// Predicate for semi (Anti = false) and anti (Anti = true) joins; use with SelectAgent.
@@ -277,18 +282,28 @@ struct JoinMergeAgent {
   static constexpr i64 kRowMatches = 4;
   using BlockScanT = BlockScan<i64, kThreads>;
 
+  // Right key words a tile stages in shared memory (lword/rword hooks): a tile whose range of
+  // right rows is longer searches in global memory with cmp.
+  static constexpr int kStage = kTile;
+
   struct TempStorage {
     typename BlockScanT::TempStorage scan;
     TilePrefix::TempStorage prefix;
     i64 bounds[2];
     i64 lo[kTile];
     int offs[kTile];  // within the tile: at most kHeavy, so int
+    u64 words[kStage];
   };
 
   /// The hooks of run() (contract.cuh).
   struct Hooks {
     __device__ int cmp(i64 l, i64 r) const;  // left key of row l vs right key of row r
     __device__ bool keep(i64 l) const;       // left row l takes part (AlwaysTrue: all)
+    // The join keys of left row l and right row r packed into order words whose unsigned
+    // order is cmp's (NoKeyWords for both: no staging). With them, a tile copies the words
+    // of its right range into shared memory and searches there.
+    __device__ u64 lword(i64 l) const;
+    __device__ u64 rword(i64 r) const;
     __device__ void emit(i64 l, i64 r, i64 out_row) const;  // write the match to out_row
     // Row l - 1 orders after row l in the left input's declared order (NoOrderCheck when
     // order_flag is null): sets *order_flag, as JoinCountAgent's.
@@ -298,11 +313,11 @@ struct JoinMergeAgent {
   static constexpr LaunchRule run_launch{Grid::tiles_exact, "nl", Policy::block_threads};
 
   /// tile_ranges: JoinTileRangeAgent's ranges for these tiles, or null (each tile searches its own).
-  template <class Cmp, class Keep, class Emit, class OutOfOrder = NoOrderCheck>
-  __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, Keep keep, Emit emit,
-                                             i64* header, i64* lo_out, i64* offsets, i64 capacity,
-                                             const i64* tile_ranges, OutOfOrder out_of_order = {},
-                                             int* order_flag = nullptr) {
+  template <class Cmp, class Keep, class LWord, class RWord, class Emit, class OutOfOrder = NoOrderCheck>
+  __device__ __forceinline__ static void run(TempStorage& temp, i64 nl, i64 nr, Cmp cmp, Keep keep,
+                                             LWord lword, RWord rword, Emit emit, i64* header, i64* lo_out,
+                                             i64* offsets, i64 capacity, const i64* tile_ranges,
+                                             OutOfOrder out_of_order = {}, int* order_flag = nullptr) {
     TileState state = make_tile_state(header + 4);
     const i64 tiles = gridDim.x;
     const i64 base = tile_base(kTile);
@@ -321,13 +336,34 @@ struct JoinMergeAgent {
     i64 lo[kItems], cnt[kItems];
     i64 from = tlo, prev_lo = -1, prev_cnt = 0;
     bool many = false;  // a row with more than kRowMatches matches
+    constexpr bool kWords = !is_same_v<LWord, NoKeyWords>;
+    // Packed keys: a range that fits is staged (block-uniform), then searched in shared memory.
+    const bool staged = kWords && thi >= tlo && thi - tlo <= kStage;
+    if (staged) {
+      for (i64 j = threadIdx.x; j < thi - tlo; j += kThreads) temp.words[j] = rword(tlo + j);
+      __syncthreads();
+    }
+    u64 prev_word = 0;
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       const i64 l = base + static_cast<i64>(threadIdx.x) * kItems + k;
       lo[k] = 0;
       cnt[k] = 0;
       if (l < nl && keep(l)) {
-        if (prev_cnt > 0 && cmp(l, prev_lo) == 0) {
+        if (staged) {
+          // The same search over the staged words (tile-relative positions).
+          const u64 w = lword(l);
+          if (prev_cnt > 0 && w == prev_word) {
+            lo[k] = prev_lo;
+            cnt[k] = prev_cnt;
+          } else {
+            const i64 a = partition_point(from - tlo, thi - tlo, [&](i64 j) { return temp.words[j] < w; });
+            const i64 b = gallop_partition_point(a, thi - tlo, [&](i64 j) { return temp.words[j] <= w; });
+            lo[k] = tlo + a;
+            cnt[k] = b - a;
+          }
+          prev_word = w;
+        } else if (prev_cnt > 0 && cmp(l, prev_lo) == 0) {
           lo[k] = prev_lo;
           cnt[k] = prev_cnt;
         } else {

@@ -18,7 +18,7 @@
 // Kernels, in order on one stream (C = JoinCount policy, ctiles = max(1, ceil(nl / C::tile_items)),
 // H = any fixed number of blocks):
 //   0. ranges: JoinTileRangeAgent<C>::run(nl, nr, 2 * ctiles, cmp, keep, ranges) (join.cuh)
-//   1. merge:  JoinMergeReduceAgent<C>::run(temp, nl, nr, cmp, keep, agg, header, lo, offsets,
+//   1. merge:  JoinMergeReduceAgent<C>::run(temp, nl, nr, cmp, keep, lword, rword, agg, header, lo, offsets,
 //              ranges, partials)   threads C::block_threads, grid = ctiles (exactly); partials[0, ctiles)
 //   2. heavy:  JoinHeavyReduceAgent<C>::run(temp, nl, ctiles, header, lo, offsets, agg,
 //              partials + ctiles * sizeof(State))   threads C::block_threads, grid = H;
@@ -63,21 +63,24 @@ struct JoinMergeReduceAgent {
   struct Hooks {
     __device__ int cmp(i64 l, i64 r) const;  // left key of row l vs right key of row r
     __device__ bool keep(i64 l) const;       // left row l takes part (a chain fused before the join)
+    __device__ u64 lword(i64 l) const;       // packed join keys, as JoinMergeAgent's (NoKeyWords: none)
+    __device__ u64 rword(i64 r) const;
     JoinFoldHooks::Agg agg;
     __device__ bool out_of_order(i64 l) const;  // as JoinMergeAgent's
   };
   /// Exactly `tiles` blocks: every tile writes its partial state.
   static constexpr LaunchRule run_launch{Grid::tiles_exact, "nl", Policy::block_threads};
 
-  template <class Cmp, class Keep, class Agg, class OutOfOrder = NoOrderCheck>
+  template <class Cmp, class Keep, class LWord, class RWord, class Agg, class OutOfOrder = NoOrderCheck>
   __device__ __forceinline__ static void run(TempStorageT<typename Agg::State>& temp, i64 nl, i64 nr, Cmp cmp,
-                                             Keep keep, Agg agg, i64* header, i64* lo_out, i64* offsets,
+                                             Keep keep, LWord lword, RWord rword, Agg agg, i64* header,
+                                             i64* lo_out, i64* offsets,
                                              const i64* tile_ranges, void* partials_buf,
                                              OutOfOrder out_of_order = {}, int* order_flag = nullptr) {
     using State = typename Agg::State;
     State s = agg.init();
-    Merge::run(temp.merge, nl, nr, cmp, keep, [&](i64 l, i64 r, i64) { agg.fold(s, l, r); }, header, lo_out,
-               offsets, kUnboundedCapacity, tile_ranges, out_of_order, order_flag);
+    Merge::run(temp.merge, nl, nr, cmp, keep, lword, rword, [&](i64 l, i64 r, i64) { agg.fold(s, l, r); },
+               header, lo_out, offsets, kUnboundedCapacity, tile_ranges, out_of_order, order_flag);
     // Every path of Merge::run returns with the whole block (its branches are block-uniform).
     const State total = BlockReduce<State, kThreads>(temp.reduce).Reduce(s, MergeOp<Agg>{agg});
     if (threadIdx.x == 0) static_cast<State*>(partials_buf)[tile_index()] = total;
