@@ -150,7 +150,7 @@ bool key_word_members(LoweringContext& ctx, const JoinCode& jc, KernelParams& p,
     rk.push_back({jc.rcols[k], jc.desc[k]});
   }
   const SortLayout ll = sort_layout(jc.L.types, lk), rl = sort_layout(jc.R.types, rk);
-  if (ll.words.size() != 1 || rl.words.size() != 1) return false;
+  if (ll.words.size() != 1) return false;  // (rl has the same fields: the key types are equal)
   m += fmt::format(
       "  __device__ __forceinline__ unsigned long long lword(long long l) const {{ return {}; }}\n"
       "  __device__ __forceinline__ unsigned long long rword(long long r) const {{ return {}; }}\n",
@@ -217,6 +217,36 @@ rt::BufferId tile_ranges(LoweringContext& ctx, const JoinCode& jc, rt::SlotId ct
   return ranges;
 }
 
+// Blocks of the heavy-key kernels after a one-pass merge: a fixed grid (any grid is correct),
+// enough to fill an H100 a few times over.
+constexpr int64_t kHeavyBlocks = 1024;
+
+// What the one-pass merges (write_merge, fold_merge) set up alike for JoinMergeAgent
+// (join.cuh): its tiles, the zeroed header (4 + tile_state_elems(tiles) + tiles int64), the
+// heavy tiles' row bounds and offsets, and the operators their kernels run (a chain fused
+// into either input, the join, then the stages after it in view `v`).
+struct MergeSetup {
+  rt::SlotId ctiles = -1;
+  rt::BufferId header = -1, lo = -1, offs = -1;
+  std::vector<NodeId> nodes;
+};
+MergeSetup merge_setup(LoweringContext& ctx, const JoinCode& jc, const RowView& v) {
+  const Node& n = jc.n;
+  MergeSetup m;
+  const int64_t ctile =
+      static_cast<int64_t>(ctx.policy_threads("JoinCount")) * ctx.policy_items("JoinCount");
+  m.ctiles = ctx.num_tiles(n.id, jc.L.size, -1, ctile);
+  m.header = ctx.allocate(fmt::format("n{}.merge_header", n.id), 8,
+                          rt::SizeExpr{68, {rt::SizeTerm{3, {m.ctiles}}}}, n.id, true);
+  const rt::SizeExpr nl = rt::SizeExpr::slot(jc.L.size);
+  m.lo = ctx.allocate(fmt::format("n{}.lower", n.id), 8, nl, n.id);
+  m.offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
+  m.nodes = LoweringContext::fused_nodes({&jc.L, &jc.R}, n.id);
+  for (NodeId x : v.nodes)
+    if (std::find(m.nodes.begin(), m.nodes.end(), x) == m.nodes.end()) m.nodes.push_back(x);
+  return m;
+}
+
 // Inner join of a sorted left input whose matches are all kept: JoinMergeAgent writes them
 // tile by tile into an output sized by the left rows (exact when the right keys are unique;
 // the runtime grows it and runs the kernel again when the matches need more, rt::Regrow),
@@ -228,23 +258,12 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
   const Node& n = jc.n;
   const DeviceRelation& L = jc.L;
   const Node& last = ctx.program().node(v.nodes.back());
-  const int64_t ctile =
-      static_cast<int64_t>(ctx.policy_threads("JoinCount")) * ctx.policy_items("JoinCount");
-  const rt::SlotId ctiles = ctx.num_tiles(n.id, L.size, -1, ctile);
   const rt::SlotId cap = ctx.new_slot();
   rt::SizeExpr capx = rt::SizeExpr::slot(L.size);
   capx.at_least = 1;
   ctx.step(rt::SetSize{cap, capx});
   DeviceRelation out = ctx.allocate_relation(last, rel.types, rt::SizeExpr::slot(cap), total);
-  // The header of JoinMergeAgent (join.cuh): 4 + tile_state_elems(tiles) + tiles int64.
-  rt::BufferId header = ctx.allocate(fmt::format("n{}.merge_header", n.id), 8,
-                                     rt::SizeExpr{68, {rt::SizeTerm{3, {ctiles}}}}, n.id, true);
-  const rt::SizeExpr nl = rt::SizeExpr::slot(L.size);
-  rt::BufferId lo = ctx.allocate(fmt::format("n{}.lower", n.id), 8, nl, n.id);
-  rt::BufferId offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
-  std::vector<NodeId> nodes = LoweringContext::fused_nodes({&jc.L, &jc.R}, n.id);
-  for (NodeId x : v.nodes)
-    if (std::find(nodes.begin(), nodes.end(), x) == nodes.end()) nodes.push_back(x);
+  const auto [ctiles, header, lo, offs, nodes] = merge_setup(ctx, jc, v);
   // Named after the operators it runs: a chain fused into the left input's loading, then
   // the join and the stages after it.
   const std::string left_ops = L.view ? L.view->op_names(ctx.program()) : std::string();
@@ -282,10 +301,9 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
                        "Agent");
     std::string body = make + agent.declare() + agent.temp_storage() +
                        agent.call("run", {"temp", ns, nt, hd, plo, po, write_hook()});
-    // A fixed grid (any grid is correct): enough blocks to fill an H100 a few times over.
     ctx.kernel(n.id, name, p, body,
-               LaunchShape{rt::SizeExpr::fixed(1024), 1, ctx.policy_threads("JoinCount"), false,
-                           nodes},
+               LaunchShape{rt::SizeExpr::fixed(kHeavyBlocks), 1, ctx.policy_threads("JoinCount"),
+                           false, nodes},
                agent);
   }
   order_check_step(ctx, jc);
@@ -320,15 +338,10 @@ HookArg fold_agg_object(const std::string& st) {
 // but the heavy tiles' rows (lo, offsets) and the look-back header.
 FoldPartials fold_merge(LoweringContext& ctx, const JoinCode& jc, const DeviceRelation& rel,
                         const FoldSpec& spec) {
-  const RowView& v = *rel.view;
-  const Node& n = jc.n;
   const DeviceRelation& L = jc.L;
   KernelParams& p = *spec.params;
-  // Enough blocks to fill an H100 a few times over for the heavy tiles (any grid is correct).
-  constexpr int64_t kHeavyBlocks = 1024;
-  const int64_t ctile =
-      static_cast<int64_t>(ctx.policy_threads("JoinCount")) * ctx.policy_items("JoinCount");
-  const rt::SlotId ctiles = ctx.num_tiles(n.id, L.size, -1, ctile);
+  auto [ctiles, header, lo, offs, nodes] = merge_setup(ctx, jc, *rel.view);
+  nodes.push_back(spec.reduce);
   FoldPartials out;
   out.count = ctx.new_slot();
   ctx.step(rt::SetSize{out.count, rt::SizeExpr{kHeavyBlocks, {rt::SizeTerm{1, {ctiles}}}}});
@@ -336,15 +349,6 @@ FoldPartials fold_merge(LoweringContext& ctx, const JoinCode& jc, const DeviceRe
       fmt::format("n{}.partials", spec.reduce), 8,
       rt::SizeExpr{kHeavyBlocks * spec.state_words, {rt::SizeTerm{spec.state_words, {ctiles}}}},
       spec.reduce);
-  rt::BufferId header = ctx.allocate(fmt::format("n{}.merge_header", n.id), 8,
-                                     rt::SizeExpr{68, {rt::SizeTerm{3, {ctiles}}}}, n.id, true);
-  const rt::SizeExpr nl = rt::SizeExpr::slot(L.size);
-  rt::BufferId lo = ctx.allocate(fmt::format("n{}.lower", n.id), 8, nl, n.id);
-  rt::BufferId offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
-  std::vector<NodeId> nodes = LoweringContext::fused_nodes({&jc.L, &jc.R}, n.id);
-  for (NodeId x : v.nodes)
-    if (std::find(nodes.begin(), nodes.end(), x) == nodes.end()) nodes.push_back(x);
-  nodes.push_back(spec.reduce);
   const rt::BufferId ranges = tile_ranges(ctx, jc, ctiles, spec.reduce, spec.reduce, spec.what + "_ranges", nodes);
   // Every parameter of the three kernels first: they share one functor type.
   std::string m = match_members(ctx, jc, p) + spec.members;

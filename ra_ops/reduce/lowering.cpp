@@ -348,6 +348,36 @@ std::string state_members(const std::string& st, const AggCode& a) {
       st, a.init, a.acc, a.merge);
 }
 
+// The global reduce's state struct `st` (a.fields), in 8-byte partial slots.
+void emit_partial_state(LoweringContext& ctx, const std::string& st, const AggCode& a) {
+  ctx.emit(fmt::format("struct alignas(8) {} {{\n{}}};\n", st, a.fields));
+  ctx.emit(fmt::format("static_assert(sizeof({}) <= {} * 8, \"reduce state larger than its "
+                       "partial slot\");\n",
+                       st, a.state_words));
+}
+
+// The end of a global reduce `n`: GlobalReduceFinish merges the `count` partial states of
+// `partials` (kernel parameter texts of `p`) and writes the one tuple `out` (also over no
+// rows: count 0 and the other aggregates' zeros, which lower_nulls turns into NULLs from their
+// counts), then the overflow check. `make` builds the functor `f` (with write(s)) and an Agg
+// hook struct `agg` over it.
+void finish_global_reduce(LoweringContext& ctx, const Node& n, KernelParams& p, const std::string& make,
+                          const std::string& st, const std::string& count, const std::string& partials,
+                          const AggCode& a, DeviceRelation out) {
+  SkeletonCall finish(ctx.templates(), "GlobalReduceFinish", {"256"}, "Finish");
+  finish.bind("State", st);
+  ctx.kernel(n.id, ctx.kernel_name(n.id, "reduce_finish"), p,
+             make + finish.declare() + finish.temp_storage() +
+                 finish.call("run", {"temp", count, agg_object(st, merge_agg_methods()), partials,
+                                     HookArg::lambda("void", {{fmt::format("const {}&", st), "s"}},
+                                                     " f.write(s); ")}),
+             LaunchShape{rt::SizeExpr::fixed(1), 1, 256, false}, finish);
+  if (a.overflow >= 0) ctx.step(rt::CheckFlag{a.overflow, a.overflow_message, n.id});
+  out.size = ctx.new_slot();
+  ctx.step(rt::SetSize{out.size, rt::SizeExpr::fixed(1)});
+  ctx.set_relation(n.id, out);
+}
+
 // The global reduce folded into the write stage of the join whose matches `in` enumerates
 // (RowView::fold, join lowering's fold_merge): the join's kernels fold every match the view
 // keeps into per-block partial states, and GlobalReduceFinish merges them. The matches are
@@ -365,10 +395,7 @@ void fold_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelatio
   spec.what = what;
   spec.state = spec.name + "_state";
   spec.state_words = a.state_words;
-  ctx.emit(fmt::format("struct alignas(8) {} {{\n{}}};\n", spec.state, a.fields));
-  ctx.emit(fmt::format("static_assert(sizeof({}) <= {} * 8, \"reduce state larger than its "
-                       "partial slot\");\n",
-                       spec.state, a.state_words));
+  emit_partial_state(ctx, spec.state, a);
   const std::string keep = LoweringContext::keep(p, in, "i, j");
   spec.members = fmt::format(
       "  using State = {0};\n"
@@ -380,23 +407,10 @@ void fold_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelatio
       "    const long long g = 0;\n{5}  }}\n",
       spec.state, a.init, keep, a.acc, a.merge, a.write);
   const FoldPartials parts = in.view->fold(ctx, in, spec);
-  // One tuple, also over no matches (as lower_global_reduce).
-  const std::string fn = ctx.kernel_name(n.id, "reduce_finish");
-  const std::string make = ctx.functor(fn + "_fn", p, spec.members) +
-                           agg_hooks(fn + "_fn", spec.state, merge_agg_methods());
-  SkeletonCall finish(ctx.templates(), "GlobalReduceFinish", {"256"}, "Finish");
-  finish.bind("State", spec.state);
-  ctx.kernel(n.id, fn, p,
-             make + finish.declare() + finish.temp_storage() +
-                 finish.call("run", {"temp", p.slot(parts.count), agg_object(spec.state, merge_agg_methods()),
-                                     p.buffer(parts.partials, "void", false),
-                                     HookArg::lambda("void", {{fmt::format("const {}&", spec.state), "s"}},
-                                                     " f.write(s); ")}),
-             LaunchShape{rt::SizeExpr::fixed(1), 1, 256, false}, finish);
-  if (a.overflow >= 0) ctx.step(rt::CheckFlag{a.overflow, a.overflow_message, n.id});
-  out.size = ctx.new_slot();
-  ctx.step(rt::SetSize{out.size, rt::SizeExpr::fixed(1)});
-  ctx.set_relation(n.id, out);
+  const std::string fn = spec.name + "_finish_fn";
+  finish_global_reduce(ctx, n, p,
+                       ctx.functor(fn, p, spec.members) + agg_hooks(fn, spec.state, merge_agg_methods()),
+                       spec.state, p.slot(parts.count), p.buffer(parts.partials, "void", false), a, out);
 }
 
 void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation& in) {
@@ -417,10 +431,8 @@ void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelati
   const std::string keep = LoweringContext::keep(p, in, "i");
   const std::string name = ctx.kernel_name(n.id, what);
   const std::string st = name + "_state";
-  ctx.emit(fmt::format("struct alignas(8) {} {{\n{}}};\n", st, a.fields));
+  emit_partial_state(ctx, st, a);
   std::string ns = p.slot(in.size), nt = p.slot(tiles), pp = p.buffer(partials, "void", false);
-  // One tuple, also over no rows (count 0; the other aggregates' zeros, which lower_nulls
-  // turns into NULLs from their counts).
   std::string members =
       state_members(st, a) +
       fmt::format("  __device__ __forceinline__ bool keep(long long i) const {{ return {}; }}\n"
@@ -428,9 +440,6 @@ void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelati
                   "    const long long g = 0;\n{}  }}\n",
                   keep, a.write);
   std::string make = ctx.functor(name + "_fn", p, members);
-  ctx.emit(fmt::format("static_assert(sizeof({}) <= {} * 8, \"reduce state larger than its "
-                       "partial slot\");\n",
-                       st, a.state_words));
   const std::string hooks = agg_hooks(name + "_fn", st);
   SkeletonCall agent(ctx.templates(), "GlobalReduceAgent", {ctx.tile_policy("Map")}, "Agent");
   agent.bind("State", st);
@@ -441,18 +450,7 @@ void lower_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelati
                              HookArg::lambda("bool", {{"long long", "i"}}, " return f.keep(i); "),
                              agg_object(st), pp}),
       LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Map"), false, nodes}, agent);
-  SkeletonCall finish(ctx.templates(), "GlobalReduceFinish", {"256"}, "Finish");
-  finish.bind("State", st);
-  ctx.kernel(n.id, ctx.kernel_name(n.id, "reduce_finish"), p,
-             make + hooks + finish.declare() + finish.temp_storage() +
-                 finish.call("run", {"temp", nt, agg_object(st), pp,
-                                     HookArg::lambda("void", {{fmt::format("const {}&", st), "s"}},
-                                                     " f.write(s); ")}),
-             LaunchShape{rt::SizeExpr::fixed(1), 1, 256, false}, finish);
-  if (a.overflow >= 0) ctx.step(rt::CheckFlag{a.overflow, a.overflow_message, n.id});
-  out.size = ctx.new_slot();
-  ctx.step(rt::SetSize{out.size, rt::SizeExpr::fixed(1)});
-  ctx.set_relation(n.id, out);
+  finish_global_reduce(ctx, n, p, make + hooks, st, nt, pp, a, out);
 }
 
 // The segmented reduction of reduce `n` over `in`, whose rows are grouped by `keys` (its

@@ -29,13 +29,9 @@ namespace {
 // (right) input's key attributes (Schema::key_size, a prefix) are all among the join's
 // right keys.
 bool build_keys_unique(const Program& prog, const Node& j) {
-  const Schema& r = prog.node(j.inputs.at(1)).schema;
-  if (r.key_size == 0) return false;
-  for (size_t a = 0; a < r.key_size; ++a)
-    if (std::find(j.right_key_index.begin(), j.right_key_index.end(), static_cast<int32_t>(a)) ==
-        j.right_key_index.end())
-      return false;
-  return true;
+  const auto& k = j.right_key_index;
+  return covers_key(prog.node(j.inputs.at(1)).schema,
+                    [&](int32_t a) { return std::find(k.begin(), k.end(), a) != k.end(); });
 }
 }  // namespace
 

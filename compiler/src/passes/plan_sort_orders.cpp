@@ -157,15 +157,6 @@ class Planner {
     return true;
   }
 
-  // Whether schema `s` has a key (its first key_size attributes) and has(a) holds for each
-  // of its attributes.
-  template <class Has>
-  static bool covers_key(const Schema& s, Has has) {
-    if (s.key_size == 0) return false;
-    for (size_t a = 0; a < s.key_size; ++a)
-      if (!has(static_cast<int32_t>(a))) return false;
-    return true;
-  }
   // Whether reduce `n`'s group keys include every attribute of its input's key, so that no
   // two rows share a group.
   static bool groups_are_rows(const Node& n, const Schema& in) {

@@ -94,6 +94,16 @@ struct PhysicalPlan {
   std::vector<PhysicalNode> nodes;  // per node of `program`
 };
 
+// Whether schema `s` has a key (its first key_size attributes) and has(a) holds for each of
+// its attributes (a declared input key is not verified).
+template <class Has>
+bool covers_key(const Schema& s, Has has) {
+  if (s.key_size == 0) return false;
+  for (size_t a = 0; a < s.key_size; ++a)
+    if (!has(static_cast<int32_t>(a))) return false;
+  return true;
+}
+
 // The width of the word that join keys of these types pack into for the hash join
 // (hash_join.cuh): 32 for one i32/date/string/bool/f32 key, 64 for one i64/f64 key or
 // two 32-bit keys; 0 when they do not pack (then the join is sort-merge).

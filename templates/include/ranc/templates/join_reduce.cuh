@@ -82,8 +82,7 @@ struct JoinMergeReduceAgent {
     Merge::run(temp.merge, nl, nr, cmp, keep, lword, rword, [&](i64 l, i64 r, i64) { agg.fold(s, l, r); },
                header, lo_out, offsets, kUnboundedCapacity, tile_ranges, out_of_order, order_flag);
     // Every path of Merge::run returns with the whole block (its branches are block-uniform).
-    const State total = BlockReduce<State, kThreads>(temp.reduce).Reduce(s, MergeOp<Agg>{agg});
-    if (threadIdx.x == 0) static_cast<State*>(partials_buf)[tile_index()] = total;
+    store_block_state<kThreads>(temp.reduce, s, agg, partials_buf, tile_index());
   }
 };
 
@@ -110,15 +109,13 @@ struct JoinHeavyReduceAgent {
                                              const i64* header, const i64* lo, const i64* offsets, Agg agg,
                                              void* partials_buf) {
     using State = typename Agg::State;
-    State* partials = static_cast<State*>(partials_buf);
     if (header[1] == 0) {  // no heavy tile (the usual case): the identity
-      if (threadIdx.x == 0) partials[blockIdx.x] = agg.init();
+      if (threadIdx.x == 0) static_cast<State*>(partials_buf)[blockIdx.x] = agg.init();
       return;
     }
     State s = agg.init();
     Heavy::run(temp.heavy, nl, tiles, header, lo, offsets, [&](i64 l, i64 r, i64) { agg.fold(s, l, r); });
-    const State total = BlockReduce<State, kThreads>(temp.reduce).Reduce(s, MergeOp<Agg>{agg});
-    if (threadIdx.x == 0) partials[blockIdx.x] = total;
+    store_block_state<kThreads>(temp.reduce, s, agg, partials_buf, blockIdx.x);
   }
 };
 

@@ -288,6 +288,17 @@ struct MergeOp {
   }
 };
 
+/// Merges the block's per-thread states `s` (BlockReduce in tree order) and has thread 0 write
+/// the result to partials[slot] (a GlobalReduceFinish input). Call from all threads.
+template <int Threads, class Agg>
+__device__ __forceinline__ void store_block_state(
+    typename BlockReduce<typename Agg::State, Threads>::TempStorage& temp, const typename Agg::State& s,
+    Agg agg, void* partials, i64 slot) {
+  using State = typename Agg::State;
+  const State total = BlockReduce<State, Threads>(temp).Reduce(s, MergeOp<Agg>{agg});
+  if (threadIdx.x == 0) static_cast<State*>(partials)[slot] = total;
+}
+
 template <class Policy>
 struct GlobalReduceAgent {
   static constexpr int kThreads = Policy::block_threads;
@@ -324,8 +335,7 @@ struct GlobalReduceAgent {
 #pragma unroll
     for (int k = 0; k < kItems; ++k)
       if (kept[k]) agg.accumulate(s, base + k * kThreads + threadIdx.x);
-    const State total = BlockReduce<State, kThreads>(temp.reduce).Reduce(s, MergeOp<Agg>{agg});
-    if (threadIdx.x == 0) static_cast<State*>(partials_buf)[tile_index()] = total;
+    store_block_state<kThreads>(temp.reduce, s, agg, partials_buf, tile_index());
   }
 };
 
