@@ -67,9 +67,10 @@ struct CodegenOptions {
   bool join_tile_ranges = true;
   // The one-pass merge's tiles copy the packed join keys of their right-row range into
   // shared memory and search there (JoinMergeAgent's lword/rword hooks), when both sides'
-  // key types are equal and pack into one order word. Off by default until measured on
-  // the GPU (RANC_JOIN_STAGE=1 turns it on).
-  bool stage_join_keys = false;
+  // key types are equal and pack into one order word. On: the PK-FK join of 2^28 rows
+  // took 4.365 ms against 4.546 ms unstaged (H100, session 24, bench/RESULTS.md);
+  // RANC_JOIN_STAGE=0 turns it off, with the same results.
+  bool stage_join_keys = true;
   // Private aggregate states per thread of the hash group-by (hash_reduce.cuh): rows of the
   // first this many keys a block meets fold into registers, without atomics; -1 picks by
   // the state's size (4 up to 8-word states, as TPC-H Q1's; fewer beyond), 0 turns them off
