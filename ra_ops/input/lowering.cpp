@@ -1,9 +1,10 @@
 // Lowering of input: one bound device buffer per attribute and a size slot. An input
 // with a declared order ("sorted by") is verified before anything relies on it: when
 // its only consumer is a reduce that compares adjacent rows by exactly the declared
-// keys, a set operation merging packed order words (set_ops.cuh), or a sort-merge inner
-// join taking it as its left input sorted by the join keys (join.cuh), that consumer checks
-// the order on the fly (no extra pass); otherwise a check kernel makes one pass over the key columns. Either way a row that orders before its predecessor sets a flag, and a
+// keys, a set operation merging packed order words (set_ops.cuh), a sort-merge inner
+// join taking it as its left input sorted by the join keys (join.cuh), or a select (its
+// view compares each row with its predecessor, in whatever kernel streams it), that
+// consumer checks the order on the fly (no extra pass); otherwise a check kernel makes one pass over the key columns. Either way a row that orders before its predecessor sets a flag, and a
 // CheckFlag step turns it into an ExecutionError naming the relation.
 #include "ranc/codegen/lowering.h"
 
@@ -23,6 +24,11 @@ bool consumer_checks_order(LoweringContext& ctx, NodeId id, const passes::Order&
         ++uses;
       }
   if (uses != 1) return false;
+  // A select: whatever kernel reads its view (its materialisation, or the consumer it is
+  // fused into) evaluates the view's keep for every row, and keep compares the row with
+  // its predecessor first (ra_ops/select/lowering.cpp). Where the rows are read twice (a
+  // count pass and a write pass) the flag is only set again.
+  if (consumer->kind == OpKind::Select) return true;
   // The left input of a sort-merge inner join sorted by the join keys (JoinMergeAgent, or
   // JoinCountAgent with a filter after the join): each tile compares every left row with its
   // predecessor by the declared order (a hook of its own, so the declared order may have

@@ -2,6 +2,11 @@
 // or the identity view of a dense input) whose keep function also tests the predicate;
 // the consumer streams it, or the code generator materialises it with SelectAgent
 // (select.cuh) when fuse_pipelines does not fuse the select into its consumer.
+// Over an input with a declared order left to it (DeviceRelation::unverified), keep first
+// compares the row with its predecessor by that order and sets the check's flag when it
+// orders before it: every kernel that reads the view asks keep about every row, so the
+// select's read of the keys is the check, with no pass of its own. The CheckFlag follows
+// the last kernel that reads the view (LoweringContext::check_after_last_use).
 #include "ranc/codegen/lowering.h"
 
 #include <functional>
@@ -42,9 +47,22 @@ void lower_select(LoweringContext& ctx, const Node& n) {
   });
   const std::string prev = LoweringContext::keep(d, in, h);
   const std::string fn = fmt::format("v{}_keep", n.id);
-  const std::string body = evaluates_eagerly(n, in)
-                               ? fmt::format("    return {} & {};\n", prev, pred)
-                               : fmt::format("    if (!{}) return false;\n    return {};\n", prev, pred);
+  std::string body = evaluates_eagerly(n, in)
+                         ? fmt::format("    return {} & {};\n", prev, pred)
+                         : fmt::format("    if (!{}) return false;\n    return {};\n", prev, pred);
+  if (const auto& u = in.unverified) {
+    internal_check(!in.view, "select: a declared order to check on a view");
+    const std::string order = fmt::format("v{}_out_of_order", n.id);
+    const std::string cmp = LoweringContext::compare_body(d, in, "i", u->columns, in, "j", u->columns,
+                                                          u->descending);
+    d.add_member(order, fmt::format("  __device__ __forceinline__ bool {}(long long i) const {{\n"
+                                    "    return [&](long long i, long long j) {{\n{}    }}(i - 1, i) > 0;\n"
+                                    "  }}\n",
+                                    order, cmp));
+    body = fmt::format("    if (i > 0 && {}(i)) {}[0] = 1;\n{}", order,
+                       d.buffer(u->flag, "int", false), body);
+    ctx.check_after_last_use(rt::CheckFlag{u->flag, u->message, n.id});
+  }
   d.add_member(fn, fmt::format("  __device__ __forceinline__ bool {}({}) const {{\n{}  }}\n", fn,
                                v.handle_params(), body));
   v.keep_fn = fn;

@@ -1286,6 +1286,49 @@ TEST(GeneratePlan, JoinChecksItsLeftInputsOrder) {
   }
 }
 
+// A declared-sorted input whose one consumer is a select is checked by the select's view
+// (each row against its predecessor, in whatever kernel reads the view), not by a kernel of
+// its own: fused into a hash join's probe side, fused into a global reduce, materialised
+// (fusion off). The CheckFlag follows the last kernel that takes the flag.
+TEST(GeneratePlan, SelectChecksItsInputsOrder) {
+  ProgramBuilder b;
+  auto f = b.input("f", {{"fk", Type::I32}, {"fv", Type::I32}}, 0, {"fk", desc("fv")});
+  auto p = b.input("p", {{"pk", Type::I32}, {"pv", Type::I32}}, 0, {"pk"});
+  auto g = b.input("g", {{"gk", Type::I64}, {"gv", Type::F64}}, 0, {desc("gv"), "gk"});
+  b.output(f.select(col("fv") > 3).join(p, {"fk"}, {"pk"}), "joined");
+  b.output(g.select(col("gk") != 2).reduce({}, {sum(col("gv"), "s")}), "summed");
+  const Program prog = b.check();
+  for (bool fusion : {true, false}) {
+    SCOPED_TRACE(fusion ? "fused" : "unfused");
+    rt::Plan plan = codegen::generate_plan(prog, {.join = codegen::JoinAlgorithm::Hash, .fusion = fusion});
+    // p's check kernel only (p is the build side: read at random).
+    EXPECT_EQ(count_of(plan.source, "_check_order("), 1) << plan.source;
+    EXPECT_EQ(count_of(plan.source, "_out_of_order(long long i)"), 2) << plan.source;
+    for (const char* what : {"'f' is not sorted by (fk, fv desc)", "'g' is not sorted by (gv desc, gk)"}) {
+      int checks = 0;
+      for (size_t k = 0; k < plan.steps.size(); ++k) {
+        const auto* c = std::get_if<rt::CheckFlag>(&plan.steps[k]);
+        if (!c || c->message.find(what) == std::string::npos) continue;
+        ++checks;
+        // After the last kernel that takes the flag, with no kernel between them (frees and
+        // read-backs may sit there).
+        int last_launch = -1, launch_before = -1;
+        for (size_t j = 0; j < plan.steps.size(); ++j)
+          if (const auto* l = std::get_if<rt::Launch>(&plan.steps[j])) {
+            if (j < k) launch_before = static_cast<int>(j);
+            for (const auto& a : l->args)
+              if (const auto* buf = std::get_if<rt::ArgBuffer>(&a); buf && buf->buffer == c->buffer)
+                last_launch = static_cast<int>(j);
+          }
+        EXPECT_EQ(last_launch, launch_before) << what << "\n" << codegen::describe_plan(plan);
+      }
+      EXPECT_EQ(checks, 1) << what << "\n" << codegen::describe_plan(plan);
+    }
+    Compiled c = nvrtc_compile(plan.source);
+    EXPECT_TRUE(c.ok) << c.log;
+  }
+}
+
 // The sorted-left inner join both ways (one pass, and count + expand): one- and
 // two-attribute keys of several types, a residual, a filter after the join.
 TEST(NvrtcCompile, SortedLeftJoinBothPaths) {

@@ -223,5 +223,89 @@ TEST(GpuDeclaredOrderFused, ReduceAndSetOperations) {
   }
 }
 
+// A declared-sorted input whose one consumer is a select: the select's view checks the order
+// in whatever kernel reads it (ra_ops/select/lowering.cpp), with no check kernel: the select
+// materialised, fused into a hash join's probe side, into a global reduce, into a sorted
+// reduce by the declared keys, before a limit, a sort-merge join and a set operation; fused
+// and unfused. Sorted data gives the reference's results; a pair out of order anywhere (first,
+// middle, last; also in rows the select drops) is an ExecutionError naming the relation.
+TEST(GpuDeclaredOrderFused, SelectChecksItsInput) {
+  RANC_REQUIRE_GPU();
+  const std::vector<Attribute> kS = {{"k", Type::I32}, {"v", Type::I32}};
+  std::vector<Program> programs;
+  for (int op = 0; op < 8; ++op) {
+    ProgramBuilder b;
+    Rel a = b.input("a", kS, 0, {"k", "v"});
+    Rel c = b.input("c", {{"ck", Type::I32}, {"cv", Type::I32}}, 0);
+    Rel s = a.select(col("v") < 2);
+    Rel o = op == 0   ? s
+            : op == 1 ? s.join(c, {"k"}, {"ck"})
+            : op == 2 ? s.reduce({}, {sum(col("v"), "sv"), count("n"), max(col("k"), "mk")})
+            : op == 3 ? s.reduce({"k"}, {count("n"), sum(col("v"), "sv")})
+            : op == 4 ? s.limit(7)
+            : op == 5 ? s.project({"k", as(col("v") + 1, "w")}).distinct()
+            : op == 6 ? s.project({"k"}).union_with(c.project({as(col("ck"), "k")}))
+                      : s.select(col("k") > 3).project({"k"});
+    b.output(o, "out");
+    programs.push_back(b.check());
+  }
+  const std::vector<codegen::CodegenOptions> variants = {
+      {.join = codegen::JoinAlgorithm::Hash},
+      {.join = codegen::JoinAlgorithm::SortMerge},
+      {.join = codegen::JoinAlgorithm::Hash, .fusion = false}};
+  for (int64_t n : {0, 1, 2, 33, 4097, 100003}) {
+    std::mt19937_64 rng(91 + static_cast<uint64_t>(n));
+    auto k = make_keys(Dist::Duplicates, n, rng);
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<int64_t>(rng() % 4));
+    Inputs in;
+    in.emplace_back("a", sorted(make_relation(Schema{kS, 0}, {column_from_keys(Type::I32, k),
+                                                             column_from_keys(Type::I32, v)}),
+                                {"k", "v"}));
+    const int64_t nc = n / 3 + 1;
+    in.emplace_back("c", make_relation(Schema{{{"ck", Type::I32}, {"cv", Type::I32}}, 0},
+                                       {column_from_keys(Type::I32, make_keys(Dist::Unique, nc, rng)),
+                                        random_column(Type::I32, nc, rng)}));
+    for (size_t i = 0; i < programs.size(); ++i) {
+      const rt::Plan plan = codegen::generate_plan(programs[i], variants[0]);
+      EXPECT_EQ(plan.source.find("n0_check_order("), std::string::npos) << "program " << i;
+      for (size_t o = 0; o < variants.size(); ++o)
+        EXPECT_EQ(run_and_compare(programs[i], in, variants[o]), "")
+            << "program " << i << " options " << o << " n=" << n;
+    }
+    if (n < 2) continue;
+    for (int where = 0; where < 3; ++where) {
+      Inputs bad = in;
+      HostRelation& r = bad[0].second;
+      std::vector<int64_t> bk, bv;
+      for (size_t i = 0; i < r.num_rows(); ++i) {
+        bk.push_back(r.column(0).get(i).to_int64());
+        bv.push_back(r.column(1).get(i).to_int64());
+      }
+      const size_t at = where == 0 ? 0 : where == 1 ? (bk.size() - 1) / 2 : bk.size() - 2;
+      bk[at] = bk[at + 1] + 1;  // row at now orders after row at + 1
+      bv[at] = 3;               // and the select drops it
+      r = make_relation(r.schema(), {column_from_keys(Type::I32, bk), column_from_keys(Type::I32, bv)});
+      for (size_t i = 0; i < programs.size(); ++i)
+        for (size_t o = 0; o < variants.size(); ++o) {
+          const rt::Plan plan = codegen::generate_plan(programs[i], variants[o]);
+          std::map<std::string, const HostRelation*> bind;
+          for (const auto& [name, rel] : bad) bind[name] = &rel;
+          rt::Executor ex;
+          try {
+            (void)ex.run(plan, bind);
+            ADD_FAILURE() << "program " << i << " options " << o << " n=" << n << " where=" << where
+                          << ": unsorted input accepted";
+          } catch (const UserError& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::Execution) << e.what();
+            EXPECT_NE(std::string(e.what()).find("input relation 'a' is not sorted by (k, v)"),
+                      std::string::npos)
+                << e.what();
+          }
+        }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ranc::gputest

@@ -111,6 +111,7 @@ class Context final : public LoweringContext {
 
   rt::Plan finish() {
     plan_.source = std::move(src_);
+    place_deferred_checks();
     if (error_flag_ >= 0) {
       // Allocated zeroed at the start of the plan: any kernel may set it.
       std::vector<rt::Step> steps;
@@ -192,6 +193,27 @@ class Context final : public LoweringContext {
     return b;
   }
   void step(rt::Step s) override { plan_.steps.push_back(std::move(s)); }
+  void check_after_last_use(rt::CheckFlag c) override { deferred_checks_.push_back(std::move(c)); }
+  // Each deferred CheckFlag goes right after the last Launch that takes its flag (the
+  // kernels reading the view that sets it come after the view's lowering, and any of them
+  // may be the one that evaluates it for every row), or at the end of the plan.
+  void place_deferred_checks() {
+    std::vector<std::pair<size_t, rt::CheckFlag>> at;
+    for (rt::CheckFlag& c : deferred_checks_) {
+      size_t pos = plan_.steps.size();
+      for (size_t k = 0; k < plan_.steps.size(); ++k)
+        if (const auto* l = std::get_if<rt::Launch>(&plan_.steps[k]))
+          for (const rt::KernelArg& a : l->args)
+            if (const auto* b = std::get_if<rt::ArgBuffer>(&a); b && b->buffer == c.buffer)
+              pos = k + 1;
+      at.emplace_back(pos, std::move(c));
+    }
+    deferred_checks_.clear();
+    // From the back, so that earlier positions stay valid; stable for equal positions.
+    std::stable_sort(at.begin(), at.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (auto& [pos, c] : at)
+      plan_.steps.insert(plan_.steps.begin() + static_cast<std::ptrdiff_t>(pos), std::move(c));
+  }
 
   void emit(std::string_view code) override { src_ += code; }
   void comment(std::string_view text) override {
@@ -917,6 +939,7 @@ class Context final : public LoweringContext {
   size_t block_start_ = 0;
   std::map<std::string, std::string> kernel_texts_;
   rt::BufferId error_flag_ = -1;
+  std::vector<rt::CheckFlag> deferred_checks_;  // check_after_last_use, placed by finish()
   int inlined_ = 0;  // programs inlined so far (their namespaces are numbered)
   std::map<const RowView*, DeviceRelation> dense_;        // materialised views
   std::map<const RowView*, DeviceRelation> paged_;        // join views written as pages

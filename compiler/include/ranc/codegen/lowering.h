@@ -41,8 +41,9 @@ namespace ranc::codegen {
 
 // A declared input order whose verification is left to the relation's one consumer
 // (a reduce that compares adjacent rows by exactly these keys anyway, a keyed set
-// operation, the left input of a sort-merge inner join: they check it on the fly,
-// instead of a separate pass over the key columns). The
+// operation, the left input of a sort-merge inner join, a select, whose view compares
+// every row it is asked about with its predecessor: they check it on the fly, instead of
+// a separate pass over the key columns). The
 // consumer sets `flag` (int32, zeroed) when a row orders before its predecessor and
 // adds the CheckFlag step with `message`.
 struct PendingOrderCheck {
@@ -308,6 +309,11 @@ class LoweringContext {
   virtual rt::BufferId allocate(std::string name, int32_t elem_size, rt::SizeExpr count,
                                 NodeId node, bool zero = false) = 0;
   virtual void step(rt::Step s) = 0;
+  // A CheckFlag placed when the plan is finished: right after the last Launch that takes
+  // its flag buffer (at the end of the plan when none does). For a flag set by a view's
+  // code (a select checking its input's declared order): the view is read by whichever
+  // kernels stream or materialise it, emitted after the view's own lowering.
+  virtual void check_after_last_use(rt::CheckFlag c) = 0;
 
   // Source.
   virtual void emit(std::string_view code) = 0;
