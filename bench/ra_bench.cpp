@@ -276,7 +276,8 @@ int main(int argc, char** argv) {
   // "ra_bench chains 28": only the fused operator chains; "ra_bench groupby 28": only the
   // group-by rows (with TPC-H Q1's shape); "ra_bench q1 28": only Q1's shape.
   bool chains_only = false, groupby_only = false, q1_only = false, joins_only = false, semi_only = false,
-       topk_only = false, setops_only = false, merges_only = false, reduce_only = false;
+       topk_only = false, setops_only = false, merges_only = false, reduce_only = false,
+       mergejoin_only = false;
   std::vector<int> log_sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "chains")
@@ -297,6 +298,8 @@ int main(int argc, char** argv) {
       merges_only = true;
     else if (std::string(argv[i]) == "sortedreduce")  // the sorted reduce only
       merges_only = reduce_only = true;
+    else if (std::string(argv[i]) == "mergejoin")  // the sorted PK-FK join only, no baselines:
+      merges_only = mergejoin_only = true;         // quick A/B runs of its tile shapes
     else
       log_sizes.push_back(std::atoi(argv[i]));
   }
@@ -345,7 +348,7 @@ int main(int argc, char** argv) {
     std::printf("\nn = 2^%d tuples (i32 key, i32 value); copy of %zu MB: %.1f GB/s (read+write)\n",
                 lg, n * 8 >> 20, copy_gbps);
     std::vector<Measurement> base;
-    if (!chains_only && !groupby_only) base = bench::run_thrust_baselines(n);
+    if (!chains_only && !groupby_only && !mergejoin_only) base = bench::run_thrust_baselines(n);
     std::map<std::string, Measurement> base_by_op;
     for (auto& m : base) base_by_op[m.op] = m;
 
@@ -505,7 +508,7 @@ int main(int argc, char** argv) {
         a.free();
         s.free();
       }
-      if (!reduce_only) {  // set operations on sorted unique inputs: a = 2i, b = 3i
+      if (!reduce_only && !mergejoin_only) {  // set operations on sorted unique inputs: a = 2i, b = 3i
         std::vector<int32_t> a(n), b2(n);
         for (size_t i = 0; i < n; ++i) {
           a[i] = static_cast<int32_t>(2 * i);
@@ -563,7 +566,7 @@ int main(int argc, char** argv) {
         dp.free();
         df.free();
       }
-      {  // segmented reduction over sorted keys, 16 tuples per group
+      if (!mergejoin_only) {  // segmented reduction over sorted keys, 16 tuples per group
         std::vector<int32_t> g(n);
         for (size_t i = 0; i < n; ++i) g[i] = static_cast<int32_t>(i / 16);
         DeviceRel dg = upload(kv("g", "v"), {g, v});
