@@ -364,6 +364,45 @@ struct HashJoinCode {
     return out;
   }
 
+  // A global reduce folded into the join (join_reduce.cuh's HashJoinReduceAgent): the join
+  // kernel's grid passes every match to the reduce's fold, which applies the view's stages
+  // (FoldSpec::members), and each block writes one partial state; nothing is written of the
+  // matches, and no output is sized or grown.
+  FoldPartials fold(const DeviceRelation& rel, const FoldSpec& spec) {
+    const RowView& v = *rel.view;
+    KernelParams& p = *spec.params;
+    std::vector<NodeId> nodes = v.nodes;
+    nodes.push_back(spec.reduce);
+    FoldPartials out;
+    out.count = ctx.new_slot();  // the join's blocks, as the runtime computes its grid
+    {
+      rt::SizeExpr b = join_items();
+      b.divisor = tile();
+      b.at_least = 1;
+      ctx.step(rt::SetSize{out.count, b});
+    }
+    out.partials = ctx.allocate(fmt::format("n{}.partials", spec.reduce), 8,
+                                rt::SizeExpr{0, {rt::SizeTerm{spec.state_words, {out.count}}}},
+                                spec.reduce);
+    std::vector<CallArg> args = join_args(p);
+    const std::string pp = p.buffer(out.partials, "void", false);
+    p.slot(out.count);
+    const std::string fn = spec.name + "_fn";
+    SkeletonCall agent(ctx.templates(), "HashJoinReduceAgent", {ctx.tile_policy("HashJoin"), key_t},
+                       "Agent");
+    agent.bind("State", spec.state);
+    // The view's filter (the join's residual, fused selects) is part of fold: no residual.
+    std::string call = agent.call(
+        "run", join_call({"temp"}, std::move(args), HookArg::stock("NoResidual"),
+                         fold_agg_object(spec.state), {pp}));
+    const std::string body = ctx.functor(fn, p, spec.members) + fold_agg_struct(fn, spec.state) +
+                             agent.declare() + agent.dynamic_temp_storage(smem_bytes()) + call;
+    const LaunchShape shape{join_items(), tile(), ctx.policy_threads("HashJoin"), true, nodes,
+                            std::nullopt, static_cast<int32_t>(smem_bytes())};
+    ctx.kernel(spec.reduce, spec.name, p, body, shape, agent);
+    return out;
+  }
+
   // One pass writing a paged list (paged.cuh), each warp claiming pages for its matches.
   // The capacity estimate is the left rows kept (a foreign-key join's output at most) plus
   // one partial page per warp of every block; when the matches need more, the runtime
@@ -518,6 +557,9 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
   v.nodes.push_back(n.id);
   v.materialize = [hjp](LoweringContext&, const DeviceRelation& rel, bool paged) {
     return paged ? hjp->write_paged(rel) : hjp->write_dense(rel);
+  };
+  v.fold = [hjp](LoweringContext&, const DeviceRelation& rel, const FoldSpec& spec) {
+    return hjp->fold(rel, spec);
   };
   ctx.set_relation(n.id, make_view(std::move(v), std::move(types), L.size));
 }

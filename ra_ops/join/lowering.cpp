@@ -310,9 +310,8 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
   return out;
 }
 
-// The aggregate object of the join-reduce agents (join_reduce.cuh's JoinFoldHooks::Agg) over
-// the functor `fn`'s init(), fold(s, i, j) and merge(a, b) (FoldSpec::members), defined as
-// `agg` in a kernel body, and the same as a hook argument.
+}  // namespace
+
 std::string fold_agg_struct(const std::string& fn, const std::string& st) {
   return fmt::format(
       "  struct Agg {{\n    const {0}* f;\n    using State = {1};\n"
@@ -330,6 +329,8 @@ HookArg fold_agg_object(const std::string& st) {
        {"fold", {"void", {{"State&", "s"}, {"long long", "l"}, {"long long", "r"}}}},
        {"merge", {"void", {{"State&", "a"}, {"const State&", "b"}}}}});
 }
+
+namespace {
 
 // A global reduce folded into the one-pass merge (join_reduce.cuh): JoinMergeReduceAgent per
 // tile of left rows (the merge of write_merge, each match folded into its thread's state
@@ -361,6 +362,7 @@ FoldPartials fold_merge(LoweringContext& ctx, const JoinCode& jc, const DeviceRe
   std::vector<CallArg> order_args = order_check_args(jc, p);
   const std::string fn = spec.name + "_fn";
   const std::string make = ctx.functor(fn, p, m) + fold_agg_struct(fn, spec.state);
+  const std::string heavy_name = ctx.kernel_name(spec.reduce, spec.what + "_heavy");
   {
     SkeletonCall agent(ctx.templates(), "JoinMergeReduceAgent", {ctx.tile_policy("JoinCount")},
                        "Agent");
@@ -379,7 +381,7 @@ FoldPartials fold_merge(LoweringContext& ctx, const JoinCode& jc, const DeviceRe
                        "Agent");
     agent.bind("State", spec.state);
     const std::string heavy_partials = fmt::format("static_cast<{}*>({}) + {}", spec.state, pp, nt);
-    ctx.kernel(spec.reduce, spec.heavy_name, p,
+    ctx.kernel(spec.reduce, heavy_name, p,
                make + agent.declare() + agent.temp_storage() +
                    agent.call("run", {"temp", ns, nt, hd, plo, po, fold_agg_object(spec.state),
                                       heavy_partials}),

@@ -391,7 +391,6 @@ void fold_global_reduce(LoweringContext& ctx, const Node& n, const DeviceRelatio
   spec.reduce = n.id;
   spec.params = &p;
   spec.name = ctx.kernel_name(n.id, what);
-  spec.heavy_name = ctx.kernel_name(n.id, what + "_heavy");
   spec.what = what;
   spec.state = spec.name + "_state";
   spec.state_words = a.state_words;

@@ -1361,6 +1361,22 @@ TEST(NvrtcCompile, SortedLeftJoinBothPaths) {
     EXPECT_NE(plan.source.find("ranc::tpl::NoKeyWords{}"), std::string::npos);
   }
   expect_compiles(p, {.join = codegen::JoinAlgorithm::SortMerge, .one_pass_merge_join = false});
+  // A reduce like "folded" folded into the partitioned hash join (HashJoinReduceAgent): a key
+  // that packs into 64 bits (i64 k), a residual and a select in the fold.
+  {
+    ProgramBuilder hb;
+    auto hr = hb.input("r", kv), hq = hb.input("q", {{"qk", Type::I64}, {"qs", Type::String}, {"x", Type::I32}});
+    hb.output(hr.join(hq, {"k"}, {"qk"}, JoinKind::Inner, col("s") != col("qs"))
+                  .select(col("w") < col("x"))
+                  .project({as(col("x") / 3, "y"), "w", "s"})
+                  .reduce({}, {sum(col("y"), "sy"), sum(col("w"), "sw"), ranc::min(col("s"), "ms"),
+                               ranc::avg(col("y"), "ay"), count("n")}),
+              "hash_folded");
+    const Program hp = hb.check();
+    const rt::Plan plan = codegen::generate_plan(hp, {.join = codegen::JoinAlgorithm::Hash});
+    EXPECT_NE(plan.source.find("HashJoinReduceAgent<P::HashJoin, unsigned long long>"), std::string::npos);
+    expect_compiles(hp, {.join = codegen::JoinAlgorithm::Hash});
+  }
 }
 
 // NULLs and the operators lowered to the others (lower_nulls and the passes before it):

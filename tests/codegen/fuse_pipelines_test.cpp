@@ -241,6 +241,42 @@ TEST(FusePipelines, AGlobalReduceFoldsTheOnePassMerge) {
   EXPECT_EQ(testing::kernel_group_mismatch(off), "");
 }
 
+// The same fold into the partitioned hash join: the join kernel's grid passes its matches to
+// the reduce (HashJoinReduceAgent, join_reduce.cuh); no match is written, no output sized or
+// paged. A grouped reduce after the join still reads its (paged) matches.
+TEST(FusePipelines, AGlobalReduceFoldsTheHashJoin) {
+  ProgramBuilder b;
+  auto f = b.input("f", {{"fk", Type::I32}, {"fv", Type::I32}});
+  auto q = b.input("q", {{"pk", Type::I32}, {"pv", Type::I32}});
+  b.output(f.join(q, {"fk"}, {"pk"})
+               .select(col("pv") < col("fv"))
+               .project({as(col("fv") / col("pv"), "x")})
+               .reduce({}, {sum(col("x"), "s"), count("n")}),
+           "global");
+  b.output(f.join(q, {"fk"}, {"pk"}).select(col("pv") < col("fv")).reduce({"fk"}, {count("c")}), "grouped");
+  auto res = pipeline(b.check(), {.join = JoinAlgorithm::Hash});
+  const std::string plan = passes::print_physical_plan(res.physical);
+  EXPECT_NE(plan.find("n2 join(n0, n1) hash fused into n5\n"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("n3 select(n2) fused into n5\n"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("n4 project(n3) fused into n5\n"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("n5 reduce(n4) unique\n"), std::string::npos) << plan;  // not paged
+  EXPECT_NE(plan.find("n8 select(n7) -> paged\n"), std::string::npos) << plan;
+  EXPECT_EQ(testing::kernel_group_mismatch(res), "");
+  const std::string& src = res.plan.source;
+  for (const char* k : {"n5_join_select_project_reduce(", "n5_reduce_finish("})
+    EXPECT_NE(src.find(k), std::string::npos) << k;
+  EXPECT_NE(src.find("HashJoinReduceAgent<P::HashJoin, unsigned int>"), std::string::npos);
+  // No buffer of the folded join's matches, no page of them.
+  for (const auto& buf : res.plan.buffers)
+    if (buf.name.rfind("n2.", 0) == 0 || buf.name.rfind("n5.", 0) == 0)
+      EXPECT_EQ(buf.name.find("page"), std::string::npos) << buf.name;
+  EXPECT_EQ(src.find("n2_join_select_project_hash"), std::string::npos);
+  // Unfused: the join writes its matches.
+  auto off = pipeline(b.check(), {.join = JoinAlgorithm::Hash, .fusion = false});
+  EXPECT_EQ(off.plan.source.find("HashJoinReduceAgent"), std::string::npos);
+  EXPECT_EQ(testing::kernel_group_mismatch(off), "");
+}
+
 // A reduce over input not ordered by its group keys hashes when the keys pack into 63
 // bits (string 31 + i32 32 here): no sort is inserted, a select in front fuses into it
 // (it folds row by row), and its output is ordered by the keys, so a user sort by them
@@ -598,8 +634,9 @@ TEST(PlanPagedEdges, HashJoinIntoStreamingConsumersIsPaged) {
             "n0 input()\n"
             "n1 input()\n"
             "n2 input()\n"
-            "n3 join(n0, n1) hash fused into n4\n"
-            "n4 select(n3) -> paged\n"
+            // The global reduce folds the matches in the join kernel (no pages).
+            "n3 join(n0, n1) hash fused into n5\n"
+            "n4 select(n3) fused into n5\n"
             "n5 reduce(n4) unique\n"
             "n6 project(n5)\n"  // lower_nulls: the global sum's NULL over no rows
             "n7 join(n0, n2) hash fused into n8\n"
@@ -613,14 +650,15 @@ TEST(PlanPagedEdges, HashJoinIntoStreamingConsumersIsPaged) {
             "n15 output(n10)\n"
             "n16 output(n12) order [qk] unique\n");
   EXPECT_EQ(testing::kernel_group_mismatch(res), "");
-  // The three paged joins write pages in one pass, the two dense ones their rows (no count
-  // kernel either way); all grow when short.
-  EXPECT_EQ(count_in(res.plan.source, "_hash_paged("), 3);
+  // The two paged joins write pages in one pass, the two dense ones their rows (no count
+  // kernel either way); all grow when short. The folded one writes nothing.
+  EXPECT_EQ(count_in(res.plan.source, "_hash_paged("), 2);
   EXPECT_EQ(count_in(res.plan.source, "_hash("), 2);
+  EXPECT_EQ(count_in(res.plan.source, "_join_select_reduce("), 1);
   int regrows = 0;
   for (const auto& st : res.plan.steps)
     if (const auto* l = std::get_if<rt::Launch>(&st); l && l->regrow) ++regrows;
-  EXPECT_EQ(regrows, 5);
+  EXPECT_EQ(regrows, 4);
   // The reduce and the second join stream the pages. The one compaction is the hash
   // reduce's way out for many groups (it sorts its input), which runs over no rows unless
   // phase 1's records overflow.
@@ -653,14 +691,15 @@ TEST(PlanPagedEdges, UniqueBuildKeysStayDense) {
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
   auto s = b.input("s", {{"sk", Type::I32}, {"x", Type::I64}}, 1);
   auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::I64}}, 2);
-  b.output(r.join(s, {"k"}, {"sk"}).select(col("v") < col("x")).reduce({}, {sum(col("x"), "sx")}),
+  // Grouped reduces (hashed: they stream a paged input); a global one would fold the matches.
+  b.output(r.join(s, {"k"}, {"sk"}).select(col("v") < col("x")).reduce({"k"}, {sum(col("x"), "sx")}),
            "fk");
-  b.output(r.join(q, {"k"}, {"qk"}).select(col("v") < col("w")).reduce({}, {sum(col("w"), "sw")}),
+  b.output(r.join(q, {"k"}, {"qk"}).select(col("v") < col("w")).reduce({"k"}, {sum(col("w"), "sw")}),
            "partial_key");
   auto res = pipeline(b.check(), {.join = JoinAlgorithm::Hash});
   const std::string plan = passes::print_physical_plan(res.physical);
   EXPECT_NE(plan.find("n4 select(n3)\n"), std::string::npos) << plan;
-  EXPECT_NE(plan.find("n8 select(n7) -> paged\n"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("n7 select(n6) -> paged\n"), std::string::npos) << plan;
   EXPECT_EQ(count_in(res.plan.source, "_hash_paged("), 1);
   EXPECT_EQ(count_in(res.plan.source, "_hash("), 1);
   EXPECT_EQ(testing::kernel_group_mismatch(res), "");
@@ -671,7 +710,7 @@ TEST(PlanPagedEdges, PageRowsOption) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
   auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::I64}});
-  b.output(r.join(q, {"k"}, {"qk"}).reduce({}, {sum(col("w"), "sw")}), "o");
+  b.output(r.join(q, {"k"}, {"qk"}).reduce({"k"}, {sum(col("w"), "sw")}), "o");
   Program p = b.check();
   auto res = pipeline(p, {.join = JoinAlgorithm::Hash, .page_rows = 256});
   EXPECT_NE(res.plan.source.find("Agent::run_paged<256>("), std::string::npos);

@@ -291,7 +291,8 @@ class Fuser {
         // that merges in one pass (folded in its merge). Grouped by sorting, its
         // neighbour comparisons need every row (a filter could leave a group empty).
         // Hashed, each row is folded on its own like the global reduce.
-        if (one_pass) return c.group_keys.empty();
+        // A hash join's matches fold into a reduce without group keys in its join kernel.
+        if (one_pass || s.source == Source::HashJoin) return c.group_keys.empty();
         return index && (c.group_keys.empty() || !s.filters ||
                          plan_.nodes[static_cast<size_t>(c.id)].hash_reduce);
       case OpKind::Limit:

@@ -46,8 +46,9 @@ void plan_paged_edges(PhysicalPlan& plan) {
     // The end of the join's fused chain: where its view is materialised.
     NodeId m = j.id;
     while (plan.nodes[static_cast<size_t>(m)].fused) m = consumers[static_cast<size_t>(m)].at(0).first;
-    // A sort that packs whole tuples streams the chain into its words: nothing to page.
-    if (prog.node(m).kind == OpKind::Sort) continue;
+    // A sort that packs whole tuples streams the chain into its words, a global reduce folds
+    // the matches (join_reduce.cuh): nothing to page.
+    if (prog.node(m).kind == OpKind::Sort || prog.node(m).kind == OpKind::Reduce) continue;
     const auto& cs = consumers[static_cast<size_t>(m)];
     bool stream = !cs.empty();
     for (const auto& [c, k] : cs) stream = stream && streams_paged_input(plan, prog.node(c), k);

@@ -181,10 +181,10 @@ struct FoldSpec {
   // Functor members over `params`: `using State`, init(), merge(a, b) and fold(s, i, j),
   // which folds the match (i, j) in when the view keeps it.
   std::string members;
-  // The names of the merge kernel (also the functor's base name) and the heavy keys' kernel,
-  // registered by the reduce (LoweringContext::kernel_name), and what they are named after
-  // ("join_select_reduce", for the join's other kernels).
-  std::string name, heavy_name, what;
+  // The name of the kernel that folds the matches (also the functor's base name), registered
+  // by the reduce (LoweringContext::kernel_name), and what it is named after
+  // ("join_select_reduce", for the join's other kernels, such as the merge's heavy tiles').
+  std::string name, what;
 };
 // What the join's fold kernels leave for the reduce's finish: partial states (`state_words`
 // words each) and a slot holding their number. Both are parameters of FoldSpec::params.

@@ -18,6 +18,8 @@
 //     on the H100, 2^28 x 2^26 PK-FK join -> select -> reduce, dense 10.26-10.31 ms
 //     against paged 11.28-11.56 ms at 128-4096 rows a page (sessions 22-23). Without a
 //     declared key the join is still paged; that case has not been measured again.
+//     A hash join whose chain ends in a reduce without group keys writes nothing: the
+//     reduce folds its matches in the join kernel (join_reduce.cuh), so it has no edge.
 //     Sort-merge joins
 //     stay dense: their count is a binary search per left row that the load-balanced
 //     expansion needs anyway; selects are dense already (one pass, decoupled look-back).

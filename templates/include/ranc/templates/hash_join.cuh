@@ -93,11 +93,17 @@ __device__ __forceinline__ void partition_bounds(i64 i, i64 n, const KeyT* keys,
   }
 }
 
+template <class Policy, class KeyT, int TableSlots>
+struct HashJoinReduceAgent;  // join_reduce.cuh
+
 /// Build and probe in shared memory. TableSlots: the largest table (a power of two); a
 /// partition's build rows go in chunks of kChunk = TableSlots / 2, each into the smallest table
 /// of at least twice its rows.
 template <class Policy, class KeyT, int TableSlots = 8192>
 struct HashJoinAgent {
+  // run_fold is HashJoinReduceAgent's (join_reduce.cuh), not an entry point of its own.
+  template <class, class, int>
+  friend struct HashJoinReduceAgent;
   static constexpr int kThreads = Policy::block_threads;
   static constexpr int kItems = Policy::items_per_thread;
   static constexpr int kTile = Policy::tile_items;
@@ -151,6 +157,18 @@ struct HashJoinAgent {
   }
 
  private:
+  // The matches passed to fold(i, j) instead of written (join_reduce.cuh's HashJoinReduceAgent):
+  // no output rows are claimed. Returns with the whole block, after a barrier.
+  template <class Residual, class Fold>
+  __device__ __forceinline__ static void run_fold(TempStorage& temp, i64 bits, i64 nl, const KeyT* l_keys,
+                                                  const i64* l_bounds, const KeyT* r_keys, const i64* r_bounds,
+                                                  Residual residual, Fold fold) {
+    WarpPageWriter<1> unused;
+    auto emit = [&](i64 i, i64 j, i64) { fold(i, j); };
+    drive<false, 1, true>(temp, unused, PagedOut{}, bits, nl, l_keys, l_bounds, r_keys, r_bounds, residual, emit,
+                          0, nullptr);
+  }
+
   // The table of build rows [c0, c1) (at most kChunk), ready for probing when it returns (every
   // thread calls it); returns the table's slot mask.
   __device__ __forceinline__ static unsigned int build(TempStorage& temp, const KeyT* r_keys, i64 c0, i64 c1) {
@@ -201,7 +219,7 @@ struct HashJoinAgent {
     }
   }
 
-  template <bool Paged, int PageRows, class Residual, class Emit>
+  template <bool Paged, int PageRows, bool Fold = false, class Residual, class Emit>
   __device__ __forceinline__ static void drive(TempStorage& temp, WarpPageWriter<PageRows>& w, const PagedOut& out,
                                                i64 bits, i64 nl, const KeyT* l_keys, const i64* l_bounds,
                                                const KeyT* r_keys, const i64* r_bounds, Residual& residual,
@@ -247,7 +265,12 @@ struct HashJoinAgent {
             mine += found[k];
           }
         }
-        if constexpr (Paged) {
+        if constexpr (Fold) {
+#pragma unroll
+          for (int k = 0; k < kItems; ++k)
+            write(temp, mask, h[k], li[k], found[k], first[k], residual, emit,
+                  [&](i64 i, i64 j, int) { emit(i, j, 0); });
+        } else if constexpr (Paged) {
 #pragma unroll
           for (int k = 0; k < kItems; ++k) {
             const i64 x = w.reserve(out, found[k]);  // every lane of the warp, also with nothing

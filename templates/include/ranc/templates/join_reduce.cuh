@@ -27,8 +27,16 @@
 // Buffers: header 68 + 3 * ctiles int64 (JoinMergeAgent's layout), zeroed; lo, offsets nl int64
 // (written for heavy tiles only); ranges 2 * ctiles int64; partials (ctiles + H) * sizeof(State)
 // bytes.
+//
+// HashJoinReduceAgent does the same for the partitioned hash join (hash_join.cuh): its join kernel
+// (step 5 there, the same grid and dynamic shared memory) passes every match to agg.fold instead of
+// claiming output rows, each block writes partials[blockIdx.x], and GlobalReduceFinish merges the
+// grid's partials. A thread merges its state into a second one every kFoldsPerState matches, so an
+// integer sum's state folds a bounded number of values between the checked merges whatever the
+// skew (a heavy key's matches all fold in the threads probing it).
 #pragma once
 
+#include <ranc/templates/hash_join.cuh>
 #include <ranc/templates/join.cuh>
 #include <ranc/templates/reduce.cuh>
 
@@ -116,6 +124,47 @@ struct JoinHeavyReduceAgent {
     State s = agg.init();
     Heavy::run(temp.heavy, nl, tiles, header, lo, offsets, [&](i64 l, i64 r, i64) { agg.fold(s, l, r); });
     store_block_state<kThreads>(temp.reduce, s, agg, partials_buf, blockIdx.x);
+  }
+};
+
+template <class Policy, class KeyT, int TableSlots = 8192>
+struct HashJoinReduceAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  using Join = HashJoinAgent<Policy, KeyT, TableSlots>;
+  using TempStorage = typename Join::TempStorage;
+  static constexpr i64 kFoldsPerState = 1 << 16;
+
+  /// The hooks of run() (contract.cuh); i is a left (probe) position, j a right (build) position,
+  /// both in partition order, as HashJoinAgent's.
+  struct Hooks {
+    __device__ bool residual(i64 i, i64 j) const;  // NoResidual = none
+    JoinFoldHooks::Agg agg;
+  };
+  /// HashJoinAgent::run's grid (at least the probe tiles); every block writes partials[blockIdx.x].
+  static constexpr LaunchRule run_launch{Grid::tiles, "nl", Policy::block_threads};
+
+  template <class Residual, class Agg>
+  __device__ __forceinline__ static void run(TempStorage& temp, i64 bits, i64 nl, const KeyT* l_keys,
+                                             const i64* l_bounds, const KeyT* r_keys, const i64* r_bounds,
+                                             Residual residual, Agg agg, void* partials_buf) {
+    using State = typename Agg::State;
+    using Reduce = BlockReduce<State, kThreads>;
+    static_assert(sizeof(typename Reduce::TempStorage) <= sizeof(TempStorage),
+                  "HashJoinReduceAgent: the block reduce reuses the join's table");
+    State acc = agg.init(), s = agg.init();
+    i64 folded = 0;
+    Join::run_fold(temp, bits, nl, l_keys, l_bounds, r_keys, r_bounds, residual, [&](i64 i, i64 j) {
+      agg.fold(s, i, j);
+      if (++folded == kFoldsPerState) {
+        agg.merge(acc, s);
+        s = agg.init();
+        folded = 0;
+      }
+    });
+    agg.merge(acc, s);
+    __syncthreads();  // the table's memory becomes the reduce's
+    store_block_state<kThreads>(*reinterpret_cast<typename Reduce::TempStorage*>(&temp), acc, agg, partials_buf,
+                                blockIdx.x);
   }
 };
 
