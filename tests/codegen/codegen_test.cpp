@@ -1373,9 +1373,10 @@ TEST(NvrtcCompile, SortedLeftJoinBothPaths) {
                                ranc::avg(col("y"), "ay"), count("n")}),
               "hash_folded");
     const Program hp = hb.check();
-    const rt::Plan plan = codegen::generate_plan(hp, {.join = codegen::JoinAlgorithm::Hash});
+    const codegen::CodegenOptions o{.join = codegen::JoinAlgorithm::Hash, .fold_hash_joins = true};
+    const rt::Plan plan = codegen::generate_plan(hp, o);
     EXPECT_NE(plan.source.find("HashJoinReduceAgent<P::HashJoin, unsigned long long>"), std::string::npos);
-    expect_compiles(hp, {.join = codegen::JoinAlgorithm::Hash});
+    expect_compiles(hp, o);
   }
 }
 

@@ -254,7 +254,7 @@ TEST(FusePipelines, AGlobalReduceFoldsTheHashJoin) {
                .reduce({}, {sum(col("x"), "s"), count("n")}),
            "global");
   b.output(f.join(q, {"fk"}, {"pk"}).select(col("pv") < col("fv")).reduce({"fk"}, {count("c")}), "grouped");
-  auto res = pipeline(b.check(), {.join = JoinAlgorithm::Hash});
+  auto res = pipeline(b.check(), {.join = JoinAlgorithm::Hash, .fold_hash_joins = true});
   const std::string plan = passes::print_physical_plan(res.physical);
   EXPECT_NE(plan.find("n2 join(n0, n1) hash fused into n5\n"), std::string::npos) << plan;
   EXPECT_NE(plan.find("n3 select(n2) fused into n5\n"), std::string::npos) << plan;
@@ -271,8 +271,17 @@ TEST(FusePipelines, AGlobalReduceFoldsTheHashJoin) {
     if (buf.name.rfind("n2.", 0) == 0 || buf.name.rfind("n5.", 0) == 0)
       EXPECT_EQ(buf.name.find("page"), std::string::npos) << buf.name;
   EXPECT_EQ(src.find("n2_join_select_project_hash"), std::string::npos);
+  // Off (the default until its GPU tests run; RANC_HASH_FOLD=1 turns it on): the join
+  // writes pages the reduce streams.
+  auto plain = pipeline(b.check(), {.join = JoinAlgorithm::Hash});
+  EXPECT_EQ(plain.plan.source.find("HashJoinReduceAgent"), std::string::npos);
+  EXPECT_NE(passes::print_physical_plan(plain.physical).find("n4 project(n3) -> paged\n"), std::string::npos);
+  setenv("RANC_HASH_FOLD", "1", 1);
+  auto env_on = pipeline(b.check(), {.join = JoinAlgorithm::Hash});
+  unsetenv("RANC_HASH_FOLD");
+  EXPECT_NE(env_on.plan.source.find("HashJoinReduceAgent"), std::string::npos);
   // Unfused: the join writes its matches.
-  auto off = pipeline(b.check(), {.join = JoinAlgorithm::Hash, .fusion = false});
+  auto off = pipeline(b.check(), {.join = JoinAlgorithm::Hash, .fusion = false, .fold_hash_joins = true});
   EXPECT_EQ(off.plan.source.find("HashJoinReduceAgent"), std::string::npos);
   EXPECT_EQ(testing::kernel_group_mismatch(off), "");
 }
@@ -634,9 +643,8 @@ TEST(PlanPagedEdges, HashJoinIntoStreamingConsumersIsPaged) {
             "n0 input()\n"
             "n1 input()\n"
             "n2 input()\n"
-            // The global reduce folds the matches in the join kernel (no pages).
-            "n3 join(n0, n1) hash fused into n5\n"
-            "n4 select(n3) fused into n5\n"
+            "n3 join(n0, n1) hash fused into n4\n"
+            "n4 select(n3) -> paged\n"
             "n5 reduce(n4) unique\n"
             "n6 project(n5)\n"  // lower_nulls: the global sum's NULL over no rows
             "n7 join(n0, n2) hash fused into n8\n"
@@ -650,15 +658,14 @@ TEST(PlanPagedEdges, HashJoinIntoStreamingConsumersIsPaged) {
             "n15 output(n10)\n"
             "n16 output(n12) order [qk] unique\n");
   EXPECT_EQ(testing::kernel_group_mismatch(res), "");
-  // The two paged joins write pages in one pass, the two dense ones their rows (no count
-  // kernel either way); all grow when short. The folded one writes nothing.
-  EXPECT_EQ(count_in(res.plan.source, "_hash_paged("), 2);
+  // The three paged joins write pages in one pass, the two dense ones their rows (no count
+  // kernel either way); all grow when short.
+  EXPECT_EQ(count_in(res.plan.source, "_hash_paged("), 3);
   EXPECT_EQ(count_in(res.plan.source, "_hash("), 2);
-  EXPECT_EQ(count_in(res.plan.source, "_join_select_reduce("), 1);
   int regrows = 0;
   for (const auto& st : res.plan.steps)
     if (const auto* l = std::get_if<rt::Launch>(&st); l && l->regrow) ++regrows;
-  EXPECT_EQ(regrows, 4);
+  EXPECT_EQ(regrows, 5);
   // The reduce and the second join stream the pages. The one compaction is the hash
   // reduce's way out for many groups (it sorts its input), which runs over no rows unless
   // phase 1's records overflow.

@@ -48,8 +48,9 @@ constexpr int kMaxChain = 16;
 
 class Fuser {
  public:
-  explicit Fuser(PhysicalPlan& plan)
-      : plan_(plan), prog_(plan.program), consumers_(consumers_of(plan.program)) {
+  Fuser(PhysicalPlan& plan, bool fold_hash_joins)
+      : plan_(plan), prog_(plan.program), consumers_(consumers_of(plan.program)),
+        fold_hash_joins_(fold_hash_joins) {
     shapes_.resize(prog_.size());
   }
 
@@ -291,8 +292,9 @@ class Fuser {
         // that merges in one pass (folded in its merge). Grouped by sorting, its
         // neighbour comparisons need every row (a filter could leave a group empty).
         // Hashed, each row is folded on its own like the global reduce.
-        // A hash join's matches fold into a reduce without group keys in its join kernel.
-        if (one_pass || s.source == Source::HashJoin) return c.group_keys.empty();
+        // A hash join's matches fold into a reduce without group keys in its join kernel
+        // (CodegenOptions::fold_hash_joins).
+        if (one_pass || (fold_hash_joins_ && s.source == Source::HashJoin)) return c.group_keys.empty();
         return index && (c.group_keys.empty() || !s.filters ||
                          plan_.nodes[static_cast<size_t>(c.id)].hash_reduce);
       case OpKind::Limit:
@@ -316,14 +318,15 @@ class Fuser {
   PhysicalPlan& plan_;
   const Program& prog_;
   Consumers consumers_;
+  bool fold_hash_joins_ = false;
   std::vector<ViewShape> shapes_;
   std::vector<NodeId> leader_;  // input sharing: the last node of a node's group
 };
 
 }  // namespace
 
-void fuse_pipelines(PhysicalPlan& plan) {
-  Fuser(plan).run();
+void fuse_pipelines(PhysicalPlan& plan, bool fold_hash_joins) {
+  Fuser(plan, fold_hash_joins).run();
 }
 
 void no_fusion(PhysicalPlan& plan) {

@@ -192,7 +192,9 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
   no_fusion(r.physical);
   run("fuse_pipelines",
       [&] {
-        fuse_pipelines(r.physical);
+        bool fold = options.fold_hash_joins;
+        if (const char* v = std::getenv("RANC_HASH_FOLD"); v && *v) fold = std::string_view(v) != "0";
+        fuse_pipelines(r.physical, fold);
         verify_physical(r.physical);
       },
       physical_text);

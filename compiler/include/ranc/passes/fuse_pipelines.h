@@ -44,8 +44,9 @@
 
 namespace ranc::passes {
 
-// Sets PhysicalNode::fused and ::kernel for every node of `plan`.
-void fuse_pipelines(PhysicalPlan& plan);
+// Sets PhysicalNode::fused and ::kernel for every node of `plan`. `fold_hash_joins`:
+// CodegenOptions::fold_hash_joins (a global reduce takes a hash join's matches).
+void fuse_pipelines(PhysicalPlan& plan, bool fold_hash_joins = false);
 
 // Leaves every node unfused (kernel = the node itself): the plan of a run without fusion.
 void no_fusion(PhysicalPlan& plan);
