@@ -225,19 +225,23 @@ TEST_P(TpchRaGpu, MatchesSqlite) {
   std::map<std::string, const HostRelation*> inputs;
   for (const auto& [name, rel] : rq.inputs) inputs[name] = &rel;
   static rt::Executor* executor = new rt::Executor();  // one per run: its pool and modules
-  // Fused (the default) and unfused: the same results.
-  for (bool fusion : {true, false}) {
-    rt::Plan plan = codegen::generate_plan(rq.checked, {.fusion = fusion});
+  // Fused (the default), unfused, and with hash joins (--join=hash) whose global reduces fold
+  // their matches (CodegenOptions::fold_hash_joins): the same results.
+  const std::vector<std::pair<const char*, codegen::CodegenOptions>> variants = {
+      {"GPU fused", {}},
+      {"GPU unfused", {.fusion = false}},
+      {"GPU hash joins, folded", {.join = codegen::JoinAlgorithm::Hash, .fold_hash_joins = true}}};
+  for (const auto& [what, options] : variants) {
+    rt::Plan plan = codegen::generate_plan(rq.checked, options);
     rt::RunResult r;
     try {
       r = executor->run(plan, inputs);
     } catch (const UserError& e) {
-      FAIL() << "Q" << q.number << (fusion ? " fused" : " unfused") << ": the GPU run failed:\n"
+      FAIL() << "Q" << q.number << " " << what << ": the GPU run failed:\n"
              << render_diagnostics(e, rq.parsed.source);
     }
     ASSERT_EQ(r.outputs.size(), 1u);
-    expect_matches_sqlite(q, d.sqlite_result(q), r.outputs[0].second,
-                          fusion ? "GPU fused" : "GPU unfused");
+    expect_matches_sqlite(q, d.sqlite_result(q), r.outputs[0].second, what);
   }
 #endif
 }
