@@ -130,10 +130,7 @@ std::string match_members(LoweringContext& ctx, const JoinCode& jc, KernelParams
   m += fmt::format("  __device__ __forceinline__ bool keep(long long i) const {{ return {}; }}\n",
                    LoweringContext::keep(p, jc.L, "i"));
   if (const auto& u = jc.L.unverified)  // the left input's declared order, checked here
-    m += fmt::format(
-        "  __device__ __forceinline__ bool out_of_order(long long i) const {{\n"
-        "    return [&](long long i, long long j) {{\n{}    }}(i - 1, i) > 0;\n  }}\n",
-        LoweringContext::compare_body(p, jc.L, "i", u->columns, jc.L, "j", u->columns, u->descending));
+    m += LoweringContext::out_of_order_member(p, jc.L, *u, "out_of_order");
   return m;
 }
 // JoinMergeAgent's lword(l) and rword(r): the join keys of each side packed into one order

@@ -53,12 +53,7 @@ void lower_select(LoweringContext& ctx, const Node& n) {
   if (const auto& u = in.unverified) {
     internal_check(!in.view, "select: a declared order to check on a view");
     const std::string order = fmt::format("v{}_out_of_order", n.id);
-    const std::string cmp = LoweringContext::compare_body(d, in, "i", u->columns, in, "j", u->columns,
-                                                          u->descending);
-    d.add_member(order, fmt::format("  __device__ __forceinline__ bool {}(long long i) const {{\n"
-                                    "    return [&](long long i, long long j) {{\n{}    }}(i - 1, i) > 0;\n"
-                                    "  }}\n",
-                                    order, cmp));
+    d.add_member(order, LoweringContext::out_of_order_member(d, in, *u, order));
     body = fmt::format("    if (i > 0 && {}(i)) {}[0] = 1;\n{}", order,
                        d.buffer(u->flag, "int", false), body);
     ctx.check_after_last_use(rt::CheckFlag{u->flag, u->message, n.id});

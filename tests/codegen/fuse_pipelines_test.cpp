@@ -194,17 +194,26 @@ TEST(FusePipelines, ReducesAtTheEndOfPipelines) {
 // selects and projects after it (also ones that drop matches or can fail) and the reduce
 // are one group whose kernels write no match; a chain into a grouped reduce still
 // materialises the select after the join (JoinMergeAgent has no room for a filter).
-TEST(FusePipelines, AGlobalReduceFoldsTheOnePassMerge) {
+// f join q -> select -> project -> global reduce ("global"), and the join -> select into a
+// reduce grouped by fk ("grouped"); f and q declared sorted by their keys or not.
+Program join_reduce_chains(bool sorted) {
   ProgramBuilder b;
-  auto f = b.input("f", {{"fk", Type::I32}, {"fv", Type::I32}}, 0, {"fk"});
-  auto q = b.input("q", {{"pk", Type::I32}, {"pv", Type::I32}}, 0, {"pk"});
+  auto f = b.input("f", {{"fk", Type::I32}, {"fv", Type::I32}}, 0,
+                   sorted ? std::vector<SortSpec>{"fk"} : std::vector<SortSpec>{});
+  auto q = b.input("q", {{"pk", Type::I32}, {"pv", Type::I32}}, 0,
+                   sorted ? std::vector<SortSpec>{"pk"} : std::vector<SortSpec>{});
   b.output(f.join(q, {"fk"}, {"pk"})
                .select(col("pv") < col("fv"))
                .project({as(col("fv") / col("pv"), "x")})
                .reduce({}, {sum(col("x"), "s"), count("n")}),
            "global");
   b.output(f.join(q, {"fk"}, {"pk"}).select(col("pv") < col("fv")).reduce({"fk"}, {count("c")}), "grouped");
-  auto res = pipeline(b.check(), {.join = JoinAlgorithm::SortMerge});
+  return b.check();
+}
+
+TEST(FusePipelines, AGlobalReduceFoldsTheOnePassMerge) {
+  const Program p = join_reduce_chains(true);
+  auto res = pipeline(p, {.join = JoinAlgorithm::SortMerge});
   EXPECT_EQ(passes::print_physical_plan(res.physical),
             "n0 input() order [fk]\n"
             "n1 input() order [pk]\n"
@@ -236,7 +245,7 @@ TEST(FusePipelines, AGlobalReduceFoldsTheOnePassMerge) {
                   buf.name == "n2.lower" || buf.name == "n2.offsets")
           << buf.name;
   // Unfused: the join writes its matches, the select, project and reduce read them.
-  auto off = pipeline(b.check(), {.join = JoinAlgorithm::SortMerge, .fusion = false});
+  auto off = pipeline(p, {.join = JoinAlgorithm::SortMerge, .fusion = false});
   EXPECT_EQ(off.plan.source.find("JoinMergeReduceAgent"), std::string::npos);
   EXPECT_EQ(testing::kernel_group_mismatch(off), "");
 }
@@ -245,16 +254,8 @@ TEST(FusePipelines, AGlobalReduceFoldsTheOnePassMerge) {
 // the reduce (HashJoinReduceAgent, join_reduce.cuh); no match is written, no output sized or
 // paged. A grouped reduce after the join still reads its (paged) matches.
 TEST(FusePipelines, AGlobalReduceFoldsTheHashJoin) {
-  ProgramBuilder b;
-  auto f = b.input("f", {{"fk", Type::I32}, {"fv", Type::I32}});
-  auto q = b.input("q", {{"pk", Type::I32}, {"pv", Type::I32}});
-  b.output(f.join(q, {"fk"}, {"pk"})
-               .select(col("pv") < col("fv"))
-               .project({as(col("fv") / col("pv"), "x")})
-               .reduce({}, {sum(col("x"), "s"), count("n")}),
-           "global");
-  b.output(f.join(q, {"fk"}, {"pk"}).select(col("pv") < col("fv")).reduce({"fk"}, {count("c")}), "grouped");
-  auto res = pipeline(b.check(), {.join = JoinAlgorithm::Hash, .fold_hash_joins = true});
+  const Program p = join_reduce_chains(false);
+  auto res = pipeline(p, {.join = JoinAlgorithm::Hash, .fold_hash_joins = true});
   const std::string plan = passes::print_physical_plan(res.physical);
   EXPECT_NE(plan.find("n2 join(n0, n1) hash fused into n5\n"), std::string::npos) << plan;
   EXPECT_NE(plan.find("n3 select(n2) fused into n5\n"), std::string::npos) << plan;
@@ -273,15 +274,15 @@ TEST(FusePipelines, AGlobalReduceFoldsTheHashJoin) {
   EXPECT_EQ(src.find("n2_join_select_project_hash"), std::string::npos);
   // Off (the default until its GPU tests run; RANC_HASH_FOLD=1 turns it on): the join
   // writes pages the reduce streams.
-  auto plain = pipeline(b.check(), {.join = JoinAlgorithm::Hash});
+  auto plain = pipeline(p, {.join = JoinAlgorithm::Hash});
   EXPECT_EQ(plain.plan.source.find("HashJoinReduceAgent"), std::string::npos);
   EXPECT_NE(passes::print_physical_plan(plain.physical).find("n4 project(n3) -> paged\n"), std::string::npos);
   setenv("RANC_HASH_FOLD", "1", 1);
-  auto env_on = pipeline(b.check(), {.join = JoinAlgorithm::Hash});
+  auto env_on = pipeline(p, {.join = JoinAlgorithm::Hash});
   unsetenv("RANC_HASH_FOLD");
   EXPECT_NE(env_on.plan.source.find("HashJoinReduceAgent"), std::string::npos);
   // Unfused: the join writes its matches.
-  auto off = pipeline(b.check(), {.join = JoinAlgorithm::Hash, .fusion = false, .fold_hash_joins = true});
+  auto off = pipeline(p, {.join = JoinAlgorithm::Hash, .fusion = false, .fold_hash_joins = true});
   EXPECT_EQ(off.plan.source.find("HashJoinReduceAgent"), std::string::npos);
   EXPECT_EQ(testing::kernel_group_mismatch(off), "");
 }

@@ -186,15 +186,15 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
   codegen::CodegenOptions plan_options = options;
   if (const char* v = std::getenv("RANC_GROUP_BY"); v && std::string_view(v) == "sort")
     plan_options.group_by = codegen::GroupBy::Sort;
+  if (const char* v = std::getenv("RANC_HASH_FOLD"); v && *v)
+    plan_options.fold_hash_joins = std::string_view(v) != "0";
   run("plan_sort_orders", [&] { r.physical = plan_sort_orders(program, plan_options); },
       physical_text);
   run("plan_top_k", [&] { plan_top_k(r.physical); }, physical_text);
   no_fusion(r.physical);
   run("fuse_pipelines",
       [&] {
-        bool fold = options.fold_hash_joins;
-        if (const char* v = std::getenv("RANC_HASH_FOLD"); v && *v) fold = std::string_view(v) != "0";
-        fuse_pipelines(r.physical, fold);
+        fuse_pipelines(r.physical, plan_options.fold_hash_joins);
         verify_physical(r.physical);
       },
       physical_text);

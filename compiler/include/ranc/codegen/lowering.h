@@ -557,6 +557,15 @@ class LoweringContext {
     if (rel.types[c] == Type::Bool) return fmt::format("({} != 0)", v);
     return v;
   }
+  // A functor member `bool name(long long i)`: row i - 1 of the dense `rel` orders after row i
+  // by the declared order `u` (the consumers that check an input's order on the fly).
+  static std::string out_of_order_member(KernelParams& params, const DeviceRelation& rel,
+                                         const PendingOrderCheck& u, std::string_view name) {
+    return fmt::format(
+        "  __device__ __forceinline__ bool {}(long long i) const {{\n"
+        "    return [&](long long i, long long j) {{\n{}    }}(i - 1, i) > 0;\n  }}\n",
+        name, compare_body(params, rel, "i", u.columns, rel, "j", u.columns, u.descending));
+  }
   // Three-way total-order comparison code of column pairs (a: rows `ra` of `A`, b:
   // rows `rb` of `B`) as a sequence of early returns inside a function body.
   static std::string compare_body(KernelParams& params, const DeviceRelation& A,
