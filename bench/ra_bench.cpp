@@ -712,8 +712,8 @@ int main(int argc, char** argv) {
           chain("join-select-reduce", b.check(), in,
                 [&](const RancRun&) { return 8.0 * n + 8.0 * npk + 8.0; });
           // The same chain with the partitioned hash join (inputs taken as unsorted): the
-          // reduce streams the join's pages, or (fold_hash_joins, RANC_HASH_FOLD=1) folds
-          // the matches in the join kernel (join_reduce.cuh).
+          // join kernel folds the matches into the sum (fold_hash_joins, join_reduce.cuh), or
+          // (RANC_HASH_FOLD=0) the reduce streams the join's pages.
           ProgramBuilder h;
           Rel hf = h.input("f", kv("k", "v").attributes), hs = h.input("s", kv("pk", "pv").attributes);
           h.output(hf.join(hs, {"k"}, {"pk"})
@@ -724,8 +724,8 @@ int main(int argc, char** argv) {
           const double hbytes = 8.0 * n + 8.0 * npk + 8.0;
           chain("join-select-reduce hash", hp, in, [&](const RancRun&) { return hbytes; },
                 {.join = codegen::JoinAlgorithm::Hash});
-          chain("jsr hash folded", hp, in, [&](const RancRun&) { return hbytes; },
-                {.join = codegen::JoinAlgorithm::Hash, .fold_hash_joins = true});
+          chain("jsr hash paged", hp, in, [&](const RancRun&) { return hbytes; },
+                {.join = codegen::JoinAlgorithm::Hash, .fold_hash_joins = false});
           // The matches written for a group-by of 16 groups (hashed), which streams them: a
           // paged list (plan_paged_edges.h) against dense, and the page size.
           ProgramBuilder g;

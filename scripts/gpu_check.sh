@@ -4,7 +4,7 @@
 # writing one log per step and a summary to $OUT (default /tmp/ranc-gpu-check).
 #   scripts/gpu_check.sh BIN_DIR [steps...]
 #   steps: runtime templates ops ops_more ops_unfused tpch random memcheck racecheck large bench
-#          merges merges_expand merges_tune joins_ab groupby sortedreduce hashfold
+#          merges merges_expand merges_tune joins_ab groupby sortedreduce hashpaged
 # Steps are independent: several invocations (each with its own OUT) may run at once.
 set -u
 BIN=${1:?usage: gpu_check.sh BIN_DIR [steps...]}
@@ -57,12 +57,10 @@ for s in $STEPS; do
     joins_ab)
       step joins_ranges 200 "$BIN/ra_bench" merges 28
       RANC_JOIN_RANGES=0 step joins_noranges 200 "$BIN/ra_bench" merges 28 ;;
-    # The global reduce folded into the hash join (CodegenOptions::fold_hash_joins, off until
-    # this passes): its heavy-key test, random programs and the chains with RANC_HASH_FOLD=1.
-    hashfold)
-      step hashfold_tests 300 "$BIN/gpu_tests" --gtest_filter='GpuJoinKeys.SortMergeHeavyAndLightTiles'
-      RANC_HASH_FOLD=1 step hashfold_random 560 "$BIN/gpu_tests" --gtest_filter='RandomPrograms.*'
-      RANC_HASH_FOLD=1 step hashfold_chains 200 "$BIN/ra_bench" chains 28 ;;
+    # A global reduce after a hash join streaming the join's pages instead of folding in the
+    # join kernel (RANC_HASH_FOLD=0; CodegenOptions::fold_hash_joins is on by default).
+    hashpaged)
+      RANC_HASH_FOLD=0 step hashpaged_random 560 "$BIN/gpu_tests" --gtest_filter='RandomPrograms.*' ;;
     # Other tile shapes (RANC_TUNE, codegen.cpp) for the same rows.
     merges_tune) RANC_TUNE=${RANC_TUNE:-Reduce=256x8,JoinCount=128x8} step merges_tune 300 "$BIN/ra_bench" merges 28 ;;
     # Group-by of 2^28 rows into 4, 16, 2^10 and 2^24 groups and TPC-H Q1's shape: hashed with and

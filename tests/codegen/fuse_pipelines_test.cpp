@@ -255,7 +255,7 @@ TEST(FusePipelines, AGlobalReduceFoldsTheOnePassMerge) {
 // paged. A grouped reduce after the join still reads its (paged) matches.
 TEST(FusePipelines, AGlobalReduceFoldsTheHashJoin) {
   const Program p = join_reduce_chains(false);
-  auto res = pipeline(p, {.join = JoinAlgorithm::Hash, .fold_hash_joins = true});
+  auto res = pipeline(p, {.join = JoinAlgorithm::Hash});  // on by default
   const std::string plan = passes::print_physical_plan(res.physical);
   EXPECT_NE(plan.find("n2 join(n0, n1) hash fused into n5\n"), std::string::npos) << plan;
   EXPECT_NE(plan.find("n3 select(n2) fused into n5\n"), std::string::npos) << plan;
@@ -272,15 +272,15 @@ TEST(FusePipelines, AGlobalReduceFoldsTheHashJoin) {
     if (buf.name.rfind("n2.", 0) == 0 || buf.name.rfind("n5.", 0) == 0)
       EXPECT_EQ(buf.name.find("page"), std::string::npos) << buf.name;
   EXPECT_EQ(src.find("n2_join_select_project_hash"), std::string::npos);
-  // Off (the default until its GPU tests run; RANC_HASH_FOLD=1 turns it on): the join
-  // writes pages the reduce streams.
-  auto plain = pipeline(p, {.join = JoinAlgorithm::Hash});
+  // Off (RANC_HASH_FOLD=0 or the option): the join writes pages the reduce streams.
+  auto plain = pipeline(p, {.join = JoinAlgorithm::Hash, .fold_hash_joins = false});
   EXPECT_EQ(plain.plan.source.find("HashJoinReduceAgent"), std::string::npos);
   EXPECT_NE(passes::print_physical_plan(plain.physical).find("n4 project(n3) -> paged\n"), std::string::npos);
-  setenv("RANC_HASH_FOLD", "1", 1);
-  auto env_on = pipeline(p, {.join = JoinAlgorithm::Hash});
+  setenv("RANC_HASH_FOLD", "0", 1);
+  auto env_off = pipeline(p, {.join = JoinAlgorithm::Hash});
   unsetenv("RANC_HASH_FOLD");
-  EXPECT_NE(env_on.plan.source.find("HashJoinReduceAgent"), std::string::npos);
+  EXPECT_EQ(env_off.plan.source.find("HashJoinReduceAgent"), std::string::npos);
+  EXPECT_EQ(passes::print_physical_plan(env_off.physical), passes::print_physical_plan(plain.physical));
   // Unfused: the join writes its matches.
   auto off = pipeline(p, {.join = JoinAlgorithm::Hash, .fusion = false, .fold_hash_joins = true});
   EXPECT_EQ(off.plan.source.find("HashJoinReduceAgent"), std::string::npos);
@@ -639,7 +639,9 @@ TEST(PlanPagedEdges, HashJoinIntoStreamingConsumersIsPaged) {
   b.output(q.join(s, {"qk"}, {"sk"}), "to_output");
   b.output(q.join(r, {"qk"}, {"k"}).reduce({"qk"}, {count("c")}), "grouped");
   Program p = b.check();
-  auto res = pipeline(p, {.join = JoinAlgorithm::Hash});
+  // The global reduce streams the join's pages when the join does not fold it
+  // (AGlobalReduceFoldsTheHashJoin).
+  auto res = pipeline(p, {.join = JoinAlgorithm::Hash, .fold_hash_joins = false});
   EXPECT_EQ(passes::print_physical_plan(res.physical),
             "n0 input()\n"
             "n1 input()\n"

@@ -472,9 +472,12 @@ TEST(GpuJoinKeys, SortMergeHeavyAndLightTiles) {
     EXPECT_EQ(run_and_compare(p, in, {.join = codegen::JoinAlgorithm::SortMerge, .join_tile_ranges = false}), "")
         << type_name(kt) << " no range kernel";
     // The partitioned hash join: the global reduces fold in its join kernel (join_reduce.cuh's
-    // HashJoinReduceAgent; key 7's 2000 x 1001 matches all in one partition), fused and not.
+    // HashJoinReduceAgent; key 7's 2000 x 1001 matches all in one partition), or stream its
+    // pages, fused and not.
     EXPECT_EQ(run_and_compare(p, in, {.join = codegen::JoinAlgorithm::Hash, .fold_hash_joins = true}), "")
         << type_name(kt) << " hash, folded";
+    EXPECT_EQ(run_and_compare(p, in, {.join = codegen::JoinAlgorithm::Hash, .fold_hash_joins = false}), "")
+        << type_name(kt) << " hash, paged";
     EXPECT_EQ(run_and_compare(p, in, {.join = codegen::JoinAlgorithm::Hash, .fusion = false}), "")
         << type_name(kt) << " hash, unfused";
   }

@@ -73,9 +73,10 @@ struct CodegenOptions {
   bool stage_join_keys = true;
   // A reduce without group keys after an inner hash join (through selects and projects)
   // folds the join's matches in its join kernel (join_reduce.cuh's HashJoinReduceAgent)
-  // instead of reading them from a paged list. Off by default until its GPU tests have run
-  // (written in session 24, when no device time was left); RANC_HASH_FOLD=1 turns it on.
-  bool fold_hash_joins = false;
+  // instead of reading them from a paged list: join -> select -> global sum of 2^28 rows
+  // took 9.13 ms against 11.95 ms paged (H100, session 25, bench/RESULTS.md).
+  // RANC_HASH_FOLD=0 turns it off, with the same results.
+  bool fold_hash_joins = true;
   // Private aggregate states per thread of the hash group-by (hash_reduce.cuh): rows of the
   // first this many keys a block meets fold into registers, without atomics; -1 picks by
   // the state's size (4 up to 8-word states, as TPC-H Q1's; fewer beyond), 0 turns them off

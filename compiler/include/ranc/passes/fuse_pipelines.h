@@ -46,7 +46,7 @@ namespace ranc::passes {
 
 // Sets PhysicalNode::fused and ::kernel for every node of `plan`. `fold_hash_joins`:
 // CodegenOptions::fold_hash_joins (a global reduce takes a hash join's matches).
-void fuse_pipelines(PhysicalPlan& plan, bool fold_hash_joins = false);
+void fuse_pipelines(PhysicalPlan& plan, bool fold_hash_joins = true);
 
 // Leaves every node unfused (kernel = the node itself): the plan of a run without fusion.
 void no_fusion(PhysicalPlan& plan);
