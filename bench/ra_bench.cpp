@@ -277,11 +277,13 @@ int main(int argc, char** argv) {
   // group-by rows (with TPC-H Q1's shape); "ra_bench q1 28": only Q1's shape.
   bool chains_only = false, groupby_only = false, q1_only = false, joins_only = false, semi_only = false,
        topk_only = false, setops_only = false, merges_only = false, reduce_only = false,
-       mergejoin_only = false;
+       mergejoin_only = false, select_chains_only = false;
   std::vector<int> log_sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "chains")
       chains_only = true;
+    else if (std::string(argv[i]) == "selchains")  // the chains without joins, and one select
+      chains_only = select_chains_only = true;
     else if (std::string(argv[i]) == "joins")
       joins_only = true;
     else if (std::string(argv[i]) == "semijoins")
@@ -679,7 +681,13 @@ int main(int argc, char** argv) {
         chain("select-project-reduce", b.check(), {{"r", r.binding()}},
               [&](const RancRun&) { return 8.0 * n + 8.0; });
       }
-      if (n % 4 == 0) {  // PK-FK chains: F(k = 2(i/4), v = i), S(pk = 2i, pv = i + 7), both sorted
+      if (select_chains_only) {  // one select of half the rows, for the select chains' A/B
+        ProgramBuilder b;
+        b.output(b.input("r", kv("k", "v", 0).attributes).select(col("k") < (1 << 30)), "out");
+        chain("select", b.check(), {{"r", r.binding()}},
+              [&](const RancRun& rr) { return 8.0 * n + 8.0 * rows(rr); });
+      }
+      if (n % 4 == 0 && !select_chains_only) {  // PK-FK chains: F(k = 2(i/4), v = i), S(pk = 2i, pv = i + 7), both sorted
         const size_t npk = n / 4;
         std::vector<int32_t> fk(n), fv(n), pk(npk), pv(npk);
         for (size_t i = 0; i < n; ++i)

@@ -1187,6 +1187,47 @@ TEST(NvrtcCompile, EveryFusedShape) {
 // Input sharing (fuse_pipelines): one kernel for 2, 3 and 4 filtering chains over one
 // relation, with and without chains that keep every row, chains of only those, and chains
 // over a paged hash join output.
+// A select written out stages its kept rows' output values (SelectValuesAgent) when a row
+// packs into 8 bytes (each field aligned to its size), and their row numbers (SelectAgent)
+// otherwise or with CodegenOptions::select_stage_values off; every shape compiles.
+TEST(NvrtcCompile, SelectStagesRowsOfAtMostEightBytes) {
+  struct Shape {
+    std::vector<std::pair<std::string, Type>> attrs;
+    bool values;
+  };
+  const std::vector<Shape> shapes = {
+      {{{"a", Type::I32}, {"b", Type::I32}}, true},
+      {{{"a", Type::I64}}, true},
+      {{{"a", Type::Bool}, {"b", Type::Bool}, {"c", Type::I32}}, true},  // 1 + 1 + (2) + 4
+      {{{"a", Type::F32}, {"b", Type::Date}}, true},
+      {{{"a", Type::String}, {"b", Type::Bool}}, true},
+      {{{"a", Type::Bool}, {"b", Type::I32}, {"c", Type::Bool}}, false},  // 1 + (3) + 4 + 1 + (3)
+      {{{"a", Type::I32}, {"b", Type::F64}}, false},
+      {{{"a", Type::I32}, {"b", Type::I32}, {"c", Type::I32}}, false},
+  };
+  for (const Shape& sh : shapes) {
+    ProgramBuilder b;
+    std::vector<Attribute> attrs;
+    for (const auto& [name, t] : sh.attrs) attrs.push_back({name, t});
+    auto r = b.input("r", attrs);
+    // A filter on the first attribute, a computed second one where there is one.
+    const Type t = sh.attrs[0].second;
+    const Expr keep = t == Type::Bool     ? col("a")
+                      : t == Type::String ? col("a") == "x"
+                      : t == Type::Date   ? col("a") > date_lit("1995-01-01")
+                                          : cast(col("a"), Type::F64) > 3.0;
+    b.output(r.select(keep), "o");
+    const Program p = b.check();
+    const rt::Plan plan = codegen::generate_plan(p);
+    const std::string label = print_program(p);
+    EXPECT_EQ(plan.source.find("SelectValuesAgent") != std::string::npos, sh.values) << label;
+    EXPECT_EQ(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos, !sh.values) << label;
+    expect_compiles(p);
+    const rt::Plan off = codegen::generate_plan(p, {.select_stage_values = false});
+    EXPECT_EQ(off.source.find("SelectValuesAgent"), std::string::npos) << label;
+  }
+}
+
 TEST(NvrtcCompile, InputSharingShapes) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}, {"f", Type::F64}, {"s", Type::String}});

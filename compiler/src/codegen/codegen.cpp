@@ -821,6 +821,15 @@ class Context final : public LoweringContext {
     out = allocate_relation(n, rel.types, rt::SizeExpr::slot(rel.size), -1);
     KernelParams p;
     std::string pred = LoweringContext::keep(p, rel, "i");
+    if (options_.select_stage_values && !v.searches) {
+      std::vector<std::pair<Type, std::string>> fields;
+      for (size_t c = 0; c < rel.types.size(); ++c)
+        fields.emplace_back(rel.types[c], raw(p, rel, c, "i"));
+      if (row_bytes(fields) <= 8) {
+        out.size = select_values_kernel(id, what, rel.size, p, pred, fields, out, v.nodes);
+        return out;
+      }
+    }
     std::string copy = copy_row(p, rel, "i", out, "o");
     out.size = select_kernel(id, what, rel.size, p, pred, copy, {}, v.nodes,
                              v.searches ? "SelectSearch" : "Select");

@@ -71,6 +71,10 @@ struct CodegenOptions {
   // took 4.365 ms against 4.546 ms unstaged (H100, session 24, bench/RESULTS.md);
   // RANC_JOIN_STAGE=0 turns it off, with the same results.
   bool stage_join_keys = true;
+  // A select written out (its view materialised) stages its kept rows' output values in
+  // shared memory (select.cuh's SelectValuesAgent) when a row takes at most 8 bytes, instead
+  // of their row numbers, so its write phase reads no input again. RANC_SELECT_VALUES=0/1.
+  bool select_stage_values = true;
   // A reduce without group keys after an inner hash join (through selects and projects)
   // folds the join's matches in its join kernel (join_reduce.cuh's HashJoinReduceAgent)
   // instead of reading them from a paged list: join -> select -> global sum of 2^28 rows

@@ -495,6 +495,69 @@ class LoweringContext {
     step(rt::ReadSize{out, count, 0});
     return out;
   }
+  // The same select staging its output rows' values (SelectValuesAgent): `fields` are the
+  // output row's attributes (type, the expression of row i in its storage representation),
+  // written to `dst` row o. For rows of at most 8 bytes (row_bytes).
+  rt::SlotId select_values_kernel(NodeId id, std::string_view what, rt::SlotId n,
+                                  KernelParams& params, std::string_view pred,
+                                  const std::vector<std::pair<Type, std::string>>& fields,
+                                  const DeviceRelation& dst, std::vector<NodeId> nodes = {},
+                                  std::string_view family = "Select") {
+    internal_check(row_bytes(fields) <= 8, "select_values_kernel: a row over 8 bytes");
+    const int64_t tile = static_cast<int64_t>(policy_threads(family)) * policy_items(family);
+    rt::SlotId tiles = num_tiles(id, n, -1, tile);
+    rt::BufferId state = tile_state(id, "tile_state", tiles);
+    rt::BufferId count = allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
+    std::string ts = params.buffer(state, "void", false),
+                cnt = params.buffer(count, "long long", false);
+    std::string ns = params.slot(n);
+    std::string row = "  struct Row {", value, store;
+    for (size_t c = 0; c < fields.size(); ++c) {
+      const std::string_view ct = storage_ctype(fields[c].first);
+      row += fmt::format(" {} c{};", ct, c);
+      value += fmt::format("{}({}){}", c ? ", " : "", ct, fields[c].second);
+      store += fmt::format("    {}[o] = r.c{};\n", params.buffer(dst.columns[c], ct, false), c);
+    }
+    row += " };\n";
+    std::string name = kernel_name(id, what);
+    std::string make = functor(
+        name + "_fn", params,
+        fmt::format(
+            "{}"
+            "  __device__ __forceinline__ bool pred(long long i) const {{ return {}; }}\n"
+            "  __device__ __forceinline__ Row value(long long i) const {{ return Row{{{}}}; }}\n"
+            "  __device__ __forceinline__ void store(long long o, const Row& r) const {{\n{}  }}\n",
+            row, pred, value, store));
+    const std::string row_type = name + "_fn::Row";
+    SkeletonCall agent(templates(), "SelectValuesAgent", {tile_policy(family)}, "Agent");
+    agent.bind("Row", row_type);
+    std::string body =
+        make + agent.declare() + agent.temp_storage() +
+        agent.call("run",
+                   {"temp", ns, HookArg::lambda("bool", {{"long long", "i"}}, " return f.pred(i); "),
+                    HookArg::lambda(row_type, {{"long long", "i"}}, " return f.value(i); "),
+                    HookArg::lambda("void", {{"long long", "o"}, {"const " + row_type + " &", "r"}},
+                                    " f.store(o, r); "),
+                    ts, cnt});
+    kernel(id, name, params, body,
+           LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads(family), false,
+                       std::move(nodes)},
+           agent);
+    rt::SlotId out = new_slot();
+    step(rt::ReadSize{out, count, 0});
+    return out;
+  }
+  // The bytes of a struct of `fields` (storage types of 1, 2, 4 or 8 bytes, each aligned
+  // to its size).
+  static int64_t row_bytes(const std::vector<std::pair<Type, std::string>>& fields) {
+    int64_t at = 0, align = 1;
+    for (const auto& f : fields) {
+      const int64_t b = type_size(f.first);
+      at = (at + b - 1) / b * b + b;
+      align = std::max(align, b);
+    }
+    return (at + align - 1) / align * align;
+  }
   // The decoupled look-back state of `tiles` tiles (buffer n<id>.<buffer>), as every
   // single-pass template needs; `count` such states one after another for a template with
   // several outputs (SharedSelectAgent). Its initial state (every tile's status kInvalid,

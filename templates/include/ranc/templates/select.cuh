@@ -23,6 +23,11 @@
 // called in place with a non-coalesced output position; no staging area used), SelectMode::count_only
 // (no emit; only *out_count, e.g. to size an output before a second pass).
 //
+// SelectValuesAgent<P>: the same pass staging the kept rows' output values (rows of at most 8
+// bytes) instead of their row numbers. Hooks: pred(i); value(i) -> Row (called for kept rows
+// only); store(o, row). TempStorageT<Row> (4 * tile_items * sizeof(Row) + ~200 B). Kernels and
+// buffers as SelectAgent's.
+//
 // SharedSelectAgent<P, Outputs>: input sharing (fuse_pipelines). `Outputs` (1..4) selects over
 // the same n rows in one pass: each warp evaluates every output's predicate on its rows (the rows'
 // attributes are loaded once, the other predicates hit the cache), then per output the block
@@ -158,6 +163,108 @@ struct SelectAgent {
         const int j = k * kThreads + static_cast<int>(threadIdx.x);
         if (j < tile_count) emit(base + temp.stage[j], prefix + j);
       }
+    }
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && out_count != nullptr) *out_count = inclusive;
+  }
+};
+
+/// SelectAgent that stages the kept rows' output values, not their row numbers: each thread
+/// computes the output row of every kept row it evaluated (value(i), from the loads its predicate
+/// made), writes it to the tile's stage in output order, and after one barrier consecutive threads
+/// store consecutive output rows. The write phase reads no input again (SelectAgent's emit reads
+/// each kept row's attributes once more, from L1 or L2). For rows of at most 8 bytes: the stage
+/// holds a tile of them (32 KB at 4096 rows).
+template <class Policy>
+struct SelectValuesAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+  static constexpr int kWarps = Policy::warps;
+  static_assert(kItems <= 32, "SelectValuesAgent: at most 32 items per thread");
+
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    struct Row;                                         // the generator's output row
+    __device__ bool pred(i64 in_row) const;                  // keep input row `in_row` (< n)?
+    __device__ Row value(i64 in_row) const;                  // the output row of a kept row
+    __device__ void store(i64 out_row, const Row& r) const;  // write it at out_row
+  };
+  /// Exactly `tiles` blocks, also for n == 0: the last block writes *out_count.
+  static constexpr LaunchRule run_launch{Grid::tiles_exact, "n", Policy::block_threads};
+
+  template <class Row>
+  struct TempStorageT {
+    TilePrefix::TempStorage prefix;
+    int warp_total[kWarps];
+    int warp_offset[kWarps];
+    Row stage[kTile];  // the kept rows' output values, in output order
+  };
+
+  template <class Row, class Pred, class Value, class Store>
+  __device__ __forceinline__ static void run(TempStorageT<Row>& temp, i64 n, Pred pred, Value value,
+                                             Store store, void* tile_state, i64* out_count) {
+    static_assert(sizeof(Row) <= 8, "SelectValuesAgent: rows of at most 8 bytes");
+    TileState state = make_tile_state(tile_state);
+    const i64 base = tile_base(kTile);
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const unsigned lt_mask = (1u << lane) - 1u;
+    const i64 wbase = base + static_cast<i64>(warp) * 32 * kItems;
+
+    bool keep[kItems];
+    Row rows[kItems];
+    if (base + kTile <= n) {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        const i64 i = wbase + k * 32 + lane;
+        keep[k] = pred(i);
+        if (keep[k]) rows[k] = value(i);
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        const i64 i = wbase + k * 32 + lane;
+        keep[k] = i < n && pred(i);
+        if (keep[k]) rows[k] = value(i);
+      }
+    }
+    unsigned masks[kItems];
+    int warp_count = 0;
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      masks[k] = __ballot_sync(0xffffffffu, keep[k]);
+      warp_count += __popc(masks[k]);
+    }
+    if (lane == 0) temp.warp_total[warp] = warp_count;
+    __syncthreads();
+
+    i64 tile_count = 0;
+    if (warp == 0) {
+      int v = lane < kWarps ? temp.warp_total[lane] : 0;
+      int incl = v;
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        int o = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += o;
+      }
+      if (lane < kWarps) temp.warp_offset[lane] = incl - v;
+      tile_count = __shfl_sync(0xffffffffu, incl, 31);
+    }
+    i64 inclusive;
+    const i64 prefix = TilePrefix::run(temp.prefix, state, tile_count, inclusive);
+    tile_count = inclusive - prefix;
+
+    int pos = temp.warp_offset[warp];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      if (masks[k] & (1u << lane)) temp.stage[pos + __popc(masks[k] & lt_mask)] = rows[k];
+      pos += __popc(masks[k]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const int j = k * kThreads + static_cast<int>(threadIdx.x);
+      if (j < tile_count) store(prefix + j, temp.stage[j]);
     }
     if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0 && out_count != nullptr) *out_count = inclusive;
   }
