@@ -4,7 +4,7 @@
 # writing one log per step and a summary to $OUT (default /tmp/ranc-gpu-check).
 #   scripts/gpu_check.sh BIN_DIR [steps...]
 #   steps: runtime templates ops ops_more ops_unfused tpch random memcheck racecheck large bench
-#          merges merges_expand merges_tune joins_ab groupby sortedreduce hashpaged
+#          merges merges_expand merges_tune joins_ab groupby sortedreduce hashpaged selvalues
 # Steps are independent: several invocations (each with its own OUT) may run at once.
 set -u
 BIN=${1:?usage: gpu_check.sh BIN_DIR [steps...]}
@@ -61,6 +61,10 @@ for s in $STEPS; do
     # join kernel (RANC_HASH_FOLD=0; CodegenOptions::fold_hash_joins is on by default).
     hashpaged)
       RANC_HASH_FOLD=0 step hashpaged_random 560 "$BIN/gpu_tests" --gtest_filter='RandomPrograms.*' ;;
+    # The select chains with the kept rows staged by row number and by value (the default).
+    selvalues)
+      RANC_SELECT_VALUES=0 step selchains_rows 150 "$BIN/ra_bench" selchains 28
+      step selchains_values 150 "$BIN/ra_bench" selchains 28 ;;
     # Other tile shapes (RANC_TUNE, codegen.cpp) for the same rows.
     merges_tune) RANC_TUNE=${RANC_TUNE:-Reduce=256x8,JoinCount=128x8} step merges_tune 300 "$BIN/ra_bench" merges 28 ;;
     # Group-by of 2^28 rows into 4, 16, 2^10 and 2^24 groups and TPC-H Q1's shape: hashed with and
