@@ -686,6 +686,14 @@ int main(int argc, char** argv) {
         b.output(b.input("r", kv("k", "v", 0).attributes).select(col("k") < (1 << 30)), "out");
         chain("select", b.check(), {{"r", r.binding()}},
               [&](const RancRun& rr) { return 8.0 * n + 8.0 * rows(rr); });
+        // Rows of 16 bytes written (i32, i32, i64): SelectValuesAgent's wide tiles.
+        ProgramBuilder w;
+        w.output(w.input("r", kv("k", "v", 0).attributes)
+                     .select(col("k") < (1 << 30))
+                     .project({"k", "v", as(cast(col("v"), Type::I64) * 3, "w")}),
+                 "out");
+        chain("select-project wide", w.check(), {{"r", r.binding()}},
+              [&](const RancRun& rr) { return 8.0 * n + 16.0 * rows(rr); });
       }
       if (n % 4 == 0 && !select_chains_only) {  // PK-FK chains: F(k = 2(i/4), v = i), S(pk = 2i, pv = i + 7), both sorted
         const size_t npk = n / 4;

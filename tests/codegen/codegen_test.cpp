@@ -748,7 +748,8 @@ TEST(GeneratePlan, HashReducePlansTheSortForManyGroups) {
     EXPECT_NE(plan.source.find("_hash_reduce_merge("), std::string::npos);
     EXPECT_NE(plan.source.find("Agent::run(temp, "), std::string::npos);
     EXPECT_EQ(steps_of<rt::SortPairs>(plan), 2);
-    EXPECT_NE(plan.source.find("SelectAgent"), std::string::npos);
+    EXPECT_TRUE(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos ||
+                plan.source.find("ranc::tpl::SelectValuesAgent<") != std::string::npos);
     expect_frees_after_last_use(plan);
 #ifdef RANC_HAVE_RUNTIME
     EXPECT_NO_THROW(rt::validate_plan(plan));
@@ -1188,29 +1189,36 @@ TEST(NvrtcCompile, EveryFusedShape) {
 // relation, with and without chains that keep every row, chains of only those, and chains
 // over a paged hash join output.
 // A select written out stages its kept rows' output values (SelectValuesAgent) when a row
-// packs into 8 bytes (each field aligned to its size), and their row numbers (SelectAgent)
-// otherwise or with CodegenOptions::select_stage_values off; every shape compiles.
-TEST(NvrtcCompile, SelectStagesRowsOfAtMostEightBytes) {
+// packs into 16 bytes (each field aligned to its size; over 8 in P::SelectWide's shorter
+// tiles), and their row numbers (SelectAgent) otherwise or with
+// CodegenOptions::select_stage_values off; every shape compiles.
+TEST(NvrtcCompile, SelectStagesRowsOfAtMostSixteenBytes) {
+  enum Stage { kRows, kValues, kWideValues };
   struct Shape {
     std::vector<std::pair<std::string, Type>> attrs;
-    bool values;
+    Stage stage;
   };
   const std::vector<Shape> shapes = {
-      {{{"a", Type::I32}, {"b", Type::I32}}, true},
-      {{{"a", Type::I64}}, true},
-      {{{"a", Type::Bool}, {"b", Type::Bool}, {"c", Type::I32}}, true},  // 1 + 1 + (2) + 4
-      {{{"a", Type::F32}, {"b", Type::Date}}, true},
-      {{{"a", Type::String}, {"b", Type::Bool}}, true},
-      {{{"a", Type::Bool}, {"b", Type::I32}, {"c", Type::Bool}}, false},  // 1 + (3) + 4 + 1 + (3)
-      {{{"a", Type::I32}, {"b", Type::F64}}, false},
-      {{{"a", Type::I32}, {"b", Type::I32}, {"c", Type::I32}}, false},
+      {{{"a", Type::I32}, {"b", Type::I32}}, kValues},
+      {{{"a", Type::I64}}, kValues},
+      {{{"a", Type::Bool}, {"b", Type::Bool}, {"c", Type::I32}}, kValues},  // 1 + 1 + (2) + 4
+      {{{"a", Type::F32}, {"b", Type::Date}}, kValues},
+      {{{"a", Type::String}, {"b", Type::Bool}}, kValues},
+      // Rows of 9 to 16 bytes: P::SelectWide's tiles of half as many rows.
+      {{{"a", Type::Bool}, {"b", Type::I32}, {"c", Type::Bool}}, kWideValues},  // 1 + (3) + 4 + 1 + (3)
+      {{{"a", Type::I32}, {"b", Type::F64}}, kWideValues},
+      {{{"a", Type::I32}, {"b", Type::I32}, {"c", Type::I32}}, kWideValues},
+      {{{"a", Type::I64}, {"b", Type::I64}}, kWideValues},
+      {{{"a", Type::I64}, {"b", Type::I32}, {"c", Type::I32}}, kWideValues},
+      // Over 16 bytes: row numbers staged.
+      {{{"a", Type::I64}, {"b", Type::I64}, {"c", Type::Bool}}, kRows},
+      {{{"a", Type::I32}, {"b", Type::I32}, {"c", Type::I32}, {"d", Type::I32}, {"e", Type::Bool}}, kRows},
   };
   for (const Shape& sh : shapes) {
     ProgramBuilder b;
     std::vector<Attribute> attrs;
     for (const auto& [name, t] : sh.attrs) attrs.push_back({name, t});
     auto r = b.input("r", attrs);
-    // A filter on the first attribute, a computed second one where there is one.
     const Type t = sh.attrs[0].second;
     const Expr keep = t == Type::Bool     ? col("a")
                       : t == Type::String ? col("a") == "x"
@@ -1220,8 +1228,12 @@ TEST(NvrtcCompile, SelectStagesRowsOfAtMostEightBytes) {
     const Program p = b.check();
     const rt::Plan plan = codegen::generate_plan(p);
     const std::string label = print_program(p);
-    EXPECT_EQ(plan.source.find("SelectValuesAgent") != std::string::npos, sh.values) << label;
-    EXPECT_EQ(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos, !sh.values) << label;
+    EXPECT_EQ(plan.source.find("SelectValuesAgent<P::Select>") != std::string::npos, sh.stage == kValues)
+        << label;
+    EXPECT_EQ(plan.source.find("SelectValuesAgent<P::SelectWide>") != std::string::npos,
+              sh.stage == kWideValues)
+        << label;
+    EXPECT_EQ(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos, sh.stage == kRows) << label;
     expect_compiles(p);
     const rt::Plan off = codegen::generate_plan(p, {.select_stage_values = false});
     EXPECT_EQ(off.source.find("SelectValuesAgent"), std::string::npos) << label;

@@ -332,8 +332,8 @@ TEST(SkeletonCall, ChecksTheLaunchRule) {
 // with one whose SelectAgent::Hooks::pred takes an int.
 TEST(SkeletonCall, TheGeneratorChecksItsInstantiations) {
   ProgramBuilder b;
-  // Rows of 16 bytes: SelectAgent (SelectValuesAgent stages rows of at most 8).
-  auto r = b.input("r", {{"a", Type::I32}, {"b", Type::I64}});
+  // Rows of 24 bytes: SelectAgent (SelectValuesAgent stages rows of at most 16).
+  auto r = b.input("r", {{"a", Type::I32}, {"b", Type::I64}, {"c", Type::I64}});
   b.output(r.select(col("a") < 5).select(col("a") > 1), "o");
   const Program p = b.check();
   EXPECT_NO_THROW(generate_plan(p));

@@ -124,8 +124,8 @@ TEST(TemplateIndexer, BrokenHookSignatureIsCaughtByTheGenerator) {
   // template, its header and the hook; with the built-in registry the program generates.
   const TemplateRegistry broken = TemplateRegistry::parse(text);
   ProgramBuilder pb;
-  // Rows of 16 bytes: SelectAgent (SelectValuesAgent stages rows of at most 8).
-  auto r = pb.input("r", {{"a", Type::I64}, {"b", Type::I64}});
+  // Rows of 24 bytes: SelectAgent (SelectValuesAgent stages rows of at most 16).
+  auto r = pb.input("r", {{"a", Type::I64}, {"b", Type::I64}, {"c", Type::I64}});
   pb.output(r.select(col("a") < 5), "o");
   const Program p = pb.check();
   EXPECT_NO_THROW(generate_plan(p));

@@ -825,8 +825,12 @@ class Context final : public LoweringContext {
       std::vector<std::pair<Type, std::string>> fields;
       for (size_t c = 0; c < rel.types.size(); ++c)
         fields.emplace_back(rel.types[c], raw(p, rel, c, "i"));
-      if (row_bytes(fields) <= 8) {
-        out.size = select_values_kernel(id, what, rel.size, p, pred, fields, out, v.nodes);
+      // Rows of up to 8 bytes in the select's tiles, up to 16 in tiles half as long; the
+      // row numbers otherwise (or when a RANC_TUNE shape makes the stage too large).
+      const int64_t bytes = row_bytes(fields);
+      const char* family = bytes <= 8 ? "Select" : "SelectWide";
+      if (bytes <= 16 && bytes * policy_threads(family) * policy_items(family) <= 40 * 1024) {
+        out.size = select_values_kernel(id, what, rel.size, p, pred, fields, out, v.nodes, family);
         return out;
       }
     }
@@ -887,6 +891,7 @@ class Context final : public LoweringContext {
     if (const auto* t = tuned(f)) return *t;
     const bool h = options_.arch >= 900;
     if (f == "Map" || f == "Select") return {256, h ? 16 : 8};
+    if (f == "SelectWide") return {256, h ? 8 : 4};
     if (f == "SelectSearch" || f == "MapSearch") return {256, 1};
     if (f == "Merge") return h ? std::pair{256, 15} : std::pair{128, 7};
     if (f == "JoinCount") return {256, 4};

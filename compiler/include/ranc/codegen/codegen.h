@@ -72,7 +72,7 @@ struct CodegenOptions {
   // RANC_JOIN_STAGE=0 turns it off, with the same results.
   bool stage_join_keys = true;
   // A select written out (its view materialised) stages its kept rows' output values in
-  // shared memory (select.cuh's SelectValuesAgent) when a row takes at most 8 bytes, instead
+  // shared memory (select.cuh's SelectValuesAgent) when a row takes at most 16 bytes, instead
   // of their row numbers, so its write phase reads no input again: select -> select ->
   // project of 2^28 rows took 1.18 ms against 1.43 ms (H100, session 25, bench/RESULTS.md).
   // RANC_SELECT_VALUES=0 turns it off, with the same results.

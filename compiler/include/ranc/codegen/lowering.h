@@ -497,13 +497,14 @@ class LoweringContext {
   }
   // The same select staging its output rows' values (SelectValuesAgent): `fields` are the
   // output row's attributes (type, the expression of row i in its storage representation),
-  // written to `dst` row o. For rows of at most 8 bytes (row_bytes).
+  // written to `dst` row o. The stage holds a tile of rows (row_bytes): at most 40 KB.
   rt::SlotId select_values_kernel(NodeId id, std::string_view what, rt::SlotId n,
                                   KernelParams& params, std::string_view pred,
                                   const std::vector<std::pair<Type, std::string>>& fields,
                                   const DeviceRelation& dst, std::vector<NodeId> nodes = {},
                                   std::string_view family = "Select") {
-    internal_check(row_bytes(fields) <= 8, "select_values_kernel: a row over 8 bytes");
+    internal_check(row_bytes(fields) * policy_threads(family) * policy_items(family) <= 40 * 1024,
+                   "select_values_kernel: a stage over 40 KB");
     const int64_t tile = static_cast<int64_t>(policy_threads(family)) * policy_items(family);
     rt::SlotId tiles = num_tiles(id, n, -1, tile);
     rt::BufferId state = tile_state(id, "tile_state", tiles);

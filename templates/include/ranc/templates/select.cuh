@@ -23,8 +23,8 @@
 // called in place with a non-coalesced output position; no staging area used), SelectMode::count_only
 // (no emit; only *out_count, e.g. to size an output before a second pass).
 //
-// SelectValuesAgent<P>: the same pass staging the kept rows' output values (rows of at most 8
-// bytes) instead of their row numbers. Hooks: pred(i); value(i) -> Row (called for kept rows
+// SelectValuesAgent<P>: the same pass staging the kept rows' output values (rows of at most 16
+// bytes; P::SelectWide's smaller tiles for rows over 8) instead of their row numbers. Hooks: pred(i); value(i) -> Row (called for kept rows
 // only); store(o, row). TempStorageT<Row> (4 * tile_items * sizeof(Row) + ~200 B). Kernels and
 // buffers as SelectAgent's.
 //
@@ -172,8 +172,9 @@ struct SelectAgent {
 /// computes the output row of every kept row it evaluated (value(i), from the loads its predicate
 /// made), writes it to the tile's stage in output order, and after one barrier consecutive threads
 /// store consecutive output rows. The write phase reads no input again (SelectAgent's emit reads
-/// each kept row's attributes once more, from L1 or L2). For rows of at most 8 bytes: the stage
-/// holds a tile of them (32 KB at 4096 rows).
+/// each kept row's attributes once more, from L1 or L2). For rows of at most 16 bytes: the stage
+/// holds a tile of them (32 KB: 4096 rows of 8 bytes with P::Select, 2048 of 16 with
+/// P::SelectWide).
 template <class Policy>
 struct SelectValuesAgent {
   static constexpr int kThreads = Policy::block_threads;
@@ -203,7 +204,8 @@ struct SelectValuesAgent {
   template <class Row, class Pred, class Value, class Store>
   __device__ __forceinline__ static void run(TempStorageT<Row>& temp, i64 n, Pred pred, Value value,
                                              Store store, void* tile_state, i64* out_count) {
-    static_assert(sizeof(Row) <= 8, "SelectValuesAgent: rows of at most 8 bytes");
+    static_assert(sizeof(Row) <= 16 && sizeof(Row) * kTile <= 40 * 1024,
+                  "SelectValuesAgent: rows of at most 16 bytes, a stage of at most 40 KB");
     TileState state = make_tile_state(tile_state);
     const i64 base = tile_base(kTile);
     const int warp = threadIdx.x / 32;
