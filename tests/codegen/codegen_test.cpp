@@ -1189,9 +1189,9 @@ TEST(NvrtcCompile, EveryFusedShape) {
 // relation, with and without chains that keep every row, chains of only those, and chains
 // over a paged hash join output.
 // A select written out stages its kept rows' output values (SelectValuesAgent) when a row
-// packs into 16 bytes (each field aligned to its size; over 8 in P::SelectWide's shorter
-// tiles), and their row numbers (SelectAgent) otherwise or with
-// CodegenOptions::select_stage_values off; every shape compiles.
+// packs into 8 bytes (each field aligned to its size), or 16 with
+// CodegenOptions::select_stage_wide_values (in P::SelectWide's shorter tiles), and their row
+// numbers (SelectAgent) otherwise or with select_stage_values off; every shape compiles.
 TEST(NvrtcCompile, SelectStagesRowsOfAtMostSixteenBytes) {
   enum Stage { kRows, kValues, kWideValues };
   struct Shape {
@@ -1226,7 +1226,7 @@ TEST(NvrtcCompile, SelectStagesRowsOfAtMostSixteenBytes) {
                                           : cast(col("a"), Type::F64) > 3.0;
     b.output(r.select(keep), "o");
     const Program p = b.check();
-    const rt::Plan plan = codegen::generate_plan(p);
+    const rt::Plan plan = codegen::generate_plan(p, {.select_stage_wide_values = true});
     const std::string label = print_program(p);
     EXPECT_EQ(plan.source.find("SelectValuesAgent<P::Select>") != std::string::npos, sh.stage == kValues)
         << label;
@@ -1234,7 +1234,10 @@ TEST(NvrtcCompile, SelectStagesRowsOfAtMostSixteenBytes) {
               sh.stage == kWideValues)
         << label;
     EXPECT_EQ(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos, sh.stage == kRows) << label;
-    expect_compiles(p);
+    expect_compiles(p, {.select_stage_wide_values = true});
+    // By default (wide rows off until measured) rows over 8 bytes stage their row numbers.
+    const rt::Plan plain = codegen::generate_plan(p);
+    EXPECT_EQ(plain.source.find("SelectValuesAgent") != std::string::npos, sh.stage == kValues) << label;
     const rt::Plan off = codegen::generate_plan(p, {.select_stage_values = false});
     EXPECT_EQ(off.source.find("SelectValuesAgent"), std::string::npos) << label;
   }

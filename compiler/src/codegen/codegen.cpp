@@ -825,11 +825,13 @@ class Context final : public LoweringContext {
       std::vector<std::pair<Type, std::string>> fields;
       for (size_t c = 0; c < rel.types.size(); ++c)
         fields.emplace_back(rel.types[c], raw(p, rel, c, "i"));
-      // Rows of up to 8 bytes in the select's tiles, up to 16 in tiles half as long; the
-      // row numbers otherwise (or when a RANC_TUNE shape makes the stage too large).
+      // Rows of up to 8 bytes in the select's tiles, up to 16 in tiles half as long
+      // (select_stage_wide_values); the row numbers otherwise (or when a RANC_TUNE shape
+      // makes the stage too large).
       const int64_t bytes = row_bytes(fields);
       const char* family = bytes <= 8 ? "Select" : "SelectWide";
-      if (bytes <= 16 && bytes * policy_threads(family) * policy_items(family) <= 40 * 1024) {
+      const int64_t most = options_.select_stage_wide_values ? 16 : 8;
+      if (bytes <= most && bytes * policy_threads(family) * policy_items(family) <= 40 * 1024) {
         out.size = select_values_kernel(id, what, rel.size, p, pred, fields, out, v.nodes, family);
         return out;
       }
