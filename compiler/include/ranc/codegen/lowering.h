@@ -464,36 +464,23 @@ class LoweringContext {
                            std::string_view pred, std::string_view emit_stmts,
                            std::string_view extra_members = {}, std::vector<NodeId> nodes = {},
                            std::string_view family = "Select", bool read_back = true) {
-    const int64_t tile = static_cast<int64_t>(policy_threads(family)) * policy_items(family);
-    rt::SlotId tiles = num_tiles(id, n, -1, tile);
-    rt::BufferId state = tile_state(id, "tile_state", tiles);
-    rt::BufferId count = allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
-    std::string ts = params.buffer(state, "void", false),
-                cnt = params.buffer(count, "long long", false);
-    std::string ns = params.slot(n);
-    std::string name = kernel_name(id, what);
-    std::string make = functor(
-        name + "_fn", params,
-        fmt::format(
-            "  __device__ __forceinline__ bool pred(long long i) const {{ return {}; }}\n"
-            "  __device__ __forceinline__ void emit(long long i, long long o) const {{\n{}  }}\n{}",
-            pred, emit_stmts, extra_members));
-    SkeletonCall agent(templates(), "SelectAgent", {tile_policy(family)}, "Agent");
-    std::string body =
-        make + agent.declare() + agent.temp_storage() +
-        agent.call(
-            "run",
-            {"temp", ns, HookArg::lambda("bool", {{"long long", "i"}}, " return f.pred(i); "),
-             HookArg::lambda("void", {{"long long", "i"}, {"long long", "o"}}, " f.emit(i, o); "),
-             ts, cnt});
-    kernel(id, name, params, body,
-           LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads(family), false,
-                       std::move(nodes)},
-           agent);
-    if (!read_back) return -1;
-    rt::SlotId out = new_slot();
-    step(rt::ReadSize{out, count, 0});
-    return out;
+    return select_pass(id, what, n, params, family, std::move(nodes), read_back, [&](const SelectText& t) {
+      std::string make = functor(
+          t.name + "_fn", params,
+          fmt::format(
+              "  __device__ __forceinline__ bool pred(long long i) const {{ return {}; }}\n"
+              "  __device__ __forceinline__ void emit(long long i, long long o) const {{\n{}  }}\n{}",
+              pred, emit_stmts, extra_members));
+      SkeletonCall agent(templates(), "SelectAgent", {tile_policy(family)}, "Agent");
+      std::string body =
+          make + agent.declare() + agent.temp_storage() +
+          agent.call(
+              "run",
+              {"temp", t.n, HookArg::lambda("bool", {{"long long", "i"}}, " return f.pred(i); "),
+               HookArg::lambda("void", {{"long long", "i"}, {"long long", "o"}}, " f.emit(i, o); "),
+               t.state, t.count});
+      return std::pair{std::move(body), std::move(agent)};
+    });
   }
   // The same select staging its output rows' values (SelectValuesAgent): `fields` are the
   // output row's attributes (type, the expression of row i in its storage representation),
@@ -505,45 +492,64 @@ class LoweringContext {
                                   std::string_view family = "Select") {
     internal_check(row_bytes(fields) * policy_threads(family) * policy_items(family) <= 40 * 1024,
                    "select_values_kernel: a stage over 40 KB");
+    return select_pass(id, what, n, params, family, std::move(nodes), true, [&](const SelectText& t) {
+      std::string row = "  struct Row {", value, store;
+      for (size_t c = 0; c < fields.size(); ++c) {
+        const std::string_view ct = storage_ctype(fields[c].first);
+        row += fmt::format(" {} c{};", ct, c);
+        value += fmt::format("{}({}){}", c ? ", " : "", ct, fields[c].second);
+        store += fmt::format("    {}[o] = r.c{};\n", params.buffer(dst.columns[c], ct, false), c);
+      }
+      row += " };\n";
+      std::string make = functor(
+          t.name + "_fn", params,
+          fmt::format(
+              "{}"
+              "  __device__ __forceinline__ bool pred(long long i) const {{ return {}; }}\n"
+              "  __device__ __forceinline__ Row value(long long i) const {{ return Row{{{}}}; }}\n"
+              "  __device__ __forceinline__ void store(long long o, const Row& r) const {{\n{}  }}\n",
+              row, pred, value, store));
+      const std::string row_type = t.name + "_fn::Row";
+      SkeletonCall agent(templates(), "SelectValuesAgent", {tile_policy(family)}, "Agent");
+      agent.bind("Row", row_type);
+      std::string body =
+          make + agent.declare() + agent.temp_storage() +
+          agent.call("run",
+                     {"temp", t.n, HookArg::lambda("bool", {{"long long", "i"}}, " return f.pred(i); "),
+                      HookArg::lambda(row_type, {{"long long", "i"}}, " return f.value(i); "),
+                      HookArg::lambda("void", {{"long long", "o"}, {"const " + row_type + " &", "r"}},
+                                      " f.store(o, r); "),
+                      t.state, t.count});
+      return std::pair{std::move(body), std::move(agent)};
+    });
+  }
+  // The kernel text a select pass's body builds on: the kernel's name and the parameter
+  // names of its row count, look-back state and output count.
+  struct SelectText {
+    std::string name, n, state, count;
+  };
+  // What select_kernel and select_values_kernel share: the tiles, look-back state and count
+  // of a one-pass select over `n` rows in `family`'s tiles, the kernel whose body and skeleton
+  // call `body(SelectText)` returns, and the count's read-back (or -1 without `read_back`).
+  template <class Body>
+  rt::SlotId select_pass(NodeId id, std::string_view what, rt::SlotId n, KernelParams& params,
+                         std::string_view family, std::vector<NodeId> nodes, bool read_back,
+                         Body body) {
     const int64_t tile = static_cast<int64_t>(policy_threads(family)) * policy_items(family);
     rt::SlotId tiles = num_tiles(id, n, -1, tile);
     rt::BufferId state = tile_state(id, "tile_state", tiles);
     rt::BufferId count = allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
-    std::string ts = params.buffer(state, "void", false),
-                cnt = params.buffer(count, "long long", false);
-    std::string ns = params.slot(n);
-    std::string row = "  struct Row {", value, store;
-    for (size_t c = 0; c < fields.size(); ++c) {
-      const std::string_view ct = storage_ctype(fields[c].first);
-      row += fmt::format(" {} c{};", ct, c);
-      value += fmt::format("{}({}){}", c ? ", " : "", ct, fields[c].second);
-      store += fmt::format("    {}[o] = r.c{};\n", params.buffer(dst.columns[c], ct, false), c);
-    }
-    row += " };\n";
-    std::string name = kernel_name(id, what);
-    std::string make = functor(
-        name + "_fn", params,
-        fmt::format(
-            "{}"
-            "  __device__ __forceinline__ bool pred(long long i) const {{ return {}; }}\n"
-            "  __device__ __forceinline__ Row value(long long i) const {{ return Row{{{}}}; }}\n"
-            "  __device__ __forceinline__ void store(long long o, const Row& r) const {{\n{}  }}\n",
-            row, pred, value, store));
-    const std::string row_type = name + "_fn::Row";
-    SkeletonCall agent(templates(), "SelectValuesAgent", {tile_policy(family)}, "Agent");
-    agent.bind("Row", row_type);
-    std::string body =
-        make + agent.declare() + agent.temp_storage() +
-        agent.call("run",
-                   {"temp", ns, HookArg::lambda("bool", {{"long long", "i"}}, " return f.pred(i); "),
-                    HookArg::lambda(row_type, {{"long long", "i"}}, " return f.value(i); "),
-                    HookArg::lambda("void", {{"long long", "o"}, {"const " + row_type + " &", "r"}},
-                                    " f.store(o, r); "),
-                    ts, cnt});
-    kernel(id, name, params, body,
+    SelectText t;
+    t.state = params.buffer(state, "void", false);
+    t.count = params.buffer(count, "long long", false);
+    t.n = params.slot(n);
+    t.name = kernel_name(id, what);
+    auto [text, agent] = body(t);
+    kernel(id, t.name, params, text,
            LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads(family), false,
                        std::move(nodes)},
            agent);
+    if (!read_back) return -1;
     rt::SlotId out = new_slot();
     step(rt::ReadSize{out, count, 0});
     return out;
