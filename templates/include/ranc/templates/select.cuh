@@ -69,6 +69,48 @@ struct NoEmit {
   __device__ __forceinline__ void operator()(i64, i64) const {}
 };
 
+/// The ranking step of SelectAgent and SelectValuesAgent: from each warp's ballots of its kept
+/// rows, the warps' output offsets within the tile (one warp scans the warp totals) and the tile's
+/// offset in the output (decoupled look-back). Every thread calls it; it synchronises the block.
+template <int Warps>
+struct SelectRank {
+  struct TempStorage {
+    TilePrefix::TempStorage prefix;
+    int warp_total[Warps];
+    int warp_offset[Warps];
+  };
+  /// Returns the tile's first output row; `inclusive` = that plus the tile's kept rows, and
+  /// `warp_pos` the tile-relative output row of the calling warp's first kept row.
+  template <int Items>
+  __device__ __forceinline__ static i64 run(TempStorage& temp, TileState state,
+                                            const unsigned (&masks)[Items], i64& inclusive,
+                                            int& warp_pos) {
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    int warp_count = 0;
+#pragma unroll
+    for (int k = 0; k < Items; ++k) warp_count += __popc(masks[k]);
+    if (lane == 0) temp.warp_total[warp] = warp_count;
+    __syncthreads();
+
+    i64 tile_count = 0;
+    if (warp == 0) {
+      int v = lane < Warps ? temp.warp_total[lane] : 0;
+      int incl = v;
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        int o = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += o;
+      }
+      if (lane < Warps) temp.warp_offset[lane] = incl - v;
+      tile_count = __shfl_sync(0xffffffffu, incl, 31);
+    }
+    const i64 prefix = TilePrefix::run(temp.prefix, state, tile_count, inclusive);
+    warp_pos = temp.warp_offset[warp];
+    return prefix;
+  }
+};
+
 template <class Policy>
 struct SelectAgent {
   static constexpr int kThreads = Policy::block_threads;
@@ -86,9 +128,7 @@ struct SelectAgent {
   static constexpr LaunchRule run_launch{Grid::tiles_exact, "n", Policy::block_threads};
 
   struct TempStorage {
-    TilePrefix::TempStorage prefix;
-    int warp_total[kWarps];
-    int warp_offset[kWarps];
+    typename SelectRank<kWarps>::TempStorage rank;
     int stage[kTile];  // tile-local row offsets of survivors, in output order
   };
 
@@ -116,32 +156,13 @@ struct SelectAgent {
       }
     }
     unsigned masks[kItems];
-    int warp_count = 0;
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      masks[k] = __ballot_sync(0xffffffffu, keep[k]);
-      warp_count += __popc(masks[k]);
-    }
-    if (lane == 0) temp.warp_total[warp] = warp_count;
-    __syncthreads();
-
-    i64 tile_count = 0;
-    if (warp == 0) {
-      int v = lane < kWarps ? temp.warp_total[lane] : 0;
-      int incl = v;
-#pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {
-        int o = __shfl_up_sync(0xffffffffu, incl, d);
-        if (lane >= d) incl += o;
-      }
-      if (lane < kWarps) temp.warp_offset[lane] = incl - v;
-      tile_count = __shfl_sync(0xffffffffu, incl, 31);
-    }
+    for (int k = 0; k < kItems; ++k) masks[k] = __ballot_sync(0xffffffffu, keep[k]);
     i64 inclusive;
-    const i64 prefix = TilePrefix::run(temp.prefix, state, tile_count, inclusive);
-    tile_count = inclusive - prefix;
+    int pos;
+    const i64 prefix = SelectRank<kWarps>::run(temp.rank, state, masks, inclusive, pos);
+    const i64 tile_count = inclusive - prefix;
 
-    int pos = temp.warp_offset[warp];
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       if (masks[k] & (1u << lane)) {
@@ -195,9 +216,7 @@ struct SelectValuesAgent {
 
   template <class Row>
   struct TempStorageT {
-    TilePrefix::TempStorage prefix;
-    int warp_total[kWarps];
-    int warp_offset[kWarps];
+    typename SelectRank<kWarps>::TempStorage rank;
     Row stage[kTile];  // the kept rows' output values, in output order
   };
 
@@ -231,32 +250,13 @@ struct SelectValuesAgent {
       }
     }
     unsigned masks[kItems];
-    int warp_count = 0;
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      masks[k] = __ballot_sync(0xffffffffu, keep[k]);
-      warp_count += __popc(masks[k]);
-    }
-    if (lane == 0) temp.warp_total[warp] = warp_count;
-    __syncthreads();
-
-    i64 tile_count = 0;
-    if (warp == 0) {
-      int v = lane < kWarps ? temp.warp_total[lane] : 0;
-      int incl = v;
-#pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {
-        int o = __shfl_up_sync(0xffffffffu, incl, d);
-        if (lane >= d) incl += o;
-      }
-      if (lane < kWarps) temp.warp_offset[lane] = incl - v;
-      tile_count = __shfl_sync(0xffffffffu, incl, 31);
-    }
+    for (int k = 0; k < kItems; ++k) masks[k] = __ballot_sync(0xffffffffu, keep[k]);
     i64 inclusive;
-    const i64 prefix = TilePrefix::run(temp.prefix, state, tile_count, inclusive);
-    tile_count = inclusive - prefix;
+    int pos;
+    const i64 prefix = SelectRank<kWarps>::run(temp.rank, state, masks, inclusive, pos);
+    const i64 tile_count = inclusive - prefix;
 
-    int pos = temp.warp_offset[warp];
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       if (masks[k] & (1u << lane)) temp.stage[pos + __popc(masks[k] & lt_mask)] = rows[k];
