@@ -176,13 +176,25 @@ struct HashJoinAgent {
     unsigned int size = 64;
     while (size < 2 * n) size <<= 1;
     const unsigned int mask = size - 1;
+    // The chunk's keys are loaded before the table is cleared: all of a thread's loads in
+    // flight at once, their latency behind the clearing and its barrier.
+    constexpr int kPer = (kChunk + kThreads - 1) / kThreads;
+    KeyT hs[kPer];
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const unsigned int r = threadIdx.x + k * kThreads;
+      hs[k] = r < n ? r_keys[c0 + r] : KeyT(0);
+    }
     for (unsigned int s = threadIdx.x; s < size; s += kThreads) temp.rows[s] = kEmpty;
     __syncthreads();
-    for (i64 r = c0 + threadIdx.x; r < c1; r += kThreads) {
-      const KeyT h = r_keys[r];
-      unsigned int s = hash_slot(h) & mask;
-      while (atomicCAS(&temp.rows[s], kEmpty, static_cast<unsigned int>(r)) != kEmpty) s = (s + 1) & mask;
-      temp.keys[s] = h;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const unsigned int r = threadIdx.x + k * kThreads;
+      if (r < n) {
+        unsigned int s = hash_slot(hs[k]) & mask;
+        while (atomicCAS(&temp.rows[s], kEmpty, static_cast<unsigned int>(c0 + r)) != kEmpty) s = (s + 1) & mask;
+        temp.keys[s] = hs[k];
+      }
     }
     __syncthreads();
     return mask;
@@ -229,6 +241,13 @@ struct HashJoinAgent {
     // a small probe side against a large build side a block per partition or two, instead of
     // a few blocks each building many partitions' tables; a grid of fewer blocks (paged
     // outputs: fewer page chains) gives each block several tiles.
+    //
+    // Pieces: a partition's probe rows [p0, p1) split at p0, p0 + kTile, p0 + 2 kTile, ...; a
+    // piece belongs to the block whose range [start, end) holds its first row, and that block
+    // probes all of it (up to kTile rows, past `end` too). A partition of at most kTile probe
+    // rows is then one piece, built into a table once, where cutting partitions at the blocks'
+    // ranges built most partitions twice (measured on the H100 at 2^27 rows: see bench/RESULTS.md),
+    // and a heavy partition's pieces still spread over the blocks its rows span.
     const i64 per_block = (nl + gridDim.x - 1) / gridDim.x;
     const i64 start = tile_index() * per_block;
     if (start >= nl) return;  // the whole block: no rows
@@ -236,10 +255,21 @@ struct HashJoinAgent {
     const KeyT pmask = static_cast<KeyT>((KeyT(1) << bits) - 1);
     const int lane = static_cast<int>(threadIdx.x & 31);
     if (threadIdx.x == 0) temp.total = 0;  // the first build's barriers order it before any add
-    for (i64 pos = start; pos < end;) {
-      // The segment [pos, seg_end) of partition `part` (every thread reads the same words).
-      const i64 part = static_cast<i64>(l_keys[pos] & pmask);
-      const i64 seg_end = min64(end, l_bounds[part + 1]);
+    // The partition holding row `start`, and its first piece that starts at or after `start`
+    // (every thread reads the same words).
+    i64 part = static_cast<i64>(l_keys[start] & pmask);
+    i64 part_end = l_bounds[part + 1];
+    i64 pos = l_bounds[part] + (start - l_bounds[part] + kTile - 1) / kTile * kTile;
+    for (;;) {
+      if (pos >= part_end) {  // the next partition's first piece starts at part_end
+        if (part_end >= end) break;
+        pos = part_end;
+        part = static_cast<i64>(l_keys[pos] & pmask);
+        part_end = l_bounds[part + 1];
+      }
+      if (pos >= end) break;
+      // The piece [pos, seg_end) of partition `part`: one round of the probe tile.
+      const i64 seg_end = min64(pos + kTile, part_end);
       const i64 r0 = r_bounds[part], r1 = r_bounds[part + 1];
       for (i64 c0 = r0; c0 < r1; c0 += kChunk) {
         const unsigned int mask = build(temp, r_keys, c0, min64(c0 + kChunk, r1));
