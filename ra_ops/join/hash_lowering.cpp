@@ -82,8 +82,9 @@ enum class Read : uint8_t {
 };
 
 // One input of the join and, once partitioned, its buffers. Every array exists in row
-// order (compacted, written by the key kernel) and in partition order (empty when the
-// radix bits are 0: then the join reads the row-order arrays).
+// order (compacted, written by the key kernel; a dense side's int column is its own
+// row-order array) and in partition order (empty when the radix bits are 0: then the join
+// reads the row-order arrays).
 struct Side {
   DeviceRelation rel;
   std::vector<int32_t> key_cols;
@@ -156,9 +157,19 @@ struct HashJoinCode {
     }
     s.hashed = ctx.allocate(fmt::format("n{}.{}_hashed", n.id, s.name), key_size, rows, n.id);
     if (need_rows) s.ids = ctx.allocate(fmt::format("n{}.{}_ids", n.id, s.name), 4, rows, n.id);
-    for (int32_t c : s.carried)
+    // A carried attribute that is a column of a dense side with int storage is already the
+    // array of its words in row order: the partition reads the column itself instead of a
+    // copy (at 2^27 rows a copy is 0.5 GB written and read again). Float columns are copied,
+    // so that the kernels never see one buffer as both float* and unsigned int*.
+    std::vector<bool> copied;
+    for (int32_t c : s.carried) {
+      const Type t = s.rel.types[static_cast<size_t>(c)];
+      const bool alias = !s.rel.view && value_ctype(t) == "int" && type_size(t) == 4;
+      copied.push_back(!alias);
       s.carried_in.push_back(
-          ctx.allocate(fmt::format("n{}.{}_c{}", n.id, s.name, c), 4, rows, n.id));
+          alias ? s.rel.columns[static_cast<size_t>(c)]
+                : ctx.allocate(fmt::format("n{}.{}_c{}", n.id, s.name, c), 4, rows, n.id));
+    }
     KernelParams p;
     const std::string hk = p.buffer(s.hashed, key_t, false);
     const std::string key = packed_key(p, s.rel, s.key_cols, "i");
@@ -169,6 +180,7 @@ struct HashJoinCode {
     if (need_rows)
       stmts += fmt::format("    {}[{}] = (unsigned int)i;\n", p.buffer(s.ids, "unsigned int", false), at);
     for (size_t k = 0; k < s.carried.size(); ++k) {
+      if (!copied[k]) continue;
       const auto c = static_cast<size_t>(s.carried[k]);
       stmts += fmt::format("    {}[{}] = {};\n", p.buffer(s.carried_in[k], "unsigned int", false), at,
                            word_of(s.rel.types[c], LoweringContext::load(p, s.rel, c, "i")));
@@ -282,6 +294,12 @@ struct HashJoinCode {
   // Bytes of HashJoinAgent's TempStorage with its default 8192 slots (a static_assert in the
   // kernel checks it).
   int64_t smem_bytes() const { return int64_t{8192} * (key_size + 4) + 64; }
+  // Blocks an SM that __launch_bounds__ asks for: at most 64 registers a thread, so that two
+  // 512-thread blocks share an SM. Left to itself ptxas gave the wide join (three carried
+  // columns a side) 106 registers, one block an SM: its join kernel took 8.3 ms where it had
+  // taken 6.5 ms, and capped at 64 the whole wide join went from 24.4 to 21.2 ms (H100, 2^27
+  // rows, bench/RESULTS.md, session 26).
+  int32_t min_blocks() const { return std::max(1, 65536 / (ctx.policy_threads("HashJoin") * 64)); }
 
   // Registers the parameters of HashJoinAgent::run from `bits` through `r_bounds`.
   std::vector<CallArg> join_args(KernelParams& p) const {
@@ -334,7 +352,8 @@ struct HashJoinCode {
     const std::string body = ctx.functor(name + "_fn", p, member) + agent.declare() +
                              agent.dynamic_temp_storage(smem_bytes()) + pre + call;
     const LaunchShape shape{std::move(items), tile(), ctx.policy_threads("HashJoin"), true,
-                            v.nodes, std::move(regrow), static_cast<int32_t>(smem_bytes())};
+                            v.nodes, std::move(regrow), static_cast<int32_t>(smem_bytes()),
+                            min_blocks()};
     ctx.kernel(n.id, name, p, body, shape, agent);
   }
 
@@ -398,7 +417,7 @@ struct HashJoinCode {
     const std::string body = ctx.functor(fn, p, spec.members) + fold_agg_struct(fn, spec.state) +
                              agent.declare() + agent.dynamic_temp_storage(smem_bytes()) + call;
     const LaunchShape shape{join_items(), tile(), ctx.policy_threads("HashJoin"), true, nodes,
-                            std::nullopt, static_cast<int32_t>(smem_bytes())};
+                            std::nullopt, static_cast<int32_t>(smem_bytes()), min_blocks()};
     ctx.kernel(spec.reduce, spec.name, p, body, shape, agent);
     return out;
   }

@@ -230,9 +230,12 @@ class Context final : public LoweringContext {
   }
   std::string kernel(NodeId id, const std::string& name, KernelParams& params,
                      std::string_view body, const LaunchShape& shape) override {
+    const std::string bounds = shape.min_blocks > 0
+                                   ? fmt::format("{}, {}", shape.block_threads, shape.min_blocks)
+                                   : fmt::format("{}", shape.block_threads);
     std::string text = fmt::format(
-        "extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n\n",
-        shape.block_threads, name, params.signature(), body);
+        "extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{\n{}}}\n\n", bounds,
+        name, params.signature(), body);
     if (share_kernels_) {
       // A kernel the unit has already (the same text up to names, kernel_text.h) is not
       // emitted again: that one is launched with these arguments. What was emitted for it

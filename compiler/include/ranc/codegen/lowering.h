@@ -285,6 +285,8 @@ struct LaunchShape {
   std::vector<NodeId> nodes = {};  // the operators fused into the kernel (rt::Launch::nodes)
   std::optional<rt::Regrow> regrow = std::nullopt;  // a paged-list producer (rt::Launch::regrow)
   int32_t dynamic_smem = 0;  // bytes of dynamic shared memory (SkeletonCall::dynamic_temp_storage)
+  // __launch_bounds__'s minimum blocks an SM (0: none), which caps the registers a thread.
+  int32_t min_blocks = 0;
 };
 
 class LoweringContext {
