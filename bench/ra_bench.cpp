@@ -686,7 +686,7 @@ int main(int argc, char** argv) {
         b.output(b.input("r", kv("k", "v", 0).attributes).select(col("k") < (1 << 30)), "out");
         chain("select", b.check(), {{"r", r.binding()}},
               [&](const RancRun& rr) { return 8.0 * n + 8.0 * rows(rr); });
-        // Rows of 16 bytes written (i32, i32, i64): SelectValuesAgent's wide tiles.
+        // Rows of 16 bytes written (i32, i32, i64): their row numbers staged (SelectAgent).
         ProgramBuilder w;
         w.output(w.input("r", kv("k", "v", 0).attributes)
                      .select(col("k") < (1 << 30))

@@ -61,13 +61,11 @@ for s in $STEPS; do
     # join kernel (RANC_HASH_FOLD=0; CodegenOptions::fold_hash_joins is on by default).
     hashpaged)
       RANC_HASH_FOLD=0 step hashpaged_random 560 "$BIN/gpu_tests" --gtest_filter='RandomPrograms.*' ;;
-    # The select chains with the kept rows staged by row number, by value (the default for rows
-    # of up to 8 bytes) and by value up to 16 bytes (RANC_SELECT_WIDE=1, off until measured);
-    # a cold run takes about 110 s.
+    # The select chains with the kept rows staged by row number and by value (the default for
+    # rows of up to 8 bytes); a cold run takes about 110 s.
     selvalues)
       RANC_SELECT_VALUES=0 step selchains_rows 200 "$BIN/ra_bench" selchains 28
-      step selchains_values 200 "$BIN/ra_bench" selchains 28
-      RANC_SELECT_WIDE=1 step selchains_wide 200 "$BIN/ra_bench" selchains 28 ;;
+      step selchains_values 200 "$BIN/ra_bench" selchains 28 ;;
     # Other tile shapes (RANC_TUNE, codegen.cpp) for the same rows.
     merges_tune) RANC_TUNE=${RANC_TUNE:-Reduce=256x8,JoinCount=128x8} step merges_tune 300 "$BIN/ra_bench" merges 28 ;;
     # Group-by of 2^28 rows into 4, 16, 2^10 and 2^24 groups and TPC-H Q1's shape: hashed with and

@@ -1189,11 +1189,10 @@ TEST(NvrtcCompile, EveryFusedShape) {
 // relation, with and without chains that keep every row, chains of only those, and chains
 // over a paged hash join output.
 // A select written out stages its kept rows' output values (SelectValuesAgent) when a row
-// packs into 8 bytes (each field aligned to its size), or 16 with
-// CodegenOptions::select_stage_wide_values (in P::SelectWide's shorter tiles), and their row
-// numbers (SelectAgent) otherwise or with select_stage_values off; every shape compiles.
-TEST(NvrtcCompile, SelectStagesRowsOfAtMostSixteenBytes) {
-  enum Stage { kRows, kValues, kWideValues };
+// packs into 8 bytes (each field aligned to its size), and their row numbers (SelectAgent)
+// otherwise or with select_stage_values off; every shape compiles.
+TEST(NvrtcCompile, SelectStagesRowsOfAtMostEightBytes) {
+  enum Stage { kRows, kValues };
   struct Shape {
     std::vector<std::pair<std::string, Type>> attrs;
     Stage stage;
@@ -1204,13 +1203,11 @@ TEST(NvrtcCompile, SelectStagesRowsOfAtMostSixteenBytes) {
       {{{"a", Type::Bool}, {"b", Type::Bool}, {"c", Type::I32}}, kValues},  // 1 + 1 + (2) + 4
       {{{"a", Type::F32}, {"b", Type::Date}}, kValues},
       {{{"a", Type::String}, {"b", Type::Bool}}, kValues},
-      // Rows of 9 to 16 bytes: P::SelectWide's tiles of half as many rows.
-      {{{"a", Type::Bool}, {"b", Type::I32}, {"c", Type::Bool}}, kWideValues},  // 1 + (3) + 4 + 1 + (3)
-      {{{"a", Type::I32}, {"b", Type::F64}}, kWideValues},
-      {{{"a", Type::I32}, {"b", Type::I32}, {"c", Type::I32}}, kWideValues},
-      {{{"a", Type::I64}, {"b", Type::I64}}, kWideValues},
-      {{{"a", Type::I64}, {"b", Type::I32}, {"c", Type::I32}}, kWideValues},
-      // Over 16 bytes: row numbers staged.
+      // Over 8 bytes: row numbers staged.
+      {{{"a", Type::Bool}, {"b", Type::I32}, {"c", Type::Bool}}, kRows},  // 1 + (3) + 4 + 1 + (3)
+      {{{"a", Type::I32}, {"b", Type::F64}}, kRows},
+      {{{"a", Type::I32}, {"b", Type::I32}, {"c", Type::I32}}, kRows},
+      {{{"a", Type::I64}, {"b", Type::I64}}, kRows},
       {{{"a", Type::I64}, {"b", Type::I64}, {"c", Type::Bool}}, kRows},
       {{{"a", Type::I32}, {"b", Type::I32}, {"c", Type::I32}, {"d", Type::I32}, {"e", Type::Bool}}, kRows},
   };
@@ -1226,18 +1223,12 @@ TEST(NvrtcCompile, SelectStagesRowsOfAtMostSixteenBytes) {
                                           : cast(col("a"), Type::F64) > 3.0;
     b.output(r.select(keep), "o");
     const Program p = b.check();
-    const rt::Plan plan = codegen::generate_plan(p, {.select_stage_wide_values = true});
+    const rt::Plan plan = codegen::generate_plan(p);
     const std::string label = print_program(p);
     EXPECT_EQ(plan.source.find("SelectValuesAgent<P::Select>") != std::string::npos, sh.stage == kValues)
         << label;
-    EXPECT_EQ(plan.source.find("SelectValuesAgent<P::SelectWide>") != std::string::npos,
-              sh.stage == kWideValues)
-        << label;
     EXPECT_EQ(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos, sh.stage == kRows) << label;
-    expect_compiles(p, {.select_stage_wide_values = true});
-    // By default (wide rows off until measured) rows over 8 bytes stage their row numbers.
-    const rt::Plan plain = codegen::generate_plan(p);
-    EXPECT_EQ(plain.source.find("SelectValuesAgent") != std::string::npos, sh.stage == kValues) << label;
+    expect_compiles(p);
     const rt::Plan off = codegen::generate_plan(p, {.select_stage_values = false});
     EXPECT_EQ(off.source.find("SelectValuesAgent"), std::string::npos) << label;
   }

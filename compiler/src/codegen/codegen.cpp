@@ -828,14 +828,13 @@ class Context final : public LoweringContext {
       std::vector<std::pair<Type, std::string>> fields;
       for (size_t c = 0; c < rel.types.size(); ++c)
         fields.emplace_back(rel.types[c], raw(p, rel, c, "i"));
-      // Rows of up to 8 bytes in the select's tiles, up to 16 in tiles half as long
-      // (select_stage_wide_values); the row numbers otherwise (or when a RANC_TUNE shape
-      // makes the stage too large).
+      // Rows of up to 8 bytes in the select's tiles; the row numbers otherwise (or when a
+      // RANC_TUNE shape makes the stage too large). Rows of 9 to 16 bytes staged in tiles half
+      // as long measured slower than their row numbers: select -> project of 12-byte rows at
+      // 2^28, 2.147 against 1.986 ms (H100, session 26, bench/RESULTS.md).
       const int64_t bytes = row_bytes(fields);
-      const char* family = bytes <= 8 ? "Select" : "SelectWide";
-      const int64_t most = options_.select_stage_wide_values ? 16 : 8;
-      if (bytes <= most && bytes * policy_threads(family) * policy_items(family) <= 40 * 1024) {
-        out.size = select_values_kernel(id, what, rel.size, p, pred, fields, out, v.nodes, family);
+      if (bytes <= 8 && bytes * policy_threads("Select") * policy_items("Select") <= 40 * 1024) {
+        out.size = select_values_kernel(id, what, rel.size, p, pred, fields, out, v.nodes, "Select");
         return out;
       }
     }
@@ -896,7 +895,6 @@ class Context final : public LoweringContext {
     if (const auto* t = tuned(f)) return *t;
     const bool h = options_.arch >= 900;
     if (f == "Map" || f == "Select") return {256, h ? 16 : 8};
-    if (f == "SelectWide") return {256, h ? 8 : 4};
     if (f == "SelectSearch" || f == "MapSearch") return {256, 1};
     if (f == "Merge") return h ? std::pair{256, 15} : std::pair{128, 7};
     if (f == "JoinCount") return {256, 4};

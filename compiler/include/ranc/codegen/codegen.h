@@ -77,10 +77,6 @@ struct CodegenOptions {
   // project of 2^28 rows took 1.18 ms against 1.43 ms (H100, session 25, bench/RESULTS.md).
   // RANC_SELECT_VALUES=0 turns it off, with the same results.
   bool select_stage_values = true;
-  // The same for rows of 9 to 16 bytes, in P::SelectWide's tiles of 2048 rows. Off until
-  // measured (written in session 25; its GPU tests passed, its benchmark did not run);
-  // RANC_SELECT_WIDE=1 turns it on.
-  bool select_stage_wide_values = false;
   // A reduce without group keys after an inner hash join (through selects and projects)
   // folds the join's matches in its join kernel (join_reduce.cuh's HashJoinReduceAgent)
   // instead of reading them from a paged list: join -> select -> global sum of 2^28 rows

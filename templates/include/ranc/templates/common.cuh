@@ -47,8 +47,6 @@ struct TilePolicy {
 ///   family      sm_80 (threads x items)   sm_90 (threads x items)   note
 ///   Map         256 x 8                   256 x 16                  map / project / product / limit
 ///   Select      256 x 8                   256 x 16                  filter, unique
-///   SelectWide  256 x 4                   256 x 8                   filter staging rows of 9 to
-///                                                                     16 bytes (SelectValuesAgent)
 ///   SelectSearch 256 x 1                  256 x 1                   filters that binary-search
 ///                                                                     (semi/anti join): latency
 ///                                                                     bound, so one row a thread
@@ -67,7 +65,6 @@ template <int Arch>
 struct TuningTable {  // sm_90 and newer: the default
   using Map = TilePolicy<256, 16>;
   using Select = TilePolicy<256, 16>;
-  using SelectWide = TilePolicy<256, 8>;
   using SelectSearch = TilePolicy<256, 1>;
   using MapSearch = TilePolicy<256, 1>;
   using Merge = TilePolicy<256, 15>;
@@ -81,7 +78,6 @@ template <>
 struct TuningTable<800> {
   using Map = TilePolicy<256, 8>;
   using Select = TilePolicy<256, 8>;
-  using SelectWide = TilePolicy<256, 4>;
   using SelectSearch = TilePolicy<256, 1>;
   using MapSearch = TilePolicy<256, 1>;
   using Merge = TilePolicy<128, 7>;

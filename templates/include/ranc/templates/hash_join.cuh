@@ -36,14 +36,16 @@
 //   5'. Or run_paged<PageRows>(temp, out, bits, ...): the same, writing a paged list
 //      (paged.cuh); one chain of pages per warp of each block: out.heads has
 //      tiles * (J::block_threads / 32) entries.
-// A block takes the segments of its tile that belong to one partition each. For a segment it
-// builds the partition's build rows into a shared-memory table and probes it with the segment's
-// rows, kept in registers. A partition with more build rows than kChunk (a heavy key, or a
-// partition count capped at kMaxRadixBits) is built in chunks, each probed by the segment:
-// correct under any skew. A heavy probe key spreads over as many blocks as its rows fill tiles.
-// Each segment's matches are counted first (probes of the shared table), so a block claims its
-// output rows with one global atomic per segment, and the warps then write their rows in order,
-// coalesced. The order of output rows is unspecified (bag semantics).
+// The probe rows of a partition are cut into pieces of at most a tile (J::tile_items rows),
+// starting at the partition's first row; a piece belongs to the block whose even share of the
+// probe rows holds its first row. For a piece the block builds the partition's build rows into
+// a shared-memory table and probes it with the piece's rows, kept in registers: a partition of
+// at most a tile of probe rows is built once. A partition with more build rows than kChunk (a
+// heavy key, or a partition count capped at kMaxRadixBits) is built in chunks, each probed by
+// the piece: correct under any skew. A heavy probe key spreads over as many blocks as its rows
+// fill tiles. Each piece's matches are counted first (probes of the shared table), so a block
+// claims its output rows with one global atomic per piece, and the warps then write their rows
+// in order, coalesced. The order of output rows is unspecified (bag semantics).
 #pragma once
 
 #include <ranc/templates/join.cuh>

@@ -23,9 +23,9 @@
 // called in place with a non-coalesced output position; no staging area used), SelectMode::count_only
 // (no emit; only *out_count, e.g. to size an output before a second pass).
 //
-// SelectValuesAgent<P>: the same pass staging the kept rows' output values (rows of at most 16
-// bytes; P::SelectWide's smaller tiles for rows over 8) instead of their row numbers. Hooks: pred(i); value(i) -> Row (called for kept rows
-// only); store(o, row). TempStorageT<Row> (4 * tile_items * sizeof(Row) + ~200 B). Kernels and
+// SelectValuesAgent<P>: the same pass staging the kept rows' output values (the generator uses
+// it for rows of at most 8 bytes) instead of their row numbers. Hooks: pred(i); value(i) -> Row
+// (called for kept rows only); store(o, row). TempStorageT<Row> (4 * tile_items * sizeof(Row) + ~200 B). Kernels and
 // buffers as SelectAgent's.
 //
 // SharedSelectAgent<P, Outputs>: input sharing (fuse_pipelines). `Outputs` (1..4) selects over
@@ -193,9 +193,9 @@ struct SelectAgent {
 /// computes the output row of every kept row it evaluated (value(i), from the loads its predicate
 /// made), writes it to the tile's stage in output order, and after one barrier consecutive threads
 /// store consecutive output rows. The write phase reads no input again (SelectAgent's emit reads
-/// each kept row's attributes once more, from L1 or L2). For rows of at most 16 bytes: the stage
-/// holds a tile of them (32 KB: 4096 rows of 8 bytes with P::Select, 2048 of 16 with
-/// P::SelectWide).
+/// each kept row's attributes once more, from L1 or L2). The stage holds a tile of rows (32 KB:
+/// 4096 rows of 8 bytes with P::Select); the generator uses it for rows of at most 8 bytes (rows
+/// of 9 to 16 bytes in tiles half as long measured slower than staging their row numbers).
 template <class Policy>
 struct SelectValuesAgent {
   static constexpr int kThreads = Policy::block_threads;
