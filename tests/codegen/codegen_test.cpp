@@ -1061,6 +1061,62 @@ TEST(NvrtcCompile, HashJoinEveryKeyType) {
   expect_compiles(testing::hash_join_program(), {.join = codegen::JoinAlgorithm::Hash});
 }
 
+// The partition bounds by one binary search a bound (CodegenOptions::hash_bounds_search): a
+// MapSearch kernel over the partitions + 1, its bounds not zeroed; the default scans the keys.
+TEST(NvrtcCompile, HashJoinBoundsBySearch) {
+  const Program p = testing::hash_join_program();
+  const rt::Plan scan = codegen::generate_plan(p, {.join = codegen::JoinAlgorithm::Hash});
+  EXPECT_NE(scan.source.find("ranc::tpl::partition_bounds("), std::string::npos);
+  EXPECT_EQ(scan.source.find("partition_bounds_search"), std::string::npos);
+  const codegen::CodegenOptions o{.join = codegen::JoinAlgorithm::Hash, .hash_bounds_search = true};
+  const rt::Plan search = codegen::generate_plan(p, o);
+  EXPECT_EQ(search.source.find("ranc::tpl::partition_bounds("), std::string::npos);
+  EXPECT_NE(search.source.find("ranc::tpl::partition_bounds_search("), std::string::npos);
+  EXPECT_NE(search.source.find("MapAgent<P::MapSearch>"), std::string::npos);
+  for (const rt::Step& st : search.steps)
+    if (const auto* a = std::get_if<rt::Alloc>(&st))
+      if (search.buffers[static_cast<size_t>(a->buffer)].name.ends_with("_bounds")) EXPECT_FALSE(a->zero);
+  expect_compiles(p, o);
+}
+
+// The hash join kernel keeps to 64 registers a thread (__launch_bounds__ with two blocks an SM,
+// LaunchShape::min_blocks): left to itself ptxas gave the wide join, three carried columns a
+// side, 106 registers and one block an SM, and the join ran 8.3 ms instead of 6.5 (H100, 2^27
+// rows, bench/RESULTS.md session 26). ptxas's log (--ptxas-options=-v) has "Used N registers"
+// after "Function properties for NAME".
+TEST(NvrtcCompile, HashJoinKernelsKeepToSixtyFourRegisters) {
+  std::vector<Attribute> sa{{"fk", Type::I32}}, ra{{"k", Type::I32}};
+  for (int c = 1; c <= 3; ++c) {
+    sa.push_back({fmt::format("s{}", c), Type::I32});
+    ra.push_back({fmt::format("r{}", c), Type::I32});
+  }
+  ProgramBuilder b;
+  b.output(b.input("s", sa).join(b.input("r", ra), {"fk"}, {"k"}), "wide");
+  const rt::Plan plan =
+      codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::Hash, .share_kernels = false});
+  EXPECT_NE(plan.source.find("__launch_bounds__(512, 2)"), std::string::npos);
+  Compiled c = nvrtc_compile(plan.source, {"--ptxas-options=-v"});
+  ASSERT_TRUE(c.ok) << c.log;
+  int checked = 0;
+  std::istringstream log(c.log);
+  std::string line, function;
+  while (std::getline(log, line)) {
+    if (const size_t at = line.find("Function properties for "); at != std::string::npos) {
+      function = line.substr(at + 24);
+      continue;
+    }
+    const size_t used = line.find("Used ");
+    if (function.find("_hash") == std::string::npos || function.find("hash_keys") != std::string::npos ||
+        function.find("hash_bounds") != std::string::npos || used == std::string::npos)
+      continue;
+    const int regs = std::stoi(line.substr(used + 5));
+    EXPECT_LE(regs, 64) << function << ": " << line;
+    ++checked;
+    function.clear();
+  }
+  EXPECT_EQ(checked, 1) << c.log;
+}
+
 // RANC_JIT_DEFINE's macros become NVRTC options of the plan (so part of the kernel cache's key).
 TEST(GeneratePlan, JitDefinesBecomeNvrtcOptions) {
   const std::vector<Attribute> attrs{{"g", Type::I32}, {"v", Type::I32}};

@@ -444,6 +444,9 @@ __global__ void k_hash_keys(const int* k, ll n, unsigned* h, unsigned* rows) {
 __global__ void k_bounds(ll n, const unsigned* keys, ll bits, ll* bounds) {
   partition_bounds(static_cast<ll>(blockIdx.x) * blockDim.x + threadIdx.x, n, keys, bits, bounds);
 }
+__global__ void k_bounds_search(ll n, const unsigned* keys, ll bits, ll* bounds) {
+  partition_bounds_search(static_cast<ll>(blockIdx.x) * blockDim.x + threadIdx.x, n, keys, bits, bounds);
+}
 // Positions i, j are in partition order: the partitioned row ids give the original rows.
 struct HEmit { ll* o; const unsigned* lrows; const unsigned* rrows;
   __device__ void operator()(ll i, ll j, ll out) const { o[out] = (ll(lrows[i]) << 32) | rrows[j]; } };
@@ -482,6 +485,12 @@ void partition(const Buf<int>& k, ll n, ll bits, Partitioned& p) {
   CK(cudaMemcpy(p.rows->p, order.data(), n * 4, cudaMemcpyHostToDevice));
   k_bounds<<<unsigned((n + 255) / 256), 256>>>(n, p.keys->p, bits, p.bounds->p);
   CK(cudaDeviceSynchronize());
+  // The same bounds by one binary search a bound (CodegenOptions::hash_bounds_search).
+  const ll nb = (ll(1) << bits) + 1;
+  Buf<ll> searched(nb);
+  k_bounds_search<<<unsigned((nb + 255) / 256), 256>>>(n, p.keys->p, bits, searched.p);
+  CK(cudaDeviceSynchronize());
+  EXPECT_EQ(searched.get(nb), p.bounds->get(nb)) << "n=" << n << " bits=" << bits;
 }
 
 // The matching (left row << 32 | right row) pairs of an equi-join, sorted (the host reference);

@@ -202,6 +202,8 @@ extern "C" __global__ void h_keys64(const double* k, long long n, unsigned long 
 #define HJ(KT, SUF) \
 extern "C" __global__ void h_bounds##SUF(long long n, const KT* keys, long long bits, long long* bounds) { \
   partition_bounds((long long)blockIdx.x * blockDim.x + threadIdx.x, n, keys, bits, bounds); } \
+extern "C" __global__ void h_bounds_search##SUF(long long n, const KT* keys, long long bits, long long* bounds) { \
+  partition_bounds_search((long long)blockIdx.x * blockDim.x + threadIdx.x, n, keys, bits, bounds); } \
 extern "C" __global__ void __launch_bounds__(J::block_threads) h_run##SUF(long long bits, long long nl, const KT* lk, \
     const unsigned int* lr, const long long* lb, const KT* rk, const unsigned int* rr, const long long* rb, \
     long long* ol, long long* orr, long long capacity, unsigned long long* header) { \

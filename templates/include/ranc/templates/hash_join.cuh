@@ -22,7 +22,8 @@
 //      partitioned and the arrays are read in row order.
 //   4. partition_bounds(i, n_X, keys_X, bits, bounds_X) for i < n_X (one thread per row;
 //      bounds_X: parts + 1 int64, zeroed before, so that an empty side leaves it all 0):
-//      partition p is rows [bounds_X[p], bounds_X[p + 1]).
+//      partition p is rows [bounds_X[p], bounds_X[p + 1]). Or partition_bounds_search(q, ...)
+//      for q <= parts (one binary search a bound; bounds_X need not be zeroed).
 // Then the join, over tiles of the partitioned probe side (J = HashJoin policy, tile =
 // J::tile_items probe rows, grid = at least max(1, ceil(n_left / tile)) blocks, J::block_threads
 // threads, dynamic shared memory sizeof(TempStorage); the probe rows spread evenly over the
@@ -93,6 +94,24 @@ __device__ __forceinline__ void partition_bounds(i64 i, i64 n, const KeyT* keys,
     const i64 parts = i64(1) << bits;
     for (i64 q = p + 1; q <= parts; ++q) bounds[q] = n;
   }
+}
+/// Step 4 by search: with one thread per partition q <= parts (= 2^bits), bounds[q] = the first
+/// row of the n partitioned keys whose partition is q or later (bounds[parts] = n), by a binary
+/// search over the keys' partition numbers, which the partition leaves non-decreasing (the
+/// bounds need no zeroing). About 2^16 searches of ~log2 n dependent loads, the first ones the
+/// same for every thread, instead of a pass over all n keys (CodegenOptions::hash_bounds_search).
+template <class KeyT>
+__device__ __forceinline__ void partition_bounds_search(i64 q, i64 n, const KeyT* keys, i64 bits, i64* bounds) {
+  const i64 parts = i64(1) << bits;
+  if (q < 0 || q > parts) return;
+  const KeyT mask = static_cast<KeyT>((KeyT(1) << bits) - 1);
+  i64 lo = q == parts ? n : 0, hi = n;
+  while (lo < hi) {
+    const i64 mid = lo + (hi - lo) / 2;
+    if (static_cast<i64>(keys[mid] & mask) < q) lo = mid + 1;
+    else hi = mid;
+  }
+  bounds[q] = lo;
 }
 
 template <class Policy, class KeyT, int TableSlots>
