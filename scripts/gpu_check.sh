@@ -4,7 +4,7 @@
 # writing one log per step and a summary to $OUT (default /tmp/ranc-gpu-check).
 #   scripts/gpu_check.sh BIN_DIR [steps...]
 #   steps: runtime templates ops ops_more ops_unfused tpch random memcheck racecheck large bench
-#          merges merges_expand merges_tune joins_ab groupby sortedreduce hashpaged selvalues
+#          merges merges_expand merges_tune joins_ab groupby sortedreduce hashpaged selvalues phj
 # Steps are independent: several invocations (each with its own OUT) may run at once.
 set -u
 BIN=${1:?usage: gpu_check.sh BIN_DIR [steps...]}
@@ -66,6 +66,13 @@ for s in $STEPS; do
     selvalues)
       RANC_SELECT_VALUES=0 step selchains_rows 200 "$BIN/ra_bench" selchains 28
       step selchains_values 200 "$BIN/ra_bench" selchains 28 ;;
+    # The partitioned hash join at paper 004's sizes with its partition bounds by a pass over the
+    # keys (the default) and by binary search (RANC_HASH_BOUNDS_SEARCH=1), and the template
+    # tests that compare both ways of finding the bounds.
+    phj)
+      step phj_scan 150 "$BIN/ra_bench" joins 27
+      RANC_HASH_BOUNDS_SEARCH=1 step phj_search 150 "$BIN/ra_bench" joins 27
+      [ -x "$BIN/templates_gpu_test" ] && step phj_templates 120 "$BIN/templates_gpu_test" --gtest_filter='*Hash*' ;;
     # Other tile shapes (RANC_TUNE, codegen.cpp) for the same rows.
     merges_tune) RANC_TUNE=${RANC_TUNE:-Reduce=256x8,JoinCount=128x8} step merges_tune 300 "$BIN/ra_bench" merges 28 ;;
     # Group-by of 2^28 rows into 4, 16, 2^10 and 2^24 groups and TPC-H Q1's shape: hashed with and
