@@ -35,7 +35,9 @@ defs=(-DFMT_HEADER_ONLY -include "$root/tests/frontend/fuzz_source_location_shim
 if [[ "${RANC_FUZZ_CHECK:-0}" == 1 ]]; then
   defs+=(-DRANC_FUZZ_CHECK)
   mapfile -t more < <(find "$root/compiler/src/check" "$root/compiler/src/dsl" "$root/ra_ops" -name '*.cpp')
-  sources+=("${more[@]}")
+  # What the operators' lowerings call of the planner and the code generator (a link, no GPU).
+  sources+=("${more[@]}" "$root/compiler/src/codegen/sort_layout.cpp"
+            "$root/compiler/src/passes/plan_sort_orders.cpp")
 fi
 echo "building $out/ra_parser_fuzz with $cxx" >&2
 "$cxx" -std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
