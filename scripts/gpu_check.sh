@@ -6,6 +6,8 @@
 #   steps: runtime templates ops ops_more ops_unfused tpch random memcheck racecheck large bench
 #          merges merges_expand merges_tune joins_ab groupby sortedreduce hashpaged selvalues phj
 # Steps are independent: several invocations (each with its own OUT) may run at once.
+# PACK=1 packs the step logs into $OUT/logs.tgz at the end (summary.txt stays beside it): the
+# device tool brings back only a few files of a call.
 set -u
 BIN=${1:?usage: gpu_check.sh BIN_DIR [steps...]}
 shift
@@ -86,4 +88,8 @@ for s in $STEPS; do
     *) echo "unknown step $s" >>"$OUT/summary.txt" ;;
   esac
 done
+if [ "${PACK:-0}" = 1 ]; then
+  tar czf /tmp/ranc-gpu-check-logs.tgz -C "$OUT" --exclude=logs.tgz --exclude=summary.txt . &&
+    find "$OUT" -maxdepth 1 -name '*.log' -delete && mv /tmp/ranc-gpu-check-logs.tgz "$OUT/logs.tgz"
+fi
 cat "$OUT/summary.txt"
