@@ -828,13 +828,9 @@ class Context final : public LoweringContext {
       std::vector<std::pair<Type, std::string>> fields;
       for (size_t c = 0; c < rel.types.size(); ++c)
         fields.emplace_back(rel.types[c], raw(p, rel, c, "i"));
-      // Rows of up to 8 bytes in the select's tiles; the row numbers otherwise (or when a
-      // RANC_TUNE shape makes the stage too large). Rows of 9 to 16 bytes staged in tiles half
-      // as long measured slower than their row numbers: select -> project of 12-byte rows at
-      // 2^28, 2.147 against 1.986 ms (H100, session 26, bench/RESULTS.md).
-      const int64_t bytes = row_bytes(fields);
-      if (bytes <= 8 && bytes * policy_threads("Select") * policy_items("Select") <= 40 * 1024) {
-        out.size = select_values_kernel(id, what, rel.size, p, pred, fields, out, v.nodes, "Select");
+      // The kept rows' values staged when they fit (select_stages_values), else their row numbers.
+      if (select_stages_values(fields)) {
+        out.size = select_values_kernel(id, what, rel.size, p, pred, fields, out, v.nodes);
         return out;
       }
     }

@@ -486,14 +486,13 @@ class LoweringContext {
   }
   // The same select staging its output rows' values (SelectValuesAgent): `fields` are the
   // output row's attributes (type, the expression of row i in its storage representation),
-  // written to `dst` row o. The stage holds a tile of rows (row_bytes): at most 40 KB.
+  // written to `dst` row o, in P::Select's tiles; only for rows select_stages_values takes.
   rt::SlotId select_values_kernel(NodeId id, std::string_view what, rt::SlotId n,
                                   KernelParams& params, std::string_view pred,
                                   const std::vector<std::pair<Type, std::string>>& fields,
-                                  const DeviceRelation& dst, std::vector<NodeId> nodes = {},
-                                  std::string_view family = "Select") {
-    internal_check(row_bytes(fields) * policy_threads(family) * policy_items(family) <= 40 * 1024,
-                   "select_values_kernel: a stage over 40 KB");
+                                  const DeviceRelation& dst, std::vector<NodeId> nodes = {}) {
+    internal_check(select_stages_values(fields), "select_values_kernel: a row over 8 bytes or a stage over 40 KB");
+    const std::string_view family = "Select";
     return select_pass(id, what, n, params, family, std::move(nodes), true, [&](const SelectText& t) {
       std::string row = "  struct Row {", value, store;
       for (size_t c = 0; c < fields.size(); ++c) {
@@ -555,6 +554,14 @@ class LoweringContext {
     rt::SlotId out = new_slot();
     step(rt::ReadSize{out, count, 0});
     return out;
+  }
+  // Whether select_values_kernel stages rows of `fields`: at most 8 bytes (rows of 9 to 16 bytes
+  // staged in tiles half as long measured slower than their row numbers: select -> project of
+  // 12-byte rows at 2^28, 2.147 against 1.986 ms, H100, session 26, bench/RESULTS.md), and a
+  // tile of them in at most 40 KB (a RANC_TUNE shape may make it larger).
+  bool select_stages_values(const std::vector<std::pair<Type, std::string>>& fields) {
+    const int64_t bytes = row_bytes(fields);
+    return bytes <= 8 && bytes * policy_threads("Select") * policy_items("Select") <= 40 * 1024;
   }
   // The bytes of a struct of `fields` (storage types of 1, 2, 4 or 8 bytes, each aligned
   // to its size).
