@@ -1032,6 +1032,49 @@ Compiled nvrtc_compile(const std::string& source, const std::vector<std::string>
   return r;
 }
 
+// What ptxas reports per kernel in NVRTC's log with --ptxas-options=-v: "Compiling entry
+// function 'NAME'", "Function properties for NAME", "N bytes stack frame, N bytes spill
+// stores, ...", "Used N registers, ... N bytes smem, ..." (-1: not reported). `line` keeps the
+// last line read of the kernel, for messages.
+struct PtxasUsage {
+  int registers = -1, spill_stores = -1, smem = -1;
+  std::string line;
+};
+std::map<std::string, PtxasUsage> ptxas_usage(const std::string& log_text) {
+  // The number in front of `unit` ("N<unit>") on `line`, or -1.
+  auto number_before = [](const std::string& line, std::string_view unit) {
+    const size_t at = line.find(unit);
+    if (at == std::string::npos || at == 0) return -1;
+    const size_t from = line.rfind(' ', at - 1) + 1;
+    return std::stoi(line.substr(from, at - from));
+  };
+  std::map<std::string, PtxasUsage> out;
+  std::istringstream log(log_text);
+  std::string line, function;
+  while (std::getline(log, line)) {
+    if (const size_t at = line.find("Compiling entry function '"); at != std::string::npos) {
+      function = line.substr(at + 26, line.find('\'', at + 26) - at - 26);
+      continue;
+    }
+    if (const size_t at = line.find("Function properties for "); at != std::string::npos) {
+      function = line.substr(at + 24);
+      continue;
+    }
+    if (function.empty()) continue;
+    PtxasUsage& u = out[function];
+    if (line.find(" bytes spill stores") != std::string::npos) {
+      u.spill_stores = number_before(line, " bytes spill stores");
+      u.line = line;
+    }
+    if (const size_t used = line.find("Used "); used != std::string::npos) {
+      u.registers = std::stoi(line.substr(used + 5));
+      u.smem = number_before(line, " bytes smem");
+      u.line = line;
+    }
+  }
+  return out;
+}
+
 std::string numbered(const std::string& src) {
   std::istringstream in(src);
   std::string line, out;
@@ -1098,21 +1141,12 @@ TEST(NvrtcCompile, HashJoinKernelsKeepToSixtyFourRegisters) {
   Compiled c = nvrtc_compile(plan.source, {"--ptxas-options=-v"});
   ASSERT_TRUE(c.ok) << c.log;
   int checked = 0;
-  std::istringstream log(c.log);
-  std::string line, function;
-  while (std::getline(log, line)) {
-    if (const size_t at = line.find("Function properties for "); at != std::string::npos) {
-      function = line.substr(at + 24);
-      continue;
-    }
-    const size_t used = line.find("Used ");
+  for (const auto& [function, u] : ptxas_usage(c.log)) {
     if (function.find("_hash") == std::string::npos || function.find("hash_keys") != std::string::npos ||
-        function.find("hash_bounds") != std::string::npos || used == std::string::npos)
+        function.find("hash_bounds") != std::string::npos || u.registers < 0)
       continue;
-    const int regs = std::stoi(line.substr(used + 5));
-    EXPECT_LE(regs, 64) << function << ": " << line;
+    EXPECT_LE(u.registers, 64) << function << ": " << u.line;
     ++checked;
-    function.clear();
   }
   EXPECT_EQ(checked, 1) << c.log;
 }
@@ -1166,23 +1200,14 @@ TEST(NvrtcCompile, HashGroupByKeepsPrivateStatesInRegisters) {
   rt::Plan plan = codegen::generate_plan(b.check(), {.share_kernels = false});
   Compiled c = nvrtc_compile(plan.source, {"--ptxas-options=-v"});
   ASSERT_TRUE(c.ok) << c.log;
-  // "ptxas info    : Function properties for NAME" then "    N bytes stack frame, N bytes
-  // spill stores, N bytes spill loads".
   int checked = 0;
-  std::istringstream log(c.log);
-  std::string line, function;
-  while (std::getline(log, line)) {
-    if (const size_t at = line.find("Function properties for "); at != std::string::npos) {
-      function = line.substr(at + 24);
-      continue;
-    }
+  for (const auto& [function, u] : ptxas_usage(c.log)) {
     if (function.find("_hash_reduce") == std::string::npos ||
-        function.find("_hash_reduce_") != std::string::npos || line.find("stack frame") == std::string::npos)
+        function.find("_hash_reduce_") != std::string::npos)
       continue;
-    const size_t stores = line.find(" bytes spill stores");
-    ASSERT_NE(stores, std::string::npos) << line;
-    const size_t from = line.rfind(' ', stores - 1) + 1;
-    const int spilled = std::stoi(line.substr(from, stores - from));
+    ASSERT_GE(u.spill_stores, 0) << function << ": " << u.line;
+    const int spilled = u.spill_stores;
+    const std::string& line = u.line;
     // (ptxas keeps the one-word states' kernels at 40 registers and spills a few values,
     // 28-48 bytes, once their tile's rows are loaded first (hash_reduce.cuh, load_tile): not
     // the register pressure this test guards against, and faster on the H100 than loading
@@ -1190,7 +1215,6 @@ TEST(NvrtcCompile, HashGroupByKeepsPrivateStatesInRegisters) {
     EXPECT_LE(spilled, 64) << function << ": " << line;
     if (function.find("n2_") == 0) EXPECT_EQ(spilled, 0) << "TPC-H Q1's state: " << line;
     ++checked;
-    function.clear();
   }
   EXPECT_EQ(checked, 3) << c.log;
 }
@@ -1215,21 +1239,10 @@ TEST(NvrtcCompile, SortedReduceStagesEveryElementWidth) {
   EXPECT_EQ(plan.source.find("__shared__ __align__(16) double stage"), std::string::npos);
   Compiled c = nvrtc_compile(plan.source, {"--ptxas-options=-v"});
   ASSERT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
-  // "ptxas info    : Used N registers, ... N bytes smem" after "Compiling entry function 'NAME'"
   int checked = 0;
-  std::istringstream log(c.log);
-  std::string line, function;
-  while (std::getline(log, line)) {
-    if (const size_t at = line.find("Compiling entry function '"); at != std::string::npos) {
-      function = line.substr(at + 26, line.find('\'', at + 26) - at - 26);
-      continue;
-    }
-    const size_t smem = line.find(" bytes smem");
-    if (smem == std::string::npos || function.size() < 7 ||
-        function.compare(function.size() - 7, 7, "_reduce") != 0)
-      continue;
-    const size_t from = line.rfind(' ', smem - 1) + 1;
-    EXPECT_LE(std::stoi(line.substr(from, smem - from)), 48 * 1024) << function << ": " << line;
+  for (const auto& [function, u] : ptxas_usage(c.log)) {
+    if (u.smem < 0 || !function.ends_with("_reduce")) continue;
+    EXPECT_LE(u.smem, 48 * 1024) << function << ": " << u.line;
     ++checked;
   }
   EXPECT_EQ(checked, 3) << c.log;
