@@ -179,6 +179,54 @@ void bench_joins(rt::Executor& ex, int lg, double copy_gbps) {
   }
 }
 
+// Where the partitioned hash join overtakes the sort-merge join (issue 9's `--join=auto`):
+// S(fk, s1..sp) of 2^ps rows probing R(k, r1..rp) of 2^bs rows, k a shuffled permutation of
+// [0, 2^bs), fk uniform in it (every probe row matches once); both algorithms on the same
+// device arrays, for build sizes 2^bs <= 2^ps up to the largest probe size given.
+void bench_join_sizes(rt::Executor& ex, int max_lg, double copy_gbps) {
+  std::mt19937_64 rng(11);
+  for (int ps = 16; ps <= max_lg; ps += 2)
+    for (int bs = 12; bs <= ps; bs += 2)
+      for (int p : {1, 3}) {
+        const size_t n = size_t{1} << ps, m = size_t{1} << bs;
+        std::vector<int32_t> k(m), fk(n);
+        for (size_t i = 0; i < m; ++i) k[i] = static_cast<int32_t>(i);
+        std::shuffle(k.begin(), k.end(), rng);
+        for (size_t i = 0; i < n; ++i) fk[i] = static_cast<int32_t>(rng() % m);
+        std::vector<std::vector<int32_t>> rc{k}, sc{fk};
+        std::vector<Attribute> ra{{"k", Type::I32}}, sa{{"fk", Type::I32}};
+        for (int c = 0; c < p; ++c) {
+          std::vector<int32_t> a(m), b(n);
+          for (size_t i = 0; i < m; ++i) a[i] = static_cast<int32_t>(k[i] * 3 + c);
+          for (size_t i = 0; i < n; ++i) b[i] = static_cast<int32_t>(i * 5 + c);
+          rc.push_back(std::move(a));
+          sc.push_back(std::move(b));
+          ra.push_back({fmt::format("r{}", c + 1), Type::I32});
+          sa.push_back({fmt::format("s{}", c + 1), Type::I32});
+        }
+        DeviceRel dr = upload(Schema{ra, 0}, rc), ds = upload(Schema{sa, 0}, sc);
+        ProgramBuilder b;
+        b.output(b.input("s", sa).join(b.input("r", ra), {"fk"}, {"k"}), "out");
+        const Program prog = b.check();
+        double ms[2];
+        for (int a = 0; a < 2; ++a) {
+          codegen::CodegenOptions o;
+          o.join = a == 0 ? codegen::JoinAlgorithm::Hash : codegen::JoinAlgorithm::SortMerge;
+          const auto t = time_plan(ex, codegen::generate_plan(prog, o),
+                                   {{"s", ds.binding()}, {"r", dr.binding()}});
+          ms[a] = t.seconds * 1e3;
+          if (t.rows != static_cast<int64_t>(n))
+            std::fprintf(stderr, "join sizes 2^%d x 2^%d: %lld rows, want %zu\n", ps, bs,
+                         static_cast<long long>(t.rows), n);
+        }
+        std::printf("  probe 2^%-2d build 2^%-2d payloads %d   hash %9.3f ms   sort-merge %9.3f ms   "
+                    "merge/hash %.2f\n", ps, bs, p, ms[0], ms[1], ms[1] / ms[0]);
+        dr.free();
+        ds.free();
+      }
+  (void)copy_gbps;
+}
+
 // Semi and anti joins of unsorted inputs: S(fk, s1) against R(k) with k the even numbers of
 // [0, 2n) shuffled and fk uniform in [0, 2n) (half of S matches), 4-byte keys and payload.
 // Hash (a probe of a hash set of R's keys, the default for unsorted right inputs) against
@@ -277,7 +325,7 @@ int main(int argc, char** argv) {
   // group-by rows (with TPC-H Q1's shape); "ra_bench q1 28": only Q1's shape.
   bool chains_only = false, groupby_only = false, q1_only = false, joins_only = false, semi_only = false,
        topk_only = false, setops_only = false, merges_only = false, reduce_only = false,
-       mergejoin_only = false, select_chains_only = false;
+       mergejoin_only = false, select_chains_only = false, join_sizes_only = false;
   std::vector<int> log_sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "chains")
@@ -288,6 +336,8 @@ int main(int argc, char** argv) {
       joins_only = true;
     else if (std::string(argv[i]) == "semijoins")
       joins_only = semi_only = true;
+    else if (std::string(argv[i]) == "joinsizes")  // hash vs sort-merge over probe/build sizes
+      join_sizes_only = true;
     else if (std::string(argv[i]) == "groupby")
       groupby_only = true;
     else if (std::string(argv[i]) == "q1")  // only the TPC-H Q1-shaped group-by
@@ -324,6 +374,19 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "ranc failed: %s\n", e.what());
         return 1;
       }
+    }
+    return 0;
+  }
+  // "ra_bench joinsizes 26": hash vs sort-merge join, probe sizes 2^16..2^26, build sizes
+  // 2^12..probe.
+  if (join_sizes_only) {
+    const int lg = log_sizes.back();
+    const double copy_gbps = bench::measure_copy((size_t{1} << lg) * 8).gbps();
+    try {
+      bench_join_sizes(ex, lg, copy_gbps);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ranc failed: %s\n", e.what());
+      return 1;
     }
     return 0;
   }

@@ -68,12 +68,11 @@ for s in $STEPS; do
     selvalues)
       RANC_SELECT_VALUES=0 step selchains_rows 200 "$BIN/ra_bench" selchains 28
       step selchains_values 200 "$BIN/ra_bench" selchains 28 ;;
-    # The partitioned hash join at paper 004's sizes with its partition bounds by a pass over the
-    # keys (the default) and by binary search (RANC_HASH_BOUNDS_SEARCH=1), and the template
-    # tests that compare both ways of finding the bounds.
+    # The partitioned hash join at paper 004's sizes, hash vs sort-merge over probe and build
+    # sizes, and the hash join's template tests.
     phj)
-      step phj_scan 150 "$BIN/ra_bench" joins 27
-      RANC_HASH_BOUNDS_SEARCH=1 step phj_search 150 "$BIN/ra_bench" joins 27
+      step phj 150 "$BIN/ra_bench" joins 27
+      step joinsizes 200 "$BIN/ra_bench" joinsizes 26
       [ -x "$BIN/templates_gpu_test" ] && step phj_templates 120 "$BIN/templates_gpu_test" --gtest_filter='*Hash*' ;;
     # Other tile shapes (RANC_TUNE, codegen.cpp) for the same rows.
     merges_tune) RANC_TUNE=${RANC_TUNE:-Reduce=256x8,JoinCount=128x8} step merges_tune 300 "$BIN/ra_bench" merges 28 ;;

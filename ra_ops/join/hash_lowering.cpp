@@ -232,24 +232,16 @@ struct HashJoinCode {
       }
     }
     const rt::SizeExpr bound_count{1, {rt::SizeTerm{1, {parts}}}};
-    const bool search = ctx.options().hash_bounds_search;
-    s.bounds = ctx.allocate(fmt::format("n{}.{}_bounds", n.id, s.name), 8, bound_count, n.id,
-                            /*zero=*/!search);
+    s.bounds = ctx.allocate(fmt::format("n{}.{}_bounds", n.id, s.name), 8, bound_count, n.id);
     KernelParams p;
     const std::string nk = p.slot(s.kept), b = p.buffer(s.bounds, "long long", false);
     const std::string k = sel(p, s.keys, s.hashed, key_t), nb = p.slot(bits);
-    const std::string what = fmt::format("hash_bounds_{}", s.name);
-    if (search) {  // one binary search a bound, one a thread (MapSearch)
-      const rt::SlotId nbounds = ctx.new_slot();
-      ctx.step(rt::SetSize{nbounds, bound_count});
-      ctx.map_kernel(n.id, what, p, nbounds,
-                     fmt::format("    ranc::tpl::partition_bounds_search(i, {}, {}, {}, {});\n",
-                                 nk, k, nb, b),
-                     {}, {}, "MapSearch");
-    } else {
-      ctx.map_kernel(n.id, what, p, s.kept,
-                     fmt::format("    ranc::tpl::partition_bounds(i, {}, {}, {}, {});\n", nk, k, nb, b));
-    }
+    // One binary search a bound, one a thread (MapSearch).
+    const rt::SlotId nbounds = ctx.new_slot();
+    ctx.step(rt::SetSize{nbounds, bound_count});
+    ctx.map_kernel(n.id, fmt::format("hash_bounds_{}", s.name), p, nbounds,
+                   fmt::format("    ranc::tpl::partition_bounds_search(i, {}, {}, {}, {});\n", nk, k, nb, b),
+                   {}, {}, "MapSearch");
   }
   // C++ expression: the array in partition order, or in row order when the bits are 0.
   std::string sel(KernelParams& p, rt::BufferId part, rt::BufferId row, std::string_view ctype) const {

@@ -1104,16 +1104,12 @@ TEST(NvrtcCompile, HashJoinEveryKeyType) {
   expect_compiles(testing::hash_join_program(), {.join = codegen::JoinAlgorithm::Hash});
 }
 
-// The partition bounds by one binary search a bound (CodegenOptions::hash_bounds_search): a
-// MapSearch kernel over the partitions + 1, its bounds not zeroed; the default scans the keys.
+// The partition bounds by one binary search a bound: a MapSearch kernel over the partitions + 1,
+// its bounds not zeroed.
 TEST(NvrtcCompile, HashJoinBoundsBySearch) {
   const Program p = testing::hash_join_program();
-  const rt::Plan scan = codegen::generate_plan(p, {.join = codegen::JoinAlgorithm::Hash});
-  EXPECT_NE(scan.source.find("ranc::tpl::partition_bounds("), std::string::npos);
-  EXPECT_EQ(scan.source.find("partition_bounds_search"), std::string::npos);
-  const codegen::CodegenOptions o{.join = codegen::JoinAlgorithm::Hash, .hash_bounds_search = true};
+  const codegen::CodegenOptions o{.join = codegen::JoinAlgorithm::Hash};
   const rt::Plan search = codegen::generate_plan(p, o);
-  EXPECT_EQ(search.source.find("ranc::tpl::partition_bounds("), std::string::npos);
   EXPECT_NE(search.source.find("ranc::tpl::partition_bounds_search("), std::string::npos);
   EXPECT_NE(search.source.find("MapAgent<P::MapSearch>"), std::string::npos);
   for (const rt::Step& st : search.steps)

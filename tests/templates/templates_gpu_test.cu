@@ -441,9 +441,6 @@ __global__ void k_hash_keys(const int* k, ll n, unsigned* h, unsigned* rows) {
   const ll i = static_cast<ll>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) { h[i] = hash_key(static_cast<unsigned>(k[i])); rows[i] = static_cast<unsigned>(i); }
 }
-__global__ void k_bounds(ll n, const unsigned* keys, ll bits, ll* bounds) {
-  partition_bounds(static_cast<ll>(blockIdx.x) * blockDim.x + threadIdx.x, n, keys, bits, bounds);
-}
 __global__ void k_bounds_search(ll n, const unsigned* keys, ll bits, ll* bounds) {
   partition_bounds_search(static_cast<ll>(blockIdx.x) * blockDim.x + threadIdx.x, n, keys, bits, bounds);
 }
@@ -483,14 +480,16 @@ void partition(const Buf<int>& k, ll n, ll bits, Partitioned& p) {
   for (size_t i = 0; i < order.size(); ++i) sk[i] = hk[order[i]];
   CK(cudaMemcpy(p.keys->p, sk.data(), n * 4, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(p.rows->p, order.data(), n * 4, cudaMemcpyHostToDevice));
-  k_bounds<<<unsigned((n + 255) / 256), 256>>>(n, p.keys->p, bits, p.bounds->p);
-  CK(cudaDeviceSynchronize());
-  // The same bounds by one binary search a bound (CodegenOptions::hash_bounds_search).
   const ll nb = (ll(1) << bits) + 1;
-  Buf<ll> searched(nb);
-  k_bounds_search<<<unsigned((nb + 255) / 256), 256>>>(n, p.keys->p, bits, searched.p);
+  k_bounds_search<<<unsigned((nb + 255) / 256), 256>>>(n, p.keys->p, bits, p.bounds->p);
   CK(cudaDeviceSynchronize());
-  EXPECT_EQ(searched.get(nb), p.bounds->get(nb)) << "n=" << n << " bits=" << bits;
+  // The bounds on the host: partition q starts at the first row whose partition is q or later.
+  std::vector<ll> want(static_cast<size_t>(nb));
+  for (ll q = 0; q < nb; ++q)
+    want[static_cast<size_t>(q)] = std::partition_point(sk.begin(), sk.end(), [&](unsigned h) {
+                                     return ll(h & pm) < q;
+                                   }) - sk.begin();
+  EXPECT_EQ(p.bounds->get(nb), want) << "n=" << n << " bits=" << bits;
 }
 
 // The matching (left row << 32 | right row) pairs of an equi-join, sorted (the host reference);

@@ -200,8 +200,6 @@ extern "C" __global__ void h_keys64(const double* k, long long n, unsigned long 
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) { h[i] = hash_key(total_order_key(k[i])); rows[i] = (unsigned int)i; } }
 #define HJ(KT, SUF) \
-extern "C" __global__ void h_bounds##SUF(long long n, const KT* keys, long long bits, long long* bounds) { \
-  partition_bounds((long long)blockIdx.x * blockDim.x + threadIdx.x, n, keys, bits, bounds); } \
 extern "C" __global__ void h_bounds_search##SUF(long long n, const KT* keys, long long bits, long long* bounds) { \
   partition_bounds_search((long long)blockIdx.x * blockDim.x + threadIdx.x, n, keys, bits, bounds); } \
 extern "C" __global__ void __launch_bounds__(J::block_threads) h_run##SUF(long long bits, long long nl, const KT* lk, \

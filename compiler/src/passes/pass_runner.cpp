@@ -209,8 +209,6 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
     lower_options.stage_join_keys = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_SELECT_VALUES"); v && *v)
     lower_options.select_stage_values = std::string_view(v) != "0";
-  if (const char* v = std::getenv("RANC_HASH_BOUNDS_SEARCH"); v && *v)
-    lower_options.hash_bounds_search = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_HASH_PRIVATE"); v && *v)
     lower_options.hash_private_states = std::atoi(v);
   internal_check(lower_options.hash_private_states >= -1 && lower_options.hash_private_states <= 32,

@@ -83,11 +83,6 @@ struct CodegenOptions {
   // took 9.13 ms against 11.95 ms paged (H100, session 25, bench/RESULTS.md).
   // RANC_HASH_FOLD=0 turns it off, with the same results.
   bool fold_hash_joins = true;
-  // The hash join's partition bounds by one binary search per partition (hash_join.cuh's
-  // partition_bounds_search, 2^16 + 1 threads at 2^27 build rows) instead of a pass over every
-  // partitioned key (0.28 ms a side at 2^27 on the H100, session 26). Off until measured on a
-  // GPU (written in session 26 after its device time was spent); RANC_HASH_BOUNDS_SEARCH=1.
-  bool hash_bounds_search = false;
   // Private aggregate states per thread of the hash group-by (hash_reduce.cuh): rows of the
   // first this many keys a block meets fold into registers, without atomics; -1 picks by
   // the state's size (4 up to 8-word states, as TPC-H Q1's; fewer beyond), 0 turns them off

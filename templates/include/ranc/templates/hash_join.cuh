@@ -20,10 +20,9 @@
 //      the same permutation: paper 004's GFTR, the join then reads the attributes it writes in
 //      partition order instead of gathering them through row ids). With bits == 0 nothing is
 //      partitioned and the arrays are read in row order.
-//   4. partition_bounds(i, n_X, keys_X, bits, bounds_X) for i < n_X (one thread per row;
-//      bounds_X: parts + 1 int64, zeroed before, so that an empty side leaves it all 0):
-//      partition p is rows [bounds_X[p], bounds_X[p + 1]). Or partition_bounds_search(q, ...)
-//      for q <= parts (one binary search a bound; bounds_X need not be zeroed).
+//   4. partition_bounds_search(q, n_X, keys_X, bits, bounds_X) for q <= parts (one thread per
+//      bound, a binary search each; bounds_X: parts + 1 int64): partition p is rows
+//      [bounds_X[p], bounds_X[p + 1]).
 // Then the join, over tiles of the partitioned probe side (J = HashJoin policy, tile =
 // J::tile_items probe rows, grid = at least max(1, ceil(n_left / tile)) blocks, J::block_threads
 // threads, dynamic shared memory sizeof(TempStorage); the probe rows spread evenly over the
@@ -81,25 +80,12 @@ __device__ __forceinline__ unsigned int hash_slot(unsigned long long h) {
   return static_cast<unsigned int>(h >> 32);
 }
 
-/// Step 4: with one thread per row i < n of the partitioned keys, bounds[p] = the first row of
-/// partition p for p <= parts (bounds[parts] = n).
-template <class KeyT>
-__device__ __forceinline__ void partition_bounds(i64 i, i64 n, const KeyT* keys, i64 bits, i64* bounds) {
-  if (i >= n) return;
-  const KeyT mask = static_cast<KeyT>((KeyT(1) << bits) - 1);
-  const i64 p = static_cast<i64>(keys[i] & mask);
-  const i64 prev = i == 0 ? -1 : static_cast<i64>(keys[i - 1] & mask);
-  for (i64 q = prev + 1; q <= p; ++q) bounds[q] = i;
-  if (i == n - 1) {
-    const i64 parts = i64(1) << bits;
-    for (i64 q = p + 1; q <= parts; ++q) bounds[q] = n;
-  }
-}
-/// Step 4 by search: with one thread per partition q <= parts (= 2^bits), bounds[q] = the first
-/// row of the n partitioned keys whose partition is q or later (bounds[parts] = n), by a binary
-/// search over the keys' partition numbers, which the partition leaves non-decreasing (the
-/// bounds need no zeroing). About 2^16 searches of ~log2 n dependent loads, the first ones the
-/// same for every thread, instead of a pass over all n keys (CodegenOptions::hash_bounds_search).
+/// Step 4: with one thread per partition q <= parts (= 2^bits), bounds[q] = the first row of the
+/// n partitioned keys whose partition is q or later (bounds[parts] = n), by a binary search over
+/// the keys' partition numbers, which the partition leaves non-decreasing (the bounds need no
+/// zeroing; an empty side gets all 0). About 2^16 searches of ~log2 n dependent loads, the first
+/// ones the same for every thread: 0.2-0.25 ms less a side than a pass over all n keys at 2^27
+/// rows (H100, bench/RESULTS.md, session 27).
 template <class KeyT>
 __device__ __forceinline__ void partition_bounds_search(i64 q, i64 n, const KeyT* keys, i64 bits, i64* bounds) {
   const i64 parts = i64(1) << bits;
