@@ -5,6 +5,7 @@
 #   scripts/gpu_check.sh BIN_DIR [steps...]
 #   steps: runtime templates ops ops_more ops_unfused tpch random memcheck racecheck large bench
 #          merges merges_expand merges_tune joins_ab groupby sortedreduce hashpaged selvalues phj
+#          partition
 # Steps are independent: several invocations (each with its own OUT) may run at once.
 # PACK=1 packs the step logs into $OUT/logs.tgz at the end (summary.txt stays beside it): the
 # device tool brings back only a few files of a call.
@@ -74,6 +75,13 @@ for s in $STEPS; do
       step phj 150 "$BIN/ra_bench" joins 27
       step joinsizes 200 "$BIN/ra_bench" joinsizes 26
       [ -x "$BIN/templates_gpu_test" ] && step phj_templates 120 "$BIN/templates_gpu_test" --gtest_filter='*Hash*' ;;
+    # Radix partitions moving several arrays: CUB per array (the default) and the one-pass
+    # partitioner (RANC_PARTITION_COLUMNS=1), tests and the hash join at 2^26 both ways.
+    partition)
+      step partition_cub 120 "$BIN/runtime_tests" --gtest_filter='*PartitionGpu*'
+      RANC_PARTITION_COLUMNS=1 step partition_columns 120 "$BIN/runtime_tests" --gtest_filter='*PartitionGpu*'
+      step phj26_cub 120 "$BIN/ra_bench" joins 26
+      RANC_PARTITION_COLUMNS=1 step phj26_columns 120 "$BIN/ra_bench" joins 26 ;;
     # Other tile shapes (RANC_TUNE, codegen.cpp) for the same rows.
     merges_tune) RANC_TUNE=${RANC_TUNE:-Reduce=256x8,JoinCount=128x8} step merges_tune 300 "$BIN/ra_bench" merges 28 ;;
     # Group-by of 2^28 rows into 4, 16, 2^10 and 2^24 groups and TPC-H Q1's shape: hashed with and

@@ -11,9 +11,10 @@
 //                         kernel), else a map kernel.
 //   s_bits = min(kMaxRadixBits, ceil_log2(ceil(n_right / kTargetBuildRows))), s_parts =
 //   2^s_bits, computed on the host (no read-back).
-//   per side: radix partitions of (h, row id or carried word) on bits [0, s_bits) (CUB
-//     onesweep; one per array, all permuted alike), and n<id>_hash_bounds_X: the first
-//     row of every partition. With 0 bits nothing is partitioned (row order is read).
+//   per side: a radix partition of h on bits [0, s_bits) moving the row ids and carried
+//     words along (one SortPairs step, the executor's CUB onesweep sorts; with
+//     RANC_PARTITION_COLUMNS=1 builtins::partition_columns moves them all in one pass per 8 bits), and n<id>_hash_bounds_X: the
+//     first row of every partition. With 0 bits nothing is partitioned (row order is read).
 //   n<id>_<ops>_hash: over tiles of the probe side, build each partition's rows into a
 //                     shared-memory table and probe it, writing every output attribute of
 //                     each match (left position i, right position j in partition order)
@@ -195,10 +196,9 @@ struct HashJoinCode {
     }
   }
 
-  // Steps 3 and 4: the radix partitions and the partitions' bounds. The first partition
-  // moves the row ids (or the first carried attribute, or nothing), each further one a
-  // carried attribute; CUB's radix sort is stable and deterministic, so all get the same
-  // permutation. With 0 bits (the build side fits one table) nothing is partitioned: the
+  // Steps 3 and 4: the radix partition and the partitions' bounds. The partition moves the
+  // row ids (or the first carried attribute, or nothing) and the further carried attributes
+  // (SortPairs::more_values), all by the same stable permutation. With 0 bits (the build side fits one table) nothing is partitioned: the
   // partition-order buffers get no rows and the kernels read the row-order ones (sel).
   void partition(Side& s) {
     const rt::SizeExpr count{0, {rt::SizeTerm{1, {s.kept, partitioned}}}};
@@ -219,18 +219,10 @@ struct HashJoinCode {
       first_carried = 1;
     }
     main.radix_bits = bits;
+    // The other carried attributes move with the same permutation, in the same passes.
+    for (size_t k = first_carried; k < s.carried.size(); ++k)
+      main.more_values.push_back({s.carried_in[k], s.carried_out[k]});
     ctx.step(main);
-    if (first_carried < s.carried.size()) {
-      // The keys come out the same each time: a scratch buffer takes them.
-      rt::BufferId scratch =
-          ctx.allocate(fmt::format("n{}.{}_keys_again", n.id, s.name), key_size, count, n.id);
-      for (size_t k = first_carried; k < s.carried.size(); ++k) {
-        rt::SortPairs sp{s.hashed, scratch, s.carried_in[k], s.carried_out[k], word, false, count,
-                         n.id, true};
-        sp.radix_bits = bits;
-        ctx.step(sp);
-      }
-    }
     const rt::SizeExpr bound_count{1, {rt::SizeTerm{1, {parts}}}};
     s.bounds = ctx.allocate(fmt::format("n{}.{}_bounds", n.id, s.name), 8, bound_count, n.id);
     KernelParams p;

@@ -776,18 +776,22 @@ TEST(GeneratePlan, HashJoinKernelsAndSteps) {
             std::string::npos);
   // The residual, on the original rows of a match.
   EXPECT_NE(plan.source.find("return f.v2_keep(i, j);"), std::string::npos);
-  // Radix partitions on the bits the host computes from the build rows (no read-back): the
-  // left's row ids (for v, an i64), the right's row ids (for w, an f64) and the right's bool
-  // qb, carried as a 32-bit word; the left key k is recovered from its hashed word. No
-  // scans, no gathers; the output grows when the probe rows underestimate it.
+  // Radix partitions on the bits the host computes from the build rows (no read-back), one a
+  // side: the left's row ids (for v, an i64), the right's row ids (for w, an f64) with the
+  // right's bool qb, carried as a 32-bit word, moved in the same step; the left key k is
+  // recovered from its hashed word. No scans, no gathers; the output grows when the probe
+  // rows underestimate it.
   int partitions = 0;
+  size_t more = 0;
   for (const rt::Step& s : plan.steps)
     if (const auto* sp = std::get_if<rt::SortPairs>(&s)) {
       EXPECT_GE(sp->radix_bits, 0);
       EXPECT_TRUE(sp->encoded);
       ++partitions;
+      more += sp->more_values.size();
     }
-  EXPECT_EQ(partitions, 3);
+  EXPECT_EQ(partitions, 2);
+  EXPECT_EQ(more, 1u);
   EXPECT_NE(plan.source.find("ranc::tpl::hash_key_inverse("), std::string::npos);
   EXPECT_EQ(steps_of<rt::ReadSize>(plan), 0);
   EXPECT_EQ(steps_of<rt::ScanInt64>(plan), 0);
@@ -806,9 +810,10 @@ TEST(GeneratePlan, HashJoinKernelsAndSteps) {
 #endif
 }
 
-// Paper 004's GFTR: 4-byte attributes are partitioned with the keys (one radix partition
-// per attribute, the first one carrying the first attribute instead of row ids), keys are
-// recovered from their hashed words, and nothing is read through row ids.
+// Paper 004's GFTR: 4-byte attributes are partitioned with the keys (one radix partition a
+// side moving every attribute, the first as its values instead of row ids, the others as
+// more_values), keys are recovered from their hashed words, and nothing is read through row
+// ids.
 TEST(GeneratePlan, HashJoinCarriesFourByteAttributes) {
   ProgramBuilder b;
   auto s = b.input("s", {{"fk", Type::I32}, {"s1", Type::I32}, {"s2", Type::F32}});
@@ -816,10 +821,15 @@ TEST(GeneratePlan, HashJoinCarriesFourByteAttributes) {
   b.output(s.join(r, {"fk"}, {"k"}), "out");
   rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::Hash});
   int pairs = 0, keys_only = 0;
+  std::vector<size_t> more;
   for (const rt::Step& st : plan.steps)
-    if (const auto* sp = std::get_if<rt::SortPairs>(&st)) (sp->values_in >= 0 ? pairs : keys_only)++;
-  EXPECT_EQ(pairs, 3);  // s1 (with the keys), s2 (again), r1
+    if (const auto* sp = std::get_if<rt::SortPairs>(&st)) {
+      (sp->values_in >= 0 ? pairs : keys_only)++;
+      more.push_back(sp->more_values.size());
+    }
+  EXPECT_EQ(pairs, 2);  // s1 with s2 as more_values, r1
   EXPECT_EQ(keys_only, 0);
+  EXPECT_EQ(more, (std::vector<size_t>{1, 0}));
   for (const auto& buf : plan.buffers) EXPECT_EQ(buf.name.find("_ids"), std::string::npos) << buf.name;
 }
 

@@ -67,6 +67,36 @@ TEST(PlanValidate, OutputFreed) {
   expect_invalid(p, "output 'out'");
 }
 
+// A radix partition's further value arrays (SortPairs::more_values): 4-byte buffers, live,
+// distinct from their outputs, and only on a radix partition that moves values.
+Plan partition_plan() {
+  Plan p = scale_plan();
+  p.num_slots = 2;
+  for (const char* name : {"h", "h.part", "v0", "v0.part", "v1", "v1.part"})
+    p.buffers.push_back(BufferDecl{name, 4, SizeExpr::slot(0), 1});
+  p.steps = {SetSize{1, SizeExpr::fixed(12)}};
+  for (BufferId b = 2; b < 8; ++b) p.steps.push_back(Alloc{b});
+  SortPairs s{2, 3, 4, 5, Type::I32, false, SizeExpr::slot(0), 1, true, 1};
+  s.more_values = {{6, 7}};
+  p.steps.push_back(s);
+  p.steps.push_back(Alloc{1});
+  for (BufferId b = 2; b < 8; ++b) p.steps.push_back(Free{b});
+  return p;
+}
+
+TEST(PlanValidate, PartitionMovingSeveralValueArrays) {
+  EXPECT_NO_THROW(validate_plan(partition_plan()));
+  Plan p = partition_plan();
+  std::get<SortPairs>(p.steps[7]).more_values = {{6, 6}};
+  expect_invalid(p, "moves values into new buffers");
+  p = partition_plan();
+  std::get<SortPairs>(p.steps[7]).radix_bits = -1;
+  expect_invalid(p, "more_values is for radix partitions");
+  p = partition_plan();
+  p.buffers[6].elem_size = 8;
+  expect_invalid(p, "v1");
+}
+
 TEST(PlanValidate, UnknownKernel) {
   Plan p = scale_plan();
   p.kernels.clear();

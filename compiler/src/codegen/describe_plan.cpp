@@ -70,10 +70,14 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
     if (o->values_in < 0)
       return fmt::format("sort_keys {} -> {} [{}] count {}", buf(p, o->keys_in),
                          buf(p, o->keys_out), keys, size_text(o->count));
-    if (o->radix_bits >= 0)
-      return fmt::format("radix_partition {} -> {}, {} -> {} [{}, bits s{}] count {}",
+    if (o->radix_bits >= 0) {
+      std::string more;
+      for (const auto& [in, out] : o->more_values)
+        more += fmt::format(", {} -> {}", buf(p, in), buf(p, out));
+      return fmt::format("radix_partition {} -> {}, {} -> {}{} [{}, bits s{}] count {}",
                          buf(p, o->keys_in), buf(p, o->keys_out), buf(p, o->values_in),
-                         buf(p, o->values_out), keys, o->radix_bits, size_text(o->count));
+                         buf(p, o->values_out), more, keys, o->radix_bits, size_text(o->count));
+    }
     return fmt::format("sort_pairs {} -> {}, {} -> {} [{}{}] count {}", buf(p, o->keys_in),
                        buf(p, o->keys_out), buf(p, o->values_in), buf(p, o->values_out), keys,
                        o->descending ? " desc" : "", size_text(o->count));

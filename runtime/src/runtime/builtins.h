@@ -43,6 +43,20 @@ size_t sort_words_temp_bytes(Word w, bool descending, bool pairs, int begin_bit,
 cudaError_t sort_words(Word w, bool descending, int begin_bit, int end_bit, const void* keys_in,
                        void* keys_out, const uint32_t* values_in, uint32_t* values_out, int64_t n,
                        void* temp, size_t temp_bytes, cudaStream_t stream);
+// A stable radix partition of n unsigned key words (U32 or U64) on bits [0, bits), 0 < bits
+// <= the word's bits, that moves nv <= kPartitionMaxValues arrays of 4-byte values along (the
+// hash join's partitions with all carried columns at once; partition.cu): the same result as
+// a stable sort of the keys on those bits with each value array as its values, in one read
+// and one write of keys and values per pass of up to 8 bits. Inputs are only read; outputs
+// must differ from inputs. n < 2^32. temp: partition_columns_temp_bytes bytes.
+constexpr int kPartitionMaxValues = 8;
+struct PartitionValues {
+  uint32_t* p[kPartitionMaxValues];
+};
+size_t partition_columns_temp_bytes(Word w, int bits, int nv, int64_t n);
+cudaError_t partition_columns(Word w, int bits, const void* keys_in, void* keys_out,
+                              const uint32_t* const* values_in, uint32_t* const* values_out, int nv,
+                              int64_t n, void* temp, size_t temp_bytes, cudaStream_t stream);
 // *out (device) = the OR over all keys of key ^ keys[0]: the bits in which keys differ
 // (0: all keys are equal). One pass over the keys; with samples > 0, over about that many
 // keys evenly spaced instead, which gives a subset of those bits.

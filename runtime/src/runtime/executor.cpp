@@ -606,6 +606,10 @@ class Run {
     int64_t n = eval(s.count, s.node);
     for (BufferId b : {s.keys_in, s.keys_out, s.values_in, s.values_out})
       if (b >= 0) need(b, n);
+    for (const auto& [in, out] : s.more_values) {
+      need(in, n);
+      need(out, n);
+    }
     if (n == 0) return;
     if (n > int64_t{UINT32_MAX}) {
       throw SizeLimitError(fmt::format("sort of {} rows exceeds the 2^32 row ids", n),
@@ -675,6 +679,30 @@ class Run {
         RANC_CUDA_CHECK(cudaMemcpyAsync(values_out, values_in, static_cast<size_t>(n) * 4,
                                         cudaMemcpyDeviceToDevice, stream_));
       }
+      for (const auto& [in, out] : s.more_values)
+        RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[out], ptr_[in], static_cast<size_t>(n) * 4,
+                                        cudaMemcpyDeviceToDevice, stream_));
+      return;
+    }
+    if (!s.more_values.empty() && partition_columns_on()) {
+      // Keys and every value array in one pass per 8 bits, at most kPartitionMaxValues
+      // arrays a call (a further call partitions the keys again, alike, with the next ones).
+      std::vector<const uint32_t*> vin{values_in};
+      std::vector<uint32_t*> vout{values_out};
+      for (const auto& [in, out] : s.more_values) {
+        vin.push_back(static_cast<const uint32_t*>(ptr_[in]));
+        vout.push_back(static_cast<uint32_t*>(ptr_[out]));
+      }
+      for (size_t v0 = 0; v0 < vin.size(); v0 += builtins::kPartitionMaxValues) {
+        const int nv = static_cast<int>(
+            std::min<size_t>(builtins::kPartitionMaxValues, vin.size() - v0));
+        const size_t temp_bytes = builtins::partition_columns_temp_bytes(word, static_cast<int>(bits), nv, n);
+        DeviceBuffer temp = scratch(static_cast<int64_t>(temp_bytes), s.node, "partition scratch");
+        RANC_CUDA_CHECK(builtins::partition_columns(word, static_cast<int>(bits), ptr_[s.keys_in],
+                                                    ptr_[s.keys_out], vin.data() + v0, vout.data() + v0,
+                                                    nv, n, temp.get(), temp_bytes, stream_));
+        stats_.kernel_launches += 3 * ((bits + 7) / 8);
+      }
       return;
     }
     const int end_bit = static_cast<int>(bits);
@@ -683,6 +711,27 @@ class Run {
     RANC_CUDA_CHECK(builtins::sort_words(word, false, 0, end_bit, ptr_[s.keys_in], ptr_[s.keys_out],
                                          values_in, values_out, n, temp.get(), temp_bytes, stream_));
     ++stats_.kernel_launches;
+    // The further value arrays by a CUB sort each (the keys sorted again into a scratch
+    // buffer): the default (see partition_columns_on).
+    if (!s.more_values.empty()) {
+      DeviceBuffer keys_again = scratch(n * key_bytes, s.node, "sort scratch");
+      for (const auto& [in, out] : s.more_values) {
+        RANC_CUDA_CHECK(builtins::sort_words(word, false, 0, end_bit, ptr_[s.keys_in], keys_again.get(),
+                                             static_cast<const uint32_t*>(ptr_[in]),
+                                             static_cast<uint32_t*>(ptr_[out]), n, temp.get(),
+                                             temp_bytes, stream_));
+        ++stats_.kernel_launches;
+      }
+    }
+  }
+  // RANC_PARTITION_COLUMNS=1: several value arrays of a radix partition move in one pass per
+  // 8 bits (builtins::partition_columns). Off by default: moving a third of the bytes, its
+  // first version still took longer than a CUB onesweep sort per array (the wide hash join at
+  // 2^27 rows, three carried columns a side: 24.1 against 21.0 ms on the H100,
+  // bench/RESULTS.md, session 27).
+  static bool partition_columns_on() {
+    static const bool on = env_switch("RANC_PARTITION_COLUMNS").value_or(false);
+    return on;
   }
   // Sorts only the bits in which the keys differ (one pass over the keys and a read-back
   // find them): a key column of small range, or packed keys whose leading fields vary

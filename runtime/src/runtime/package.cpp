@@ -266,6 +266,10 @@ void fields(A& a, SortPairs& s) {
   a(s.node);
   a(s.encoded);
   a(s.radix_bits);
+  a.list(s.more_values, [&](std::pair<BufferId, BufferId>& v) {
+    a(v.first);
+    a(v.second);
+  }, 8);
 }
 template <class A>
 void fields(A& a, ScanInt64& s) {

@@ -281,6 +281,15 @@ class Validator {
              "new buffers");
       set(s.radix_bits);
     }
+    if (!s.more_values.empty() && (s.radix_bits < 0 || s.values_in < 0))
+      fail("SortPairs::more_values is for radix partitions that move values");
+    for (const auto& [in, out] : s.more_values) {
+      live(in);
+      live(out);
+      expect_elem(in, 4);
+      expect_elem(out, 4);
+      if (in == out) fail("a radix partition moves values into new buffers");
+    }
     expr(s.count);
   }
   void check(const ScanInt64& s) {

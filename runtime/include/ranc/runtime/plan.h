@@ -134,7 +134,10 @@ struct Launch {
 // `radix_bits` (a slot; -1: none) makes it a radix partition of encoded keys, ascending: a
 // stable sort on bits [0, value) of the words only (0 bits: a copy), e.g. the hash join's
 // partitions (templates/hash_join.cuh). Stable and deterministic: partitions of the same
-// keys with different values permute the values alike.
+// keys with different values permute the values alike. `more_values` (radix partitions
+// only): further 4-byte value arrays (in, out) that the same permutation moves; the executor
+// sorts each with the keys again (CUB), or with RANC_PARTITION_COLUMNS=1 moves them all
+// with the keys in one pass per 8 bits (builtins::partition_columns).
 struct SortPairs {
   BufferId keys_in, keys_out, values_in, values_out;
   Type key_type;
@@ -143,6 +146,7 @@ struct SortPairs {
   int32_t node = -1;
   bool encoded = false;
   SlotId radix_bits = -1;
+  std::vector<std::pair<BufferId, BufferId>> more_values = {};
 };
 // Exclusive prefix sum over int64: out[i] = sum(in[0..i)), out[count] = total.
 struct ScanInt64 {
@@ -261,6 +265,10 @@ void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
           if (x.values_out >= 0) buffer(x.values_out);
           expr(x.count);
           if (x.radix_bits >= 0) slot(x.radix_bits);
+          for (auto& [in, out] : x.more_values) {
+            buffer(in);
+            buffer(out);
+          }
         } else if constexpr (std::is_same_v<T, ScanInt64>) {
           buffer(x.in);
           buffer(x.out);

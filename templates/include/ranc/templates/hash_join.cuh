@@ -15,11 +15,11 @@
 //   2. bits = min(kMaxRadixBits, ceil(log2(ceil(n_right / kTargetBuildRows)))): the fewest radix
 //      bits that bring the average build partition to kTargetBuildRows. parts = 2^bits. Partition
 //      p holds the rows with (h & (parts - 1)) == p.
-//   3. A stable radix sort of (h, value) on bits [0, bits) of h (CUB onesweep, one pass per 8
-//      bits), once per value array (the sort is stable and deterministic, so every array gets
-//      the same permutation: paper 004's GFTR, the join then reads the attributes it writes in
-//      partition order instead of gathering them through row ids). With bits == 0 nothing is
-//      partitioned and the arrays are read in row order.
+//   3. A stable radix partition of h on bits [0, bits) moving every value array alike (CUB
+//      onesweep sorts of 8 bits a pass, the keys with each array; paper 004's
+//      GFTR, the join then reads the attributes it writes in partition order instead of
+//      gathering them through row ids). With bits == 0 nothing is partitioned and the arrays
+//      are read in row order.
 //   4. partition_bounds_search(q, n_X, keys_X, bits, bounds_X) for q <= parts (one thread per
 //      bound, a binary search each; bounds_X: parts + 1 int64): partition p is rows
 //      [bounds_X[p], bounds_X[p + 1]).
