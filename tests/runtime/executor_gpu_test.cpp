@@ -206,6 +206,19 @@ TEST(Executor, MemoryLimitFromTheEnvironment) {
   ASSERT_EQ(unsetenv("RANC_MEMORY_LIMIT"), 0);
 }
 
+TEST(Executor, ReserveFromTheEnvironment) {
+  ASSERT_EQ(setenv("RANC_RESERVE", "lots", 1), 0);
+  try {
+    Executor ex;
+    ADD_FAILURE() << "no error for RANC_RESERVE=lots";
+  } catch (const ExecutionError& e) {
+    EXPECT_NE(std::string(e.what()).find("RANC_RESERVE=lots is not a size"), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(setenv("RANC_RESERVE", "1G", 1), 0);
+  EXPECT_NO_THROW(Executor{});
+  ASSERT_EQ(unsetenv("RANC_RESERVE"), 0);
+}
+
 TEST(Executor, NoGpuIsAClearError) {
   if (gpu_available()) GTEST_SKIP() << "a GPU is present";
   Executor ex;
@@ -302,6 +315,32 @@ TEST_P(ExecutorGpu, HandWrittenPlanMatchesHost) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, ExecutorGpu, ::testing::Values(0, 1, 31, 33, 129, 1000, 100003));
+
+// Memory reserved ahead (ExecutorOptions::reserve_bytes, DevicePool::reserve) is not counted
+// as in use, and a run on it gives the same outputs as one without.
+TEST(ExecutorGpuReserve, SameResultsAndAccounting) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  const int64_t n = 100003;
+  HostRelation t = make_t(n);
+  HostRelation u = HostRelation::from_rows(u_schema(), {{Value::string("kiwi")}});
+  KernelCache cache(std::nullopt);
+  ExecutorOptions plain_opts, reserved_opts;
+  plain_opts.cache = reserved_opts.cache = &cache;
+  reserved_opts.reserve_bytes = int64_t{256} << 20;
+  Executor plain(plain_opts), reserved(reserved_opts);
+  reserved.prepare();
+  EXPECT_EQ(reserved.memory_stats().bytes_in_use, 0);
+  const RunResult a = plain.run(plan_for(n), Inputs{{"t", &t}, {"u", &u}});
+  const RunResult b = reserved.run(plan_for(n), Inputs{{"t", &t}, {"u", &u}});
+  for (const char* name : {"scaled", "sorted", "offsets", "prefix", "vdesc"}) {
+    const HostRelation& x = a.output(name);
+    const HostRelation& y = b.output(name);
+    ASSERT_EQ(x.num_rows(), y.num_rows()) << name;
+    for (size_t i = 0; i < x.num_rows(); ++i) ASSERT_EQ(x.row(i), y.row(i)) << name << " row " << i;
+  }
+  EXPECT_EQ(a.stats.peak_device_bytes, b.stats.peak_device_bytes);
+  EXPECT_EQ(reserved.memory_stats().bytes_in_use, 0);
+}
 
 // Consecutive CheckFlag and ReadSize steps (Frees between them) wait for the device once:
 // the plan's ReadSize in the middle is one wait, and a CheckFlag, a ReadSize and a CheckFlag

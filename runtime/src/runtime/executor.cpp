@@ -1113,6 +1113,16 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_unique<Impl>()) {
     }
     impl_->opts.memory_limit = *bytes;
   }
+  if (const char* v = std::getenv("RANC_RESERVE"); v && *v) {
+    std::optional<int64_t> bytes = parse_byte_size(v);
+    if (!bytes) {
+      throw ExecutionError(fmt::format("RANC_RESERVE={} is not a size (bytes, or a number with K, "
+                                       "M, G or T, e.g. 4G)",
+                                       v),
+                           "the environment");
+    }
+    impl_->opts.reserve_bytes = *bytes;
+  }
 }
 
 Executor::~Executor() = default;
@@ -1136,6 +1146,7 @@ RunResult Executor::run(const Plan& plan,
 void Executor::prepare() {
   impl_->init();
   impl_->uploader.prepare();
+  if (impl_->opts.reserve_bytes > 0) impl_->pool->reserve(impl_->opts.reserve_bytes);
 }
 
 RunResult Executor::run_bound(const Plan& plan, const std::map<std::string, InputBinding>& inputs) {

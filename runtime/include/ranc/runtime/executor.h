@@ -44,6 +44,10 @@ struct ExecutorOptions {
   // RANC_MEMORY_LIMIT (e.g. 8G), which wins. A fixpoint iteration that would pass it is
   // split (plan.h LoopEnd::split); any other allocation past it is an OutOfMemoryError.
   int64_t memory_limit = 0;
+  // Device memory prepare() adds to the pool ahead of the first run (DevicePool::reserve):
+  // a fresh process's allocations then come from memory already mapped. 0: none; also
+  // RANC_RESERVE (e.g. 4G, 0), which wins.
+  int64_t reserve_bytes = 0;
 };
 
 struct RunStats {
