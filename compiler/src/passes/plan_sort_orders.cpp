@@ -243,12 +243,12 @@ class Planner {
       why = "the right input is not ordered by the keys: a hash set of them, no sort";
       return JoinAlgorithm::Hash;
     }
-    // Auto is sort-merge. The partitioned hash join is 4.4x faster than sort + merge on
-    // large unsorted PK-FK inputs (2^27 x 2^27 on an H100), but hashing every join of
-    // unsorted inputs made TPC-H SF 10 2-5x slower on Q2, Q3, Q5, Q7, Q13 and Q18
-    // (bench/RESULTS.md, issue 9): their joins are small or filtered, where sorting the
-    // right input and searching it costs less than partitioning both sides. The choice
-    // needs the inputs' sizes, which the planner does not have.
+    // Auto is sort-merge. The partitioned hash join is 4.6x faster than sort + merge on
+    // large unsorted PK-FK inputs (2^27 x 2^27 on an H100) and faster from about 2^21 probe
+    // rows, but hashing every inner join on TPC-H SF 10 won Q8, Q9 and Q21 and lost Q3, Q5,
+    // Q7, Q10 (1.3-1.6x) and Q13 (3.5x: a build side ten times its probe side), and none of
+    // those joins has an input ordered by its keys to tell them apart (bench/RESULTS.md,
+    // session 27). The choice needs the inputs' sizes, which the planner does not have.
     why = "auto: the planner has no input sizes; sort-merge is faster on small or filtered "
           "joins, --join=hash on large unsorted ones";
     return JoinAlgorithm::SortMerge;
