@@ -120,6 +120,31 @@ PlanTiming time_plan(rt::Executor& ex, const rt::Plan& plan,
   return {t[t.size() / 2], rows, peak};
 }
 
+// R(k, r1..rp) and S(fk, s1..sp) on the device from the keys k and the foreign keys fk, with
+// 4-byte payloads r_c = 3 k + c and s_c = 5 i + c (paper 004's join relations).
+struct JoinRelations {
+  DeviceRel r, s;
+  std::vector<Attribute> ra, sa;
+  void free() {
+    r.free();
+    s.free();
+  }
+};
+JoinRelations join_relations(const std::vector<int32_t>& k, const std::vector<int32_t>& fk, int p) {
+  std::vector<std::vector<int32_t>> rc{k}, sc{fk};
+  std::vector<Attribute> ra{{"k", Type::I32}}, sa{{"fk", Type::I32}};
+  for (int c = 0; c < p; ++c) {
+    std::vector<int32_t> a(k.size()), b(fk.size());
+    for (size_t i = 0; i < k.size(); ++i) a[i] = static_cast<int32_t>(k[i] * 3 + c);
+    for (size_t i = 0; i < fk.size(); ++i) b[i] = static_cast<int32_t>(i * 5 + c);
+    rc.push_back(std::move(a));
+    sc.push_back(std::move(b));
+    ra.push_back({fmt::format("r{}", c + 1), Type::I32});
+    sa.push_back({fmt::format("s{}", c + 1), Type::I32});
+  }
+  return {upload(Schema{ra, 0}, rc), upload(Schema{sa, 0}, sc), ra, sa};
+}
+
 // Paper 004's join workloads (its artifact's defaults): R(k, r1..rp) with k a shuffled
 // permutation of [0, n) (primary keys), S(fk, s1..sp) with fk in [0, n) uniform or Zipf
 // (foreign keys, every one matching), 4-byte keys and payloads; S join R on fk = k,
@@ -142,22 +167,9 @@ void bench_joins(rt::Executor& ex, int lg, double copy_gbps) {
       fk[i] = static_cast<int32_t>(r);
     }
     for (int p : {1, 3}) {
-      std::vector<std::vector<int32_t>> rc{k}, sc{fk};
-      std::vector<Attribute> ra{{"k", Type::I32}}, sa{{"fk", Type::I32}};
-      for (int c = 0; c < p; ++c) {
-        std::vector<int32_t> a(n), b(n);
-        for (size_t i = 0; i < n; ++i) {
-          a[i] = static_cast<int32_t>(k[i] * 3 + c);
-          b[i] = static_cast<int32_t>(i * 5 + c);
-        }
-        rc.push_back(std::move(a));
-        sc.push_back(std::move(b));
-        ra.push_back({fmt::format("r{}", c + 1), Type::I32});
-        sa.push_back({fmt::format("s{}", c + 1), Type::I32});
-      }
-      DeviceRel dr = upload(Schema{ra, 0}, rc), ds = upload(Schema{sa, 0}, sc);
+      JoinRelations j = join_relations(k, fk, p);
       ProgramBuilder b;
-      b.output(b.input("s", sa).join(b.input("r", ra), {"fk"}, {"k"}), "out");
+      b.output(b.input("s", j.sa).join(b.input("r", j.ra), {"fk"}, {"k"}), "out");
       const Program prog = b.check();
       const double in_bytes = 8.0 * (1 + p) * n, bytes = in_bytes + 4.0 * (1 + 2 * p) * n;
       const std::string op =
@@ -166,15 +178,14 @@ void bench_joins(rt::Executor& ex, int lg, double copy_gbps) {
         codegen::CodegenOptions o;
         o.join = algo;
         const auto [sec, rows, peak] =
-            time_plan(ex, codegen::generate_plan(prog, o), {{"s", ds.binding()}, {"r", dr.binding()}});
+            time_plan(ex, codegen::generate_plan(prog, o), {{"s", j.s.binding()}, {"r", j.r.binding()}});
         std::printf("  %-20s %-10s %10.3f ms %9.1f GB/s %6.1f%% of copy  rows %lld  peak %.2f GB\n",
                     op.c_str(), algo == codegen::JoinAlgorithm::Hash ? "hash" : "sort-merge",
                     sec * 1e3, bytes / sec / 1e9, 100.0 * bytes / sec / 1e9 / copy_gbps,
                     static_cast<long long>(rows), (static_cast<double>(peak) + in_bytes) / 1e9);
         if (rows != static_cast<int64_t>(n)) std::fprintf(stderr, "%s: %lld rows, want %zu\n", op.c_str(), static_cast<long long>(rows), n);
       }
-      dr.free();
-      ds.free();
+      j.free();
     }
   }
 }
@@ -183,7 +194,7 @@ void bench_joins(rt::Executor& ex, int lg, double copy_gbps) {
 // S(fk, s1..sp) of 2^ps rows probing R(k, r1..rp) of 2^bs rows, k a shuffled permutation of
 // [0, 2^bs), fk uniform in it (every probe row matches once); both algorithms on the same
 // device arrays, for build sizes 2^bs <= 2^ps up to the largest probe size given.
-void bench_join_sizes(rt::Executor& ex, int max_lg, double copy_gbps) {
+void bench_join_sizes(rt::Executor& ex, int max_lg) {
   std::mt19937_64 rng(11);
   for (int ps = 16; ps <= max_lg; ps += 2)
     for (int bs = 12; bs <= ps; bs += 2)
@@ -193,27 +204,16 @@ void bench_join_sizes(rt::Executor& ex, int max_lg, double copy_gbps) {
         for (size_t i = 0; i < m; ++i) k[i] = static_cast<int32_t>(i);
         std::shuffle(k.begin(), k.end(), rng);
         for (size_t i = 0; i < n; ++i) fk[i] = static_cast<int32_t>(rng() % m);
-        std::vector<std::vector<int32_t>> rc{k}, sc{fk};
-        std::vector<Attribute> ra{{"k", Type::I32}}, sa{{"fk", Type::I32}};
-        for (int c = 0; c < p; ++c) {
-          std::vector<int32_t> a(m), b(n);
-          for (size_t i = 0; i < m; ++i) a[i] = static_cast<int32_t>(k[i] * 3 + c);
-          for (size_t i = 0; i < n; ++i) b[i] = static_cast<int32_t>(i * 5 + c);
-          rc.push_back(std::move(a));
-          sc.push_back(std::move(b));
-          ra.push_back({fmt::format("r{}", c + 1), Type::I32});
-          sa.push_back({fmt::format("s{}", c + 1), Type::I32});
-        }
-        DeviceRel dr = upload(Schema{ra, 0}, rc), ds = upload(Schema{sa, 0}, sc);
+        JoinRelations j = join_relations(k, fk, p);
         ProgramBuilder b;
-        b.output(b.input("s", sa).join(b.input("r", ra), {"fk"}, {"k"}), "out");
+        b.output(b.input("s", j.sa).join(b.input("r", j.ra), {"fk"}, {"k"}), "out");
         const Program prog = b.check();
         double ms[2];
         for (int a = 0; a < 2; ++a) {
           codegen::CodegenOptions o;
           o.join = a == 0 ? codegen::JoinAlgorithm::Hash : codegen::JoinAlgorithm::SortMerge;
           const auto t = time_plan(ex, codegen::generate_plan(prog, o),
-                                   {{"s", ds.binding()}, {"r", dr.binding()}});
+                                   {{"s", j.s.binding()}, {"r", j.r.binding()}});
           ms[a] = t.seconds * 1e3;
           if (t.rows != static_cast<int64_t>(n))
             std::fprintf(stderr, "join sizes 2^%d x 2^%d: %lld rows, want %zu\n", ps, bs,
@@ -221,10 +221,8 @@ void bench_join_sizes(rt::Executor& ex, int max_lg, double copy_gbps) {
         }
         std::printf("  probe 2^%-2d build 2^%-2d payloads %d   hash %9.3f ms   sort-merge %9.3f ms   "
                     "merge/hash %.2f\n", ps, bs, p, ms[0], ms[1], ms[1] / ms[0]);
-        dr.free();
-        ds.free();
+        j.free();
       }
-  (void)copy_gbps;
 }
 
 // Semi and anti joins of unsorted inputs: S(fk, s1) against R(k) with k the even numbers of
@@ -380,10 +378,8 @@ int main(int argc, char** argv) {
   // "ra_bench joinsizes 26": hash vs sort-merge join, probe sizes 2^16..2^26, build sizes
   // 2^12..probe.
   if (join_sizes_only) {
-    const int lg = log_sizes.back();
-    const double copy_gbps = bench::measure_copy((size_t{1} << lg) * 8).gbps();
     try {
-      bench_join_sizes(ex, lg, copy_gbps);
+      bench_join_sizes(ex, log_sizes.back());
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ranc failed: %s\n", e.what());
       return 1;

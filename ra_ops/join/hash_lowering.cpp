@@ -12,9 +12,10 @@
 //   s_bits = min(kMaxRadixBits, ceil_log2(ceil(n_right / kTargetBuildRows))), s_parts =
 //   2^s_bits, computed on the host (no read-back).
 //   per side: a radix partition of h on bits [0, s_bits) moving the row ids and carried
-//     words along (one SortPairs step, the executor's CUB onesweep sorts; with
-//     RANC_PARTITION_COLUMNS=1 builtins::partition_columns moves them all in one pass per 8 bits), and n<id>_hash_bounds_X: the
-//     first row of every partition. With 0 bits nothing is partitioned (row order is read).
+//     words along (one SortPairs step: CUB onesweep sorts, or with RANC_PARTITION_COLUMNS=1
+//     builtins::partition_columns moving them all in one pass per 8 bits), and
+//     n<id>_hash_bounds_X: the first row of every partition. With 0 bits nothing is
+//     partitioned (row order is read).
 //   n<id>_<ops>_hash: over tiles of the probe side, build each partition's rows into a
 //                     shared-memory table and probe it, writing every output attribute of
 //                     each match (left position i, right position j in partition order)
@@ -198,8 +199,9 @@ struct HashJoinCode {
 
   // Steps 3 and 4: the radix partition and the partitions' bounds. The partition moves the
   // row ids (or the first carried attribute, or nothing) and the further carried attributes
-  // (SortPairs::more_values), all by the same stable permutation. With 0 bits (the build side fits one table) nothing is partitioned: the
-  // partition-order buffers get no rows and the kernels read the row-order ones (sel).
+  // (SortPairs::more_values), all by the same stable permutation. With 0 bits (the build side
+  // fits one table) nothing is partitioned: the partition-order buffers get no rows and the
+  // kernels read the row-order ones (sel).
   void partition(Side& s) {
     const rt::SizeExpr count{0, {rt::SizeTerm{1, {s.kept, partitioned}}}};
     const Type word = key_size == 8 ? Type::I64 : Type::I32;

@@ -192,32 +192,25 @@ TEST(ExecutorCompile, PlanSourceCompilesWithoutGpu) {
 
 // RANC_MEMORY_LIMIT: a size sets ExecutorOptions::memory_limit; anything else is an error
 // naming the variable, when the executor is made (no GPU needed).
-TEST(Executor, MemoryLimitFromTheEnvironment) {
-  ASSERT_EQ(setenv("RANC_MEMORY_LIMIT", "8 gigs", 1), 0);
+// Environment variable `name` set to `bad` makes the executor's constructor fail naming it;
+// set to `good` it constructs.
+void expect_size_from_env(const char* name, const char* bad, const char* good) {
+  ASSERT_EQ(setenv(name, bad, 1), 0);
+  const std::string want = std::string(name) + "=" + bad + " is not a size";
   try {
     Executor ex;
-    ADD_FAILURE() << "no error for RANC_MEMORY_LIMIT=8 gigs";
+    ADD_FAILURE() << "no error for " << name << "=" << bad;
   } catch (const ExecutionError& e) {
-    EXPECT_NE(std::string(e.what()).find("RANC_MEMORY_LIMIT=8 gigs is not a size"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
   }
-  ASSERT_EQ(setenv("RANC_MEMORY_LIMIT", "8G", 1), 0);
+  ASSERT_EQ(setenv(name, good, 1), 0);
   EXPECT_NO_THROW(Executor{});
-  ASSERT_EQ(unsetenv("RANC_MEMORY_LIMIT"), 0);
+  ASSERT_EQ(unsetenv(name), 0);
 }
 
-TEST(Executor, ReserveFromTheEnvironment) {
-  ASSERT_EQ(setenv("RANC_RESERVE", "lots", 1), 0);
-  try {
-    Executor ex;
-    ADD_FAILURE() << "no error for RANC_RESERVE=lots";
-  } catch (const ExecutionError& e) {
-    EXPECT_NE(std::string(e.what()).find("RANC_RESERVE=lots is not a size"), std::string::npos) << e.what();
-  }
-  ASSERT_EQ(setenv("RANC_RESERVE", "1G", 1), 0);
-  EXPECT_NO_THROW(Executor{});
-  ASSERT_EQ(unsetenv("RANC_RESERVE"), 0);
-}
+TEST(Executor, MemoryLimitFromTheEnvironment) { expect_size_from_env("RANC_MEMORY_LIMIT", "8 gigs", "8G"); }
+
+TEST(Executor, ReserveFromTheEnvironment) { expect_size_from_env("RANC_RESERVE", "lots", "1G"); }
 
 TEST(Executor, NoGpuIsAClearError) {
   if (gpu_available()) GTEST_SKIP() << "a GPU is present";

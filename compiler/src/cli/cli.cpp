@@ -617,25 +617,6 @@ std::pair<std::string, CsvOptions> input_source(const Args& a, const Loaded& l, 
   return {std::move(path), std::move(o)};
 }
 
-// The bytes of the files `program`'s inputs read (0 for any that cannot be found: the load
-// reports it), at least 256 MiB: how much device memory a run reserves ahead.
-int64_t input_file_bytes(const Args& a, const Loaded& l, const Program& program) {
-  int64_t total = 0;
-  for (NodeId id : program.inputs()) {
-    const std::string& name = program.node(id).name;
-    for (NodeId d : l.checked.inputs()) {
-      if (l.checked.node(d).name != name) continue;
-      try {
-        std::error_code ec;
-        const uint64_t sz = fs::file_size(input_source(a, l, l.checked.node(d)).first, ec);
-        if (!ec) total += static_cast<int64_t>(sz);
-      } catch (const UserError&) {
-      }
-    }
-  }
-  return std::max<int64_t>(total, int64_t{256} << 20);
-}
-
 int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   Progress progress(err);
   Loaded l = load_program(a);
@@ -675,6 +656,28 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   if (l.package && (a.no_fusion || a.no_paged || a.fast_compile))
     throw UsageError{
         "--no-fusion, --no-paged and --fast-compile apply when a package is built (ranc build)"};
+  // Where each input the program reads comes from, and the bytes of those files.
+  struct Source {
+    const Node* kept;  // the input in the program (the attributes it keeps)
+    const Node* file;  // its declaration (the file's schema)
+    std::string path;
+    CsvOptions options;
+  };
+  std::vector<Source> sources;
+  uint64_t bytes_loaded = 0;
+  {
+    std::map<std::string, const Node*> declared;
+    for (NodeId id : l.checked.inputs()) declared[l.checked.node(id).name] = &l.checked.node(id);
+    for (NodeId id : program.inputs()) {
+      const Node& kept = program.node(id);
+      const Node& n = *declared.at(kept.name);
+      auto [path, o] = input_source(a, l, n);
+      std::error_code ec;
+      const uint64_t sz = fs::file_size(path, ec);
+      if (!ec) bytes_loaded += sz;
+      sources.push_back({&kept, &n, std::move(path), std::move(o)});
+    }
+  }
   if (use_gpu) {
     const int arch = rt::find_gpu()->arch();
     if (l.package) {
@@ -691,30 +694,22 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
     rt::ExecutorOptions eo;
     eo.memory_limit = a.memory_limit;
     // The pool grows ahead of the run, while the inputs load, by about their size (the files'
-    // bytes; at most half the free device memory): the run's allocations then find memory
-    // already mapped instead of mapping it step by step (RANC_RESERVE overrides, 0: none).
-    eo.reserve_bytes = input_file_bytes(a, l, program);
+    // bytes, at least 256 MiB; at most half the free device memory): the run's allocations then
+    // find memory already mapped instead of mapping it step by step (RANC_RESERVE overrides, 0:
+    // none).
+    eo.reserve_bytes = std::max<int64_t>(static_cast<int64_t>(bytes_loaded), int64_t{256} << 20);
     ex.emplace(eo);
     preparing = std::async(std::launch::async, [&ex] { ex->prepare(); });
   }
 
   auto t_load = Clock::now();
   std::vector<std::pair<std::string, HostRelation>> inputs;
-  uint64_t bytes_loaded = 0;
-  std::map<std::string, const Node*> declared;  // the file schemas
-  for (NodeId id : l.checked.inputs()) declared[l.checked.node(id).name] = &l.checked.node(id);
-  for (NodeId id : program.inputs()) {
-    const Node& kept = program.node(id);
-    const Node& n = *declared.at(kept.name);
-    auto [path, o] = input_source(a, l, n);
-    if (kept.declared.size() < n.declared.size())
-      for (const auto& attr : kept.declared.attributes) o.columns.push_back(attr.name);
-    std::string label = fmt::format("loading {}", fs::path(path).filename().string());
-    o.progress = [&](uint64_t done, uint64_t total) { progress.update(label, done, total); };
-    std::error_code ec;
-    uint64_t sz = fs::file_size(path, ec);
-    if (!ec) bytes_loaded += sz;
-    inputs.emplace_back(n.name, read_input(path, n.declared, o));
+  for (Source& s : sources) {
+    if (s.kept->declared.size() < s.file->declared.size())
+      for (const auto& attr : s.kept->declared.attributes) s.options.columns.push_back(attr.name);
+    std::string label = fmt::format("loading {}", fs::path(s.path).filename().string());
+    s.options.progress = [&](uint64_t done, uint64_t total) { progress.update(label, done, total); };
+    inputs.emplace_back(s.file->name, read_input(s.path, s.file->declared, s.options));
     progress.clear();
   }
   double load_s = seconds_since(t_load);

@@ -1098,31 +1098,26 @@ class Run {
   std::vector<int> batch_slot_;
 };
 
+// A byte size from environment variable `name` into `field` when it is set; an
+// ExecutionError when it is not a size.
+void size_from_env(const char* name, int64_t& field) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return;
+  const std::optional<int64_t> bytes = parse_byte_size(v);
+  if (!bytes) {
+    throw ExecutionError(
+        fmt::format("{}={} is not a size (bytes, or a number with K, M, G or T, e.g. 8G)", name, v),
+        "the environment");
+  }
+  field = *bytes;
+}
 }  // namespace
 
 Executor::Executor(ExecutorOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->opts = options;
   if (env_switch("RANC_SYNC_STEPS").value_or(false)) impl_->opts.sync_each_step = true;
-  if (const char* v = std::getenv("RANC_MEMORY_LIMIT"); v && *v) {
-    std::optional<int64_t> bytes = parse_byte_size(v);
-    if (!bytes) {
-      throw ExecutionError(fmt::format("RANC_MEMORY_LIMIT={} is not a size (bytes, or a number "
-                                       "with K, M, G or T, e.g. 8G)",
-                                       v),
-                           "the environment");
-    }
-    impl_->opts.memory_limit = *bytes;
-  }
-  if (const char* v = std::getenv("RANC_RESERVE"); v && *v) {
-    std::optional<int64_t> bytes = parse_byte_size(v);
-    if (!bytes) {
-      throw ExecutionError(fmt::format("RANC_RESERVE={} is not a size (bytes, or a number with K, "
-                                       "M, G or T, e.g. 4G)",
-                                       v),
-                           "the environment");
-    }
-    impl_->opts.reserve_bytes = *bytes;
-  }
+  size_from_env("RANC_MEMORY_LIMIT", impl_->opts.memory_limit);
+  size_from_env("RANC_RESERVE", impl_->opts.reserve_bytes);
 }
 
 Executor::~Executor() = default;

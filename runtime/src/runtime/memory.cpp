@@ -81,23 +81,22 @@ DevicePool::~DevicePool() {
   (void)cudaGetLastError();
 }
 
-int64_t DevicePool::reserve(int64_t bytes) {
+void DevicePool::reserve(int64_t bytes) {
   size_t free_bytes = 0, total_bytes = 0;
   if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
     (void)cudaGetLastError();
-    return 0;
+    return;
   }
   bytes = std::min<int64_t>(bytes, static_cast<int64_t>(free_bytes / 2));
   if (limit_ > 0) bytes = std::min(bytes, limit_);
-  if (bytes <= 0) return 0;
+  if (bytes <= 0) return;
   void* p = nullptr;
   if (cudaMallocFromPoolAsync(&p, static_cast<size_t>(bytes), pool_, stream_) != cudaSuccess) {
     (void)cudaGetLastError();
-    return 0;
+    return;
   }
   RANC_CUDA_CHECK(cudaFreeAsync(p, stream_));
   RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  return bytes;
 }
 
 void* DevicePool::allocate(int64_t bytes, std::string_view what) {

@@ -71,8 +71,8 @@ class DevicePool {
   // Grows the pool by `bytes` of physical memory ahead of use (an allocation freed at once:
   // the pool keeps freed memory), so that a first run's allocations are carved from it instead
   // of each mapping new memory. Best effort: capped at half the device's free memory and the
-  // limit; returns the bytes reserved (0 when that failed).
-  int64_t reserve(int64_t bytes);
+  // limit; nothing is reserved when that allocation fails.
+  void reserve(int64_t bytes);
 
   static constexpr int64_t kCachedBlockMax = int64_t{4} << 20;
   static constexpr int64_t kCacheCapacity = int64_t{64} << 20;  // bytes of cached blocks at most
