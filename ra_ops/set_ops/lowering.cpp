@@ -4,8 +4,11 @@
 // pass. Output columns are sized by the upper bound (union na + nb, otherwise na); the
 // size is read back, except for a union the compiler knows to be of disjoint sets
 // (Node::disjoint_inputs), whose size is na + nb.
-// When the tuple's order packs into one 64-bit word (sort_layout.h), SetOpKeysAgent stages
-// each tile's words in shared memory and merges those; wider tuples compare row by row.
+// When the tuple's order packs into one 64-bit word (sort_layout.h), a union copies each
+// tile's rows of every column into shared memory (SetOpStagedAgent, cp.async), merges their
+// words there and writes the kept rows from the copies; intersect and difference (and a union
+// whose columns cannot be staged) stage each tile's words (SetOpKeysAgent) and read the kept
+// rows again from global memory; wider tuples compare row by row.
 #include "ranc/codegen/lowering.h"
 
 namespace ranc::codegen {
@@ -92,7 +95,41 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
       return X.unverified ? p.buffer(X.unverified->flag, "int", false) : "nullptr";
     };
     const std::string fa = flag(A), fb = flag(B);
-    const std::string make = ctx.functor(
+    // A union stages its inputs' columns in shared memory tile by tile (SetOpStagedAgent):
+    // every column of both inputs, when the hooks read them by row number only (no view), no
+    // two of them share a buffer (each functor member is pointed at one copy), and the copies
+    // and the compactor's int tags fit the 48 KB of static shared memory. The tile's rows are
+    // copied with cp.async (all in flight at once) and the kept rows written from the copies,
+    // where the words path reads each kept row from global memory again. H100, 2^28 + 2^28
+    // rows of (i32, i32) (bench/RESULTS.md, session 28): union 5.53 -> 4.88 ms; intersect and
+    // difference, which write fewer rows, ran slower staged (3.67 -> 4.05 and 3.91 -> 4.25 ms:
+    // 64 registers and 46 KB a block, 4 blocks an SM where their words path fits 5, and each
+    // word assembled from the copies at every comparison), so they stage words.
+    std::vector<std::pair<std::string, std::string>> staged_members;  // (A's, B's) per column
+    std::vector<std::string> staged_types;
+    if (n.kind == OpKind::Union && ctx.options().stage_set_op_inputs && !A.view && !B.view &&
+        A.columns.size() == B.columns.size()) {
+      std::vector<rt::BufferId> seen;
+      int64_t bytes = tile * 4 + 1024;  // the compactor's int tags, its scan and look-back
+      bool ok = true;
+      for (size_t c = 0; c < A.columns.size() && ok; ++c) {
+        for (rt::BufferId b : {A.columns[c], B.columns[c]}) {
+          if (std::find(seen.begin(), seen.end(), b) != seen.end()) ok = false;
+          seen.push_back(b);
+        }
+        const int64_t size = type_size(A.types[c]);
+        bytes += (tile + 3 + 3 * (16 / size)) * size;  // stage_pair_elems(max_stage_rows)
+      }
+      if (ok && bytes <= 48 * 1024) {
+        for (size_t c = 0; c < A.columns.size(); ++c) {
+          const auto ct = std::string(storage_ctype(A.types[c]));
+          staged_members.emplace_back(p.buffer(A.columns[c], ct), p.buffer(B.columns[c], ct));
+          staged_types.push_back(ct);
+        }
+      }
+    }
+    const bool staged = !staged_members.empty();
+    std::string functor = ctx.functor(
         name + "_fn", p,
         fmt::format("  __device__ __forceinline__ unsigned long long key_a(long long i) const {{ "
                     "return {}; }}\n"
@@ -102,16 +139,39 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
                     "long long row, long long o) const {{\n"
                     "    if (!from_b) {{\n{}    }} else {{\n{}    }}\n  }}\n",
                     ka, kb, copy_a, copy_b));
-    SkeletonCall agent(ctx.templates(), "SetOpKeysAgent",
+    SkeletonCall agent(ctx.templates(), staged ? "SetOpStagedAgent" : "SetOpKeysAgent",
                        {ctx.tile_policy("Merge"), fmt::format("ranc::tpl::SetOp::{}", op)},
                        "Agent");
-    const std::string body =
-        make + agent.declare() + agent.temp_storage() +
-        agent.call("run",
-                   {"temp", na, nb, pa,
-                    HookArg::lambda("unsigned long long", {{"long long", "i"}}, " return f.key_a(i); "),
-                    HookArg::lambda("unsigned long long", {{"long long", "j"}}, " return f.key_b(j); "),
-                    emit_hook, ts, cnt, fa, fb});
+    std::vector<CallArg> args = {
+        "temp", na, nb, pa,
+        HookArg::lambda("unsigned long long", {{"long long", "i"}}, " return f.key_a(i); "),
+        HookArg::lambda("unsigned long long", {{"long long", "j"}}, " return f.key_b(j); "),
+        emit_hook, ts, cnt, fa, fb};
+    std::string arrays;
+    if (staged) {
+      // Staging moves the functor's column pointers onto the copies: the functor is mutable.
+      internal_check(functor.rfind("  const ", 0) == 0, "set operation: unexpected functor declaration");
+      functor = "  " + functor.substr(8);
+      std::string stage = " ";
+      for (size_t k = 0; k < staged_members.size(); ++k) {
+        const auto& [ma, mb] = staged_members[k];
+        arrays += fmt::format(
+            "  __shared__ __align__(16) {0} stage{1}[ranc::tpl::stage_pair_elems<{0}>(Agent::max_stage_rows)];\n",
+            staged_types[k], k);
+        stage += fmt::format(
+            "{{ const long long o = ranc::tpl::stage_pair_offset(f.{0}, alo, ahi); "
+            "f.{0} = ranc::tpl::stage_rows_async<Agent::kThreads>(stage{2}, f.{0}, alo, ahi); "
+            "f.{1} = ranc::tpl::stage_rows_async<Agent::kThreads>(stage{2} + o, f.{1}, blo, bhi); }} ",
+            ma, mb, k);
+      }
+      stage += "return true; ";
+      args.push_back(HookArg::lambda("bool",
+                                     {{"long long", "alo"}, {"long long", "ahi"},
+                                      {"long long", "blo"}, {"long long", "bhi"}},
+                                     stage));
+    }
+    const std::string body = functor + agent.declare() + agent.temp_storage() + arrays +
+                             agent.call("run", args);
     ctx.kernel(n.id, name, p, body, shape, agent);
     for (const DeviceRelation* X : {&A, &B})
       if (X->unverified) ctx.step(rt::CheckFlag{X->unverified->flag, X->unverified->message, n.id});

@@ -938,7 +938,7 @@ TEST(GeneratePlan, SetOperationsCheckDeclaredOrdersInTheMerge) {
     const bool keyed = vt == Type::I32;
     SCOPED_TRACE(type_name(vt));
     EXPECT_EQ(count_of(plan.source, "_check_order("), keyed ? 0 : 2);
-    EXPECT_EQ(count_of(plan.source, "SetOpKeysAgent<"), keyed ? 1 : 0);
+    EXPECT_EQ(count_of(plan.source, "SetOpStagedAgent<"), keyed ? 1 : 0);  // a union's columns
     int flags = 0;
     bool after_merge = false;
     for (const auto& st : plan.steps) {
@@ -1722,14 +1722,36 @@ TEST(NvrtcCompile, SetOpShapes) {
       b.output(r2.union_with(q2), "u2");
       b.output(r2.difference(q2), "d2");
       SCOPED_TRACE(fmt::format("{} {}", type_name(t), d ? "desc" : "asc"));
-      rt::Plan plan = codegen::generate_plan(b.check());
+      const Program p = b.check();
       const bool wide = type_size(t) == 8;  // (a, v) is 96 bits
-      EXPECT_EQ(count_of(plan.source, "SetOpKeysAgent<"), wide ? 3 : 5);
-      EXPECT_EQ(count_of(plan.source, "SetOpAgent<"), wide ? 2 : 0);
-      Compiled c = nvrtc_compile(plan.source);
-      EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
+      // Staged (the default): the union of the declared inputs copies their columns into
+      // shared memory; that of sorted r2 and q2 reads rows through the sort's permutation, so
+      // it stages the order words, as intersect, difference and every keyed one without
+      // staging do.
+      for (bool stage : {true, false}) {
+        rt::Plan plan = codegen::generate_plan(p, {.stage_set_op_inputs = stage});
+        EXPECT_EQ(count_of(plan.source, "SetOpStagedAgent<"), stage ? 1 : 0);
+        EXPECT_EQ(count_of(plan.source, "SetOpKeysAgent<"), (stage ? 2 : 3) + (wide ? 0 : 2));
+        EXPECT_EQ(count_of(plan.source, "SetOpAgent<"), wide ? 2 : 0);
+        Compiled c = nvrtc_compile(plan.source);
+        EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
+      }
     }
   }
+}
+
+// A union of a relation with itself reads one buffer as both inputs: nothing is staged (a
+// functor member points at one copy), and the words path runs.
+TEST(NvrtcCompile, SetOpOfOneRelationWithItselfIsNotStaged) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"a", Type::I32}, {"v", Type::I32}}, 0, {"a", "v"});
+  b.output(r.union_with(r), "u");
+  b.output(r.difference(r), "d");
+  rt::Plan plan = codegen::generate_plan(b.check());
+  EXPECT_EQ(count_of(plan.source, "SetOpStagedAgent<"), 0);
+  EXPECT_EQ(count_of(plan.source, "SetOpKeysAgent<"), 2);
+  Compiled c = nvrtc_compile(plan.source);
+  EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
 }
 
 // Top-k sorts (plan_top_k.h, topk.cuh) for every type as the first key, both directions, one

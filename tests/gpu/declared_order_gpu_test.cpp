@@ -223,6 +223,62 @@ TEST(GpuDeclaredOrderFused, ReduceAndSetOperations) {
   }
 }
 
+// Union, intersect and difference of declared-sorted inputs whose tuples pack into one order
+// word: staged (set_ops.cuh's SetOpStagedAgent copies each tile's rows of every column into
+// shared memory, A's and B's rows of a column in one array at 1-, 4- and 8-byte widths) and
+// unstaged, against the reference, around the merge tiles (3840 rows on sm_90), with
+// duplicates, an empty input on either side and inputs that share no tuple.
+TEST(GpuDeclaredSetOps, StagedAndUnstaged) {
+  RANC_REQUIRE_GPU();
+  const std::vector<std::vector<Attribute>> schemas = {
+      {{"k", Type::I32}},
+      {{"k", Type::I32}, {"v", Type::I32}},
+      {{"k", Type::I64}},
+      {{"b", Type::Bool}, {"k", Type::I32}},
+      {{"k", Type::Date}, {"v", Type::F32}}};
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {
+      {0, 5}, {5, 0}, {1, 1}, {3839, 3840}, {3841, 2}, {7683, 7681}, {100003, 50001}};
+  std::mt19937_64 rng(2027);
+  for (size_t si = 0; si < schemas.size(); ++si) {
+    const auto& attrs = schemas[si];
+    std::vector<std::string> names;
+    for (const auto& a : attrs) names.push_back(a.name);
+    for (const auto& [na, nb] : sizes) {
+      for (Dist dist : {Dist::Duplicates, Dist::NoMatch}) {
+        auto make = [&](int64_t rows, bool other) {
+          std::vector<Column> cols;
+          for (size_t c = 0; c < attrs.size(); ++c) {
+            std::vector<int64_t> k = make_keys(dist, rows, rng, other);
+            // A second attribute of few values, so tuples repeat and differ in it.
+            if (c > 0) for (auto& x : k) x %= 3;
+            cols.push_back(column_from_keys(attrs[c].type, k));
+          }
+          return sorted(make_relation(Schema{attrs, 0}, std::move(cols)),
+                        std::vector<SortSpec>(names.begin(), names.end()));
+        };
+        Inputs in;
+        in.emplace_back("a", make(na, false));
+        in.emplace_back("b", make(nb, true));
+        ProgramBuilder b;
+        std::vector<SortSpec> order(names.begin(), names.end());
+        Rel x = b.input("a", attrs, 0, order), y = b.input("b", attrs, 0, order);
+        b.output(x.union_with(y), "union");
+        b.output(x.intersect(y), "intersect");
+        b.output(x.difference(y), "difference");
+        b.output(y.difference(x), "difference_ba");
+        const Program p = b.check();
+        for (bool stage : {true, false}) {
+          SCOPED_TRACE(fmt::format("schema {}, {} x {} rows, {}, staged {}", si, na, nb,
+                                   dist_name(dist), stage));
+          const rt::Plan plan = codegen::generate_plan(p, {.stage_set_op_inputs = stage});
+          EXPECT_EQ(plan.source.find("SetOpStagedAgent<") != std::string::npos, stage);
+          EXPECT_EQ(run_and_compare(p, in, {.stage_set_op_inputs = stage}), "");
+        }
+      }
+    }
+  }
+}
+
 // A declared-sorted input whose one consumer is a select: the select's view checks the order
 // in whatever kernel reads it (ra_ops/select/lowering.cpp), with no check kernel: the select
 // materialised, fused into a hash join's probe side, into a global reduce, into a sorted

@@ -220,6 +220,8 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
                  fmt::format("hash records {} is negative", lower_options.hash_records));
   if (const char* v = std::getenv("RANC_REDUCE_STAGE"); v && *v)
     lower_options.stage_reduce_inputs = std::string_view(v) != "0";
+  if (const char* v = std::getenv("RANC_SETOP_STAGE"); v && *v)
+    lower_options.stage_set_op_inputs = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_TOPK_BIN_ROWS"); v && *v)
     lower_options.top_k_bin_rows = std::atoll(v);
   internal_check(lower_options.top_k_bin_rows >= 1,

@@ -97,6 +97,11 @@ struct CodegenOptions {
   // shared memory (coalesced 16-byte copies, reduce.cuh's stage hook) before folding them,
   // up to 32 KB a tile; false reads them in place (RANC_REDUCE_STAGE=0). Same results.
   bool stage_reduce_inputs = true;
+  // A union of tuples that pack into one 64-bit order word copies each tile's rows of both
+  // inputs' columns into shared memory (cp.async, set_ops.cuh's SetOpStagedAgent) and writes
+  // the kept rows from the copies; false stages the order words only and reads the kept rows
+  // from global memory, as intersect and difference always do (RANC_SETOP_STAGE=0). Same results.
+  bool stage_set_op_inputs = true;
   // NVRTC's --Ofast-compile=mid (`ranc --fast-compile`, RANC_FAST_COMPILE=1): a cold
   // compile takes a quarter to a half of the time and the kernels run slower (fewer
   // optimisations in NVVM and ptxas). For one-off programs on small inputs, where the

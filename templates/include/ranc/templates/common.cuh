@@ -252,8 +252,10 @@ template <class T>
 __host__ __device__ __forceinline__ constexpr i64 stage_elems(i64 rows) {
   return rows + 16 / static_cast<i64>(sizeof(T));
 }
+/// stage_rows without the wait: the caller calls copy_async_wait() (and synchronises) once
+/// after issuing every copy of its tile, so the copies of several columns are in flight together.
 template <int Threads, class T>
-__device__ __forceinline__ const T* stage_rows(T* smem, const T* src, i64 lo, i64 hi) {
+__device__ __forceinline__ const T* stage_rows_async(T* smem, const T* src, i64 lo, i64 hi) {
   static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 ||
                     sizeof(T) == 16,
                 "stage_rows: element size must divide 16");
@@ -271,8 +273,28 @@ __device__ __forceinline__ const T* stage_rows(T* smem, const T* src, i64 lo, i6
   int4* dv = reinterpret_cast<int4*>(d + head);
   for (i64 i = threadIdx.x; i < vectors; i += Threads) copy_async16(dv + i, sv + i);
   for (i64 i = body_end + threadIdx.x; i < count; i += Threads) d[i] = s[i];
-  copy_async_wait();
   return d - lo;
+}
+template <int Threads, class T>
+__device__ __forceinline__ const T* stage_rows(T* smem, const T* src, i64 lo, i64 hi) {
+  const T* r = stage_rows_async<Threads>(smem, src, lo, hi);
+  copy_async_wait();
+  return r;
+}
+/// Two ranges staged one after the other in one shared array (the set operations stage A's and
+/// B's rows of a column together): stage_pair_elems<T>(rows) elements hold any two ranges of
+/// rows rows together; the second range starts stage_pair_offset(src, lo, hi) elements into the
+/// array, past the first range stage_rows_async(smem, src, lo, hi) placed there.
+template <class T>
+__host__ __device__ __forceinline__ constexpr i64 stage_pair_elems(i64 rows) {
+  return rows + 3 * (16 / static_cast<i64>(sizeof(T)));
+}
+template <class T>
+__device__ __forceinline__ i64 stage_pair_offset(const T* src, i64 lo, i64 hi) {
+  constexpr i64 kVec = 16 / static_cast<i64>(sizeof(T));
+  const i64 used = static_cast<i64>((reinterpret_cast<unsigned long long>(src + lo) & 15u) / sizeof(T)) +
+                   max64(0, hi - lo);
+  return (used + kVec - 1) / kVec * kVec;
 }
 
 /// Body of a one-thread kernel copying src[idx] to *dst, for runtimes that read a count only from

@@ -38,6 +38,18 @@
 //   when two adjacent staged words of that input decrease, or when the partitions do not
 //   advance (a1 < a0 or b1 < b0, which only unordered input produces; such a tile keeps
 //   nothing). With monotone partitions the tiles' staged ranges cover every adjacent pair.
+//
+// SetOpStagedAgent<P, Op>: the same tiles, for packed tuples whose columns the hooks read by row
+// number. Each tile first calls the stage hook with its rows of A ([a0 - 1, a1)) and of B
+// ([b0 - 1, b1]), which starts copying those rows of every column into shared memory
+// (stage_rows_async: cp.async, 16 bytes a copy, all of them in flight at once; A's and B's rows
+// of a column share one array, stage_pair_offset apart) and points the hooks at the copies. The
+// merge then reads each word from the copies (key_a / key_b), and the kept rows are written
+// from them, not read again from global memory. The compactor's storage is separate from the
+// copies (int tags relative to the tile). Kernels, buffers and the order check as above;
+// run(temp, na, nb, partitions, key_a, key_b, emit, tile_state, out_count, order_flag_a,
+// order_flag_b, stage).
+//   Hooks: SetOpStagedAgent::Hooks (key_a, key_b, emit, stage).
 #pragma once
 
 #include <ranc/templates/merge_path.cuh>
@@ -45,6 +57,55 @@
 namespace ranc::tpl {
 
 enum class SetOp { set_union, set_intersect, set_difference, merge_all };
+
+/// The merge of one tile of the keyed skeletons on indices relative to the tile: x in A is row
+/// a0 + x, y in B is row b0 + y, and pa(x) / pb(y) are their order words, readable for x in
+/// [-1, la_t) when prev_a (a0 > 0; else from 0) and for y in [-1, lbs) when prev_b (else from
+/// 0), where lbs counts the rows from b0 the tile reads (B row b1 too when it exists: the
+/// membership test of A's last rows reads it). Thread t merges the tile's outputs t * kItems
+/// onwards (tile_count outputs in all) and sets keep[k] and tags[k] (x, or ~y for B's rows).
+template <int kItems, SetOp Op, class PA, class PB>
+__device__ __forceinline__ void set_op_merge_tile(PA pa, PB pb, int la_t, int lb_t, int lbs, bool prev_a,
+                                                  bool prev_b, int tile_count, bool (&keep)[kItems],
+                                                  int (&tags)[kItems]) {
+  const int d = min(static_cast<int>(threadIdx.x) * kItems, tile_count);
+  int lo = d - lb_t > 0 ? d - lb_t : 0, hi = d < la_t ? d : la_t;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (pa(mid) <= pb(d - 1 - mid)) lo = mid + 1; else hi = mid;
+  }
+  int x = lo, y = d - lo;
+  const int count = min(kItems, tile_count - d);
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    keep[k] = false;
+    tags[k] = 0;
+    if (k >= count) continue;
+    const bool take_a = x < la_t && (y >= lb_t || pa(x) <= pb(y));
+    if (take_a) {  // A's first copy of a value, kept by its membership in B (union: always)
+      if constexpr (Op == SetOp::merge_all) {
+        keep[k] = true;
+      } else {
+        const u64 w = pa(x);
+        bool kept = !((x > 0 || prev_a) && pa(x - 1) == w);
+        if (Op != SetOp::set_union && kept) {
+          const bool in_b = y < lbs && pb(y) == w;
+          kept = Op == SetOp::set_intersect ? in_b : !in_b;
+        }
+        keep[k] = kept;
+      }
+      tags[k] = x++;
+    } else {  // B's first copy of a value not in A: kept by union (merge_all keeps every row)
+      if constexpr (Op == SetOp::set_union) {
+        const u64 w = pb(y);
+        keep[k] = !((y > 0 || prev_b) && pb(y - 1) == w) && !((x > 0 || prev_a) && pa(x - 1) == w);
+      } else {
+        keep[k] = Op == SetOp::merge_all;
+      }
+      tags[k] = ~y++;
+    }
+  }
+}
 
 template <class Policy, SetOp Op>
 struct SetOpAgent {
@@ -173,45 +234,17 @@ struct SetOpKeysAgent {
       if (bad_b && order_flag_b != nullptr) *order_flag_b = 1;
     }
     if constexpr (kRelative) {
-      // The merge runs on indices relative to the tile (ints; the tags too): x in A is row a0 + x,
-      // y in B row b0 + y. pa[x] is staged for -1 <= x < la when a0 > 0 (else 0 <= x), pb[y] for
-      // 0 <= y < lbs, where lbs counts B's rows from b0 staged (row b1 too when it exists: the
-      // membership test of A's last rows reads it).
+      // The merge runs on indices relative to the tile (ints; the tags too; set_op_merge_tile).
       const int la_t = static_cast<int>(a1 - a0), lb_t = static_cast<int>(b1 - b0);
       const int lbs = static_cast<int>(sb1 - b0);
       const u64* pa = ka + (a0 - sa0);
       const u64* pb = kb + (b0 - sb0);
       const bool prev_a = a0 > 0;
 
-      const int d = static_cast<int>(min64(static_cast<i64>(threadIdx.x) * kItems, diag1 - diag0));
-      int lo = d - lb_t > 0 ? d - lb_t : 0, hi = d < la_t ? d : la_t;
-      while (lo < hi) {
-        const int mid = (lo + hi) >> 1;
-        if (pa[mid] <= pb[d - 1 - mid]) lo = mid + 1; else hi = mid;
-      }
-      int x = lo, y = d - lo;
-      const int count = static_cast<int>(min64(kItems, diag1 - diag0 - d));
       bool keep[kItems];
       int tags[kItems];
-#pragma unroll
-      for (int k = 0; k < kItems; ++k) {
-        keep[k] = false;
-        tags[k] = 0;
-        if (k >= count) continue;
-        const bool take_a = x < la_t && (y >= lb_t || pa[x] <= pb[y]);
-        if (take_a) {  // A's first copy of a value, kept by its membership in B
-          const u64 w = pa[x];
-          bool kept = !((x > 0 || prev_a) && pa[x - 1] == w);
-          if (kept) {
-            const bool in_b = y < lbs && pb[y] == w;
-            kept = Op == SetOp::set_intersect ? in_b : !in_b;
-          }
-          keep[k] = kept;
-          tags[k] = x++;
-        } else {  // B's rows are never output by intersect or difference
-          tags[k] = ~y++;
-        }
-      }
+      set_op_merge_tile<kItems, Op>([&](int x) { return pa[x]; }, [&](int y) { return pb[y]; }, la_t, lb_t,
+                                    lbs, prev_a, b0 > 0, static_cast<int>(diag1 - diag0), keep, tags);
       __syncthreads();  // the words are dead: the compactor reuses their space
       Compactor::run(temp.u.compact, keep, tags, state, out_count, [&](int tag, i64 o) {
         if (tag >= 0) emit(false, a0 + tag, o); else emit(true, b0 + ~tag, o);
@@ -264,6 +297,82 @@ struct SetOpKeysAgent {
         if (tag >= 0) emit(false, tag, o); else emit(true, ~tag, o);
       });
     }
+  }
+};
+
+template <class Policy, SetOp Op>
+struct SetOpStagedAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+  using Compactor = TileCompactor<Policy, int>;
+  using TempStorage = typename Compactor::TempStorage;
+  /// The rows of A and B one tile reads, together: [a0 - 1, a1) and [b0 - 1, b1].
+  static constexpr i64 max_stage_rows = kTile + 3;
+
+  /// The hooks of run() (contract.cuh).
+  struct Hooks {
+    __device__ u64 key_a(i64 i) const;  // A row i's order word
+    __device__ u64 key_b(i64 j) const;  // B row j's order word
+    // Copy A row `row` (from_b false) or B row `row` (from_b true) to output row out_row.
+    __device__ void emit(bool from_b, i64 row, i64 out_row) const;
+    // Called by every thread before any other hook with the rows the tile's hooks read: A's
+    // [alo, ahi) and B's [blo, bhi) (at most max_stage_rows together). It may start copying
+    // those rows of the columns the hooks read into shared memory (stage_rows_async; A's and
+    // B's rows of a column in one array, stage_pair_offset apart) and point the hooks at the
+    // copies; it returns whether it did (then the agent waits for the copies and synchronises).
+    __device__ bool stage(i64 alo, i64 ahi, i64 blo, i64 bhi);
+  };
+  /// Exactly `tiles` blocks, also for empty inputs: the last block writes *out_count.
+  static constexpr LaunchRule run_launch{Grid::tiles_exact, "na + nb", Policy::block_threads};
+
+  template <class KeyA, class KeyB, class Emit, class Stage>
+  __device__ __forceinline__ static void run(TempStorage& temp, i64 na, i64 nb, const i64* partitions,
+                                             KeyA key_a, KeyB key_b, Emit emit, void* tile_state,
+                                             i64* out_count, int* order_flag_a, int* order_flag_b,
+                                             Stage stage) {
+    TileState state = make_tile_state(tile_state);
+    const i64 tile = tile_index();
+    const i64 diag0 = min64(tile * kTile, na + nb);
+    i64 diag1 = min64(diag0 + kTile, na + nb);
+    const i64 a0 = partitions[tile];
+    i64 a1 = partitions[tile + 1];
+    const i64 b0 = diag0 - a0;
+    i64 b1 = diag1 - a1;
+    if (a1 < a0 || b1 < b0) {  // only unordered input: report it, keep nothing
+      if (threadIdx.x == 0) {
+        if (order_flag_a != nullptr) *order_flag_a = 1;
+        if (order_flag_b != nullptr) *order_flag_b = 1;
+      }
+      a1 = a0;
+      b1 = b0;
+      diag1 = diag0;
+    }
+    const i64 sa0 = max64(0, a0 - 1), sb0 = max64(0, b0 - 1), sb1 = min64(nb, b1 + 1);
+    if (stage(sa0, a1, sb0, max64(sb0, sb1))) {
+      copy_async_wait();
+      __syncthreads();
+    }
+    const int la = static_cast<int>(a1 - sa0), lb = static_cast<int>(max64(0, sb1 - sb0));
+    if (order_flag_a != nullptr || order_flag_b != nullptr) {
+      bool bad_a = false, bad_b = false;
+      for (int t = threadIdx.x + 1; t < la + lb; t += kThreads) {
+        if (t < la) bad_a = bad_a || key_a(sa0 + t - 1) > key_a(sa0 + t);
+        else if (t > la) bad_b = bad_b || key_b(sb0 + (t - la) - 1) > key_b(sb0 + (t - la));
+      }
+      if (bad_a && order_flag_a != nullptr) *order_flag_a = 1;
+      if (bad_b && order_flag_b != nullptr) *order_flag_b = 1;
+    }
+    bool keep[kItems];
+    int tags[kItems];
+    set_op_merge_tile<kItems, Op>([&](int x) { return key_a(a0 + x); }, [&](int y) { return key_b(b0 + y); },
+                                  static_cast<int>(a1 - a0), static_cast<int>(b1 - b0),
+                                  static_cast<int>(sb1 - b0), a0 > 0, b0 > 0, static_cast<int>(diag1 - diag0),
+                                  keep, tags);
+    // The staged rows stay: the compactor's storage is its own, and emit reads the copies.
+    Compactor::run(temp, keep, tags, state, out_count, [&](int tag, i64 o) {
+      if (tag >= 0) emit(false, a0 + tag, o); else emit(true, b0 + ~tag, o);
+    });
   }
 };
 
