@@ -101,10 +101,11 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
     // and the compactor's int tags fit the 48 KB of static shared memory. The tile's rows are
     // copied with cp.async (all in flight at once) and the kept rows written from the copies,
     // where the words path reads each kept row from global memory again. H100, 2^28 + 2^28
-    // rows of (i32, i32) (bench/RESULTS.md, session 28): union 5.53 -> 4.88 ms; intersect and
-    // difference, which write fewer rows, ran slower staged (3.67 -> 4.05 and 3.91 -> 4.25 ms:
-    // 64 registers and 46 KB a block, 4 blocks an SM where their words path fits 5, and each
-    // word assembled from the copies at every comparison), so they stage words.
+    // rows of (i32, i32) (bench/RESULTS.md, session 28): union 5.53 -> 4.75-4.77 ms (Thrust
+    // 4.45-4.67 in the same runs). Intersect and difference, which write fewer rows, ran slower
+    // staged: 0.86-0.88x and 0.89-0.90x Thrust's speed in the same runs against 0.89-0.90x and
+    // 0.93x for their words path (64 registers and 46 KB a block, 4 blocks an SM where the
+    // words path fits 5), so they stage words.
     std::vector<std::pair<std::string, std::string>> staged_members;  // (A's, B's) per column
     std::vector<std::string> staged_types;
     if (n.kind == OpKind::Union && ctx.options().stage_set_op_inputs && !A.view && !B.view &&
