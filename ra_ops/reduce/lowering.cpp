@@ -306,8 +306,7 @@ void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string
     // Staging moves the functor's column pointers onto the copies: the functor is mutable.
     std::string functor = make, arrays, stage = " return false; ";
     if (!staged.empty()) {
-      internal_check(functor.rfind("  const ", 0) == 0, "reduce: unexpected functor declaration");
-      functor = "  " + functor.substr(8);
+      functor = LoweringContext::mutable_functor(functor);
       stage = " ";
       for (size_t k = 0; k < staged.size(); ++k) {
         arrays += fmt::format(

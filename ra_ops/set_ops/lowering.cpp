@@ -151,8 +151,7 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
     std::string arrays;
     if (staged) {
       // Staging moves the functor's column pointers onto the copies: the functor is mutable.
-      internal_check(functor.rfind("  const ", 0) == 0, "set operation: unexpected functor declaration");
-      functor = "  " + functor.substr(8);
+      functor = LoweringContext::mutable_functor(functor);
       std::string stage = " ";
       for (size_t k = 0; k < staged_members.size(); ++k) {
         const auto& [ma, mb] = staged_members[k];

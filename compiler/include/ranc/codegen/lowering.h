@@ -414,6 +414,12 @@ class LoweringContext {
                      members));
     return fmt::format("  const {} f{{{}}};\n", name, params.names());
   }
+  // functor()'s declaration without its const, for kernels whose stage hook points the
+  // functor's column members at shared-memory copies (stage_rows).
+  static std::string mutable_functor(const std::string& declaration) {
+    internal_check(declaration.rfind("  const ", 0) == 0, "mutable_functor: not a functor() declaration");
+    return "  " + declaration.substr(8);
+  }
   // The operators a kernel of node `id` contains: those fused into the views it reads,
   // then `id` itself (rt::Launch::nodes).
   static std::vector<NodeId> fused_nodes(std::initializer_list<const DeviceRelation*> inputs,

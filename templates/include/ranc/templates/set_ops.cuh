@@ -58,6 +58,39 @@ namespace ranc::tpl {
 
 enum class SetOp { set_union, set_intersect, set_difference, merge_all };
 
+/// The rows of A and B one tile of the keyed skeletons merges: outputs [diag0, diag1) are A's
+/// rows [a0, a1) and B's [b0, b1); it reads A's [sa0, a1) and B's [sb0, sb1) (the row before
+/// each range, and B row b1 for the membership test of A's last rows). Partitions that do not
+/// advance (a1 < a0 or b1 < b0), which only unordered input produces, set both order flags
+/// (null: not checked) and leave the tile empty.
+struct SetOpTile {
+  i64 diag0, diag1, a0, a1, b0, b1, sa0, sb0, sb1;
+  __device__ __forceinline__ static SetOpTile make(i64 tile_items, i64 na, i64 nb, const i64* partitions,
+                                                   int* order_flag_a, int* order_flag_b) {
+    SetOpTile t;
+    const i64 tile = tile_index();
+    t.diag0 = min64(tile * tile_items, na + nb);
+    t.diag1 = min64(t.diag0 + tile_items, na + nb);
+    t.a0 = partitions[tile];
+    t.a1 = partitions[tile + 1];
+    t.b0 = t.diag0 - t.a0;
+    t.b1 = t.diag1 - t.a1;
+    if (t.a1 < t.a0 || t.b1 < t.b0) {  // only unordered input: report it, keep nothing
+      if (threadIdx.x == 0) {
+        if (order_flag_a != nullptr) *order_flag_a = 1;
+        if (order_flag_b != nullptr) *order_flag_b = 1;
+      }
+      t.a1 = t.a0;
+      t.b1 = t.b0;
+      t.diag1 = t.diag0;
+    }
+    t.sa0 = max64(0, t.a0 - 1);
+    t.sb0 = max64(0, t.b0 - 1);
+    t.sb1 = min64(nb, t.b1 + 1);
+    return t;
+  }
+};
+
 /// The merge of one tile of the keyed skeletons on indices relative to the tile: x in A is row
 /// a0 + x, y in B is row b0 + y, and pa(x) / pb(y) are their order words, readable for x in
 /// [-1, la_t) when prev_a (a0 > 0; else from 0) and for y in [-1, lbs) when prev_b (else from
@@ -274,23 +307,9 @@ struct SetOpKeysAgent {
                                              KeyA key_a, KeyB key_b, Emit emit, void* tile_state,
                                              i64* out_count, int* order_flag_a, int* order_flag_b) {
     TileState state = make_tile_state(tile_state);
-    const i64 tile = tile_index();
-    const i64 diag0 = min64(tile * kTile, na + nb);
-    i64 diag1 = min64(diag0 + kTile, na + nb);
-    const i64 a0 = partitions[tile];
-    i64 a1 = partitions[tile + 1];
-    const i64 b0 = diag0 - a0;
-    i64 b1 = diag1 - a1;
-    if (a1 < a0 || b1 < b0) {  // only unordered input: report it, keep nothing
-      if (threadIdx.x == 0) {
-        if (order_flag_a != nullptr) *order_flag_a = 1;
-        if (order_flag_b != nullptr) *order_flag_b = 1;
-      }
-      a1 = a0;
-      b1 = b0;
-      diag1 = diag0;
-    }
-    const i64 sa0 = max64(0, a0 - 1), sb0 = max64(0, b0 - 1), sb1 = min64(nb, b1 + 1);
+    const SetOpTile rows = SetOpTile::make(kTile, na, nb, partitions, order_flag_a, order_flag_b);
+    const i64 diag0 = rows.diag0, diag1 = rows.diag1, a0 = rows.a0, a1 = rows.a1, b0 = rows.b0, b1 = rows.b1;
+    const i64 sa0 = rows.sa0, sb0 = rows.sb0, sb1 = rows.sb1;
     const int la = static_cast<int>(a1 - sa0), lb = static_cast<int>(max64(0, sb1 - sb0));
     u64* ka = temp.u.keys;
     u64* kb = ka + la;
@@ -409,23 +428,9 @@ struct SetOpStagedAgent {
                                              i64* out_count, int* order_flag_a, int* order_flag_b,
                                              Stage stage) {
     TileState state = make_tile_state(tile_state);
-    const i64 tile = tile_index();
-    const i64 diag0 = min64(tile * kTile, na + nb);
-    i64 diag1 = min64(diag0 + kTile, na + nb);
-    const i64 a0 = partitions[tile];
-    i64 a1 = partitions[tile + 1];
-    const i64 b0 = diag0 - a0;
-    i64 b1 = diag1 - a1;
-    if (a1 < a0 || b1 < b0) {  // only unordered input: report it, keep nothing
-      if (threadIdx.x == 0) {
-        if (order_flag_a != nullptr) *order_flag_a = 1;
-        if (order_flag_b != nullptr) *order_flag_b = 1;
-      }
-      a1 = a0;
-      b1 = b0;
-      diag1 = diag0;
-    }
-    const i64 sa0 = max64(0, a0 - 1), sb0 = max64(0, b0 - 1), sb1 = min64(nb, b1 + 1);
+    const SetOpTile rows = SetOpTile::make(kTile, na, nb, partitions, order_flag_a, order_flag_b);
+    const i64 diag0 = rows.diag0, diag1 = rows.diag1, a0 = rows.a0, a1 = rows.a1, b0 = rows.b0, b1 = rows.b1;
+    const i64 sa0 = rows.sa0, sb0 = rows.sb0, sb1 = rows.sb1;
     if (stage(sa0, a1, sb0, max64(sb0, sb1))) {
       copy_async_wait();
       __syncthreads();
