@@ -103,6 +103,20 @@ __device__ __forceinline__ void partition_bounds_search(i64 q, i64 n, const KeyT
 template <class Policy, class KeyT, int TableSlots>
 struct HashJoinReduceAgent;  // join_reduce.cuh
 
+/// HashJoinAgent's shared-memory table: per slot the key's h and the build position (kEmpty: a
+/// free slot). 32-bit keys share one 64-bit word with their position (h << 32 | position), so
+/// a probe step is one shared load and an insert one 64-bit compare-and-swap; 64-bit keys
+/// keep two arrays.
+template <class KeyT, int Slots>
+struct HashJoinTable {
+  KeyT keys[Slots];
+  unsigned int rows[Slots];
+};
+template <int Slots>
+struct HashJoinTable<unsigned int, Slots> {
+  unsigned long long slots[Slots];
+};
+
 /// Build and probe in shared memory. TableSlots: the largest table (a power of two); a
 /// partition's build rows go in chunks of kChunk = TableSlots / 2, each into the smallest table
 /// of at least twice its rows.
@@ -122,9 +136,10 @@ struct HashJoinAgent {
   static constexpr i64 kTargetBuildRows = kChunk / 2;
   static constexpr unsigned int kEmpty = 0xffffffffu;
 
+  static constexpr bool kPacked = sizeof(KeyT) == 4;  // HashJoinTable's one-word slots
+  static constexpr unsigned long long kEmptySlot = ~0ull;
   struct TempStorage {
-    KeyT keys[TableSlots];
-    unsigned int rows[TableSlots];  // build positions; kEmpty marks a free slot
+    HashJoinTable<KeyT, TableSlots> table;
     unsigned long long base;        // run: the first output row of the segment's matches
     unsigned int total;             // run: the round's matches, added by the warps
     unsigned int claimed;           // run: the round's matches, claimed in the output
@@ -192,19 +207,44 @@ struct HashJoinAgent {
       const unsigned int r = threadIdx.x + k * kThreads;
       hs[k] = r < n ? r_keys[c0 + r] : KeyT(0);
     }
-    for (unsigned int s = threadIdx.x; s < size; s += kThreads) temp.rows[s] = kEmpty;
+    if constexpr (kPacked) {
+      for (unsigned int s = threadIdx.x; s < size; s += kThreads) temp.table.slots[s] = kEmptySlot;
+    } else {
+      for (unsigned int s = threadIdx.x; s < size; s += kThreads) temp.table.rows[s] = kEmpty;
+    }
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
       const unsigned int r = threadIdx.x + k * kThreads;
       if (r < n) {
         unsigned int s = hash_slot(hs[k]) & mask;
-        while (atomicCAS(&temp.rows[s], kEmpty, static_cast<unsigned int>(c0 + r)) != kEmpty) s = (s + 1) & mask;
-        temp.keys[s] = hs[k];
+        if constexpr (kPacked) {
+          // Positions are below kEmpty (fewer than 2^32 - 1 build rows), so no entry is ~0.
+          const unsigned long long e =
+              (static_cast<unsigned long long>(hs[k]) << 32) | static_cast<unsigned int>(c0 + r);
+          while (atomicCAS(&temp.table.slots[s], kEmptySlot, e) != kEmptySlot) s = (s + 1) & mask;
+        } else {
+          while (atomicCAS(&temp.table.rows[s], kEmpty, static_cast<unsigned int>(c0 + r)) != kEmpty)
+            s = (s + 1) & mask;
+          temp.table.keys[s] = hs[k];
+        }
       }
     }
     __syncthreads();
     return mask;
+  }
+
+  // f(j) for the build position j of every entry of key h in the table, in probe order.
+  template <class F>
+  __device__ __forceinline__ static void each_match(const TempStorage& temp, unsigned int mask, KeyT h, F f) {
+    unsigned int s = hash_slot(h) & mask;
+    if constexpr (kPacked) {
+      for (unsigned long long e = temp.table.slots[s]; e != kEmptySlot; s = (s + 1) & mask, e = temp.table.slots[s])
+        if (static_cast<unsigned int>(e >> 32) == h) f(static_cast<unsigned int>(e));
+    } else {
+      for (unsigned int j = temp.table.rows[s]; j != kEmpty; s = (s + 1) & mask, j = temp.table.rows[s])
+        if (temp.table.keys[s] == h) f(j);
+    }
   }
 
   // Matches of probe key h (position i) in the table: their number, and the first one's build
@@ -213,13 +253,12 @@ struct HashJoinAgent {
   __device__ __forceinline__ static int probe(const TempStorage& temp, unsigned int mask, KeyT h, i64 i,
                                               Residual& residual, unsigned int& first) {
     int found = 0;
-    unsigned int s = hash_slot(h) & mask;
-    for (unsigned int j = temp.rows[s]; j != kEmpty; s = (s + 1) & mask, j = temp.rows[s]) {
-      if (temp.keys[s] == h && residual(i, static_cast<i64>(j))) {
+    each_match(temp, mask, h, [&](unsigned int j) {
+      if (residual(i, static_cast<i64>(j))) {
         if (found == 0) first = j;
         ++found;
       }
-    }
+    });
     return found;
   }
 
@@ -232,9 +271,9 @@ struct HashJoinAgent {
       place(i, static_cast<i64>(first), 0);
     } else if (found > 1) {
       int m = 0;
-      unsigned int s = hash_slot(h) & mask;
-      for (unsigned int j = temp.rows[s]; j != kEmpty; s = (s + 1) & mask, j = temp.rows[s])
-        if (temp.keys[s] == h && residual(i, static_cast<i64>(j))) place(i, static_cast<i64>(j), m++);
+      each_match(temp, mask, h, [&](unsigned int j) {
+        if (residual(i, static_cast<i64>(j))) place(i, static_cast<i64>(j), m++);
+      });
     }
   }
 
@@ -277,27 +316,28 @@ struct HashJoinAgent {
       if (pos >= end) break;
       // The piece [pos, seg_end) of partition `part`: one round of the probe tile.
       const i64 seg_end = min64(pos + kTile, part_end);
+      // The piece's probe keys (at most a tile: kItems a thread), loaded before its build so
+      // that their loads overlap the build's, and all in flight at once (loaded inside the
+      // probe loop, each waited for the one before it: its branches kept the compiler from
+      // hoisting them).
+      KeyT h[kItems];
+      i64 li[kItems];
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        li[k] = pos + k * kThreads + threadIdx.x;
+        h[k] = li[k] < seg_end ? l_keys[li[k]] : KeyT(0);
+      }
       const i64 r0 = r_bounds[part], r1 = r_bounds[part + 1];
       for (i64 c0 = r0; c0 < r1; c0 += kChunk) {
         const unsigned int mask = build(temp, r_keys, c0, min64(c0 + kChunk, r1));
-        // The segment's rows in rounds of a tile, each probing the table.
-        for (i64 rb = pos; rb < seg_end; rb += kTile) {
-        const i64 round_end = min64(seg_end, rb + kTile);
-        KeyT h[kItems];
-        i64 li[kItems];
         int found[kItems];
         unsigned int first[kItems];
         int mine = 0;
 #pragma unroll
         for (int k = 0; k < kItems; ++k) {
-          const i64 l = rb + k * kThreads + threadIdx.x;
           found[k] = 0;
-          h[k] = 0;
-          li[k] = 0;
           first[k] = 0;
-          if (l < round_end) {
-            h[k] = l_keys[l];
-            li[k] = l;
+          if (li[k] < seg_end) {
             found[k] = probe(temp, mask, h[k], li[k], residual, first[k]);
             mine += found[k];
           }
@@ -336,13 +376,22 @@ struct HashJoinAgent {
             const i64 base = static_cast<i64>(temp.base);
 #pragma unroll
             for (int k = 0; k < kItems; ++k) {
-              int incl = found[k];
+              // The lanes' offsets: a ballot when no lane has more than one match (a foreign
+              // key's join), else a scan of the counts.
+              int incl, wtotal;
+              const unsigned int one = __ballot_sync(0xffffffffu, found[k] == 1);
+              if (!__any_sync(0xffffffffu, found[k] > 1)) {
+                incl = __popc(one & (0xffffffffu >> (31 - lane)));
+                wtotal = __popc(one);
+              } else {
+                incl = found[k];
 #pragma unroll
-              for (int d = 1; d < 32; d <<= 1) {
-                const int v = __shfl_up_sync(0xffffffffu, incl, d);
-                if (lane >= d) incl += v;
+                for (int d = 1; d < 32; d <<= 1) {
+                  const int v = __shfl_up_sync(0xffffffffu, incl, d);
+                  if (lane >= d) incl += v;
+                }
+                wtotal = __shfl_sync(0xffffffffu, incl, 31);
               }
-              const int wtotal = __shfl_sync(0xffffffffu, incl, 31);
               if (wtotal == 0) continue;  // uniform in the warp
               unsigned int wbase = 0;
               if (lane == 31) wbase = atomicAdd(&temp.cursor, static_cast<unsigned int>(wtotal));
@@ -354,8 +403,7 @@ struct HashJoinAgent {
             }
           }
         }
-        __syncthreads();  // claimed and cursor (and after the last round the table) are rewritten
-        }
+        __syncthreads();  // claimed and cursor (and after the last chunk the table) are rewritten
       }
       pos = seg_end;
     }
