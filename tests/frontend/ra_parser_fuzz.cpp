@@ -6,6 +6,9 @@
 #include <string_view>
 
 #include "ranc/frontend/ra_parser.h"
+#ifdef RANC_FUZZ_PLAN
+#include "ranc/codegen/codegen.h"
+#endif
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -15,7 +18,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (n.predicate.valid()) (void)ranc::to_string(n.predicate);
 #ifdef RANC_FUZZ_CHECK
     try {
-      (void)ranc::check(p.program);
+      const ranc::Program checked = ranc::check(p.program);
+#ifdef RANC_FUZZ_PLAN
+      // Every checked program must plan and generate its CUDA source, fused and unfused:
+      // an InternalError (a planner or generator bug) escapes and is a crash.
+      (void)ranc::codegen::generate_plan(checked);
+      ranc::codegen::CodegenOptions unfused;
+      unfused.fusion = false;
+      (void)ranc::codegen::generate_plan(checked, unfused);
+#else
+      (void)checked;
+#endif
     } catch (const ranc::UserError&) {
     }
 #endif

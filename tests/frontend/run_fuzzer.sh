@@ -5,6 +5,10 @@
 #
 #   tests/frontend/run_fuzzer.sh [seconds] [extra libFuzzer flags...]
 #   RANC_FUZZ_CHECK=1 tests/frontend/run_fuzzer.sh 120   # also run ranc::check
+#   RANC_FUZZ_PLAN=1 tests/frontend/run_fuzzer.sh 600    # and plan + generate every checked
+#                                                          # program, fused and unfused (needs
+#                                                          # a build's generated template
+#                                                          # registry: RANC_BUILD_DIR, default build)
 #
 # Needs clang with libFuzzer (Debian: clang-14, which ships libclang_rt.fuzzer) and
 # libfmt-dev. Exit status: 0 when no crash was found.
@@ -32,12 +36,26 @@ sources=(
   "$root/tests/frontend/ra_parser_fuzz.cpp"
 )
 defs=(-DFMT_HEADER_ONLY -include "$root/tests/frontend/fuzz_source_location_shim.h")
+if [[ "${RANC_FUZZ_PLAN:-0}" == 1 ]]; then
+  RANC_FUZZ_CHECK=1
+  registry="${RANC_BUILD_DIR:-$root/build}/compiler/template_registry.gen.cpp"
+  if [[ ! -f "$registry" ]]; then
+    echo "run_fuzzer.sh: RANC_FUZZ_PLAN needs $registry (build the tree first)" >&2
+    exit 2
+  fi
+fi
 if [[ "${RANC_FUZZ_CHECK:-0}" == 1 ]]; then
   defs+=(-DRANC_FUZZ_CHECK)
   mapfile -t more < <(find "$root/compiler/src/check" "$root/compiler/src/dsl" "$root/ra_ops" -name '*.cpp')
   # What the operators' lowerings call of the planner and the code generator (a link, no GPU).
-  sources+=("${more[@]}" "$root/compiler/src/codegen/sort_layout.cpp"
-            "$root/compiler/src/passes/plan_sort_orders.cpp")
+  if [[ "${RANC_FUZZ_PLAN:-0}" == 1 ]]; then
+    defs+=(-DRANC_FUZZ_PLAN)
+    mapfile -t plan < <(find "$root/compiler/src/passes" "$root/compiler/src/codegen" -name '*.cpp')
+    sources+=("${more[@]}" "${plan[@]}" "$registry")
+  else
+    sources+=("${more[@]}" "$root/compiler/src/codegen/sort_layout.cpp"
+              "$root/compiler/src/passes/plan_sort_orders.cpp")
+  fi
 fi
 echo "building $out/ra_parser_fuzz with $cxx" >&2
 "$cxx" -std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
