@@ -63,8 +63,12 @@ echo "building $out/ra_parser_fuzz with $cxx" >&2
   -I"$root/compiler/include" -I"$root/runtime/include" -I"$root/ra_ops/include" \
   "${sources[@]}" -o "$out/ra_parser_fuzz"
 
-# Seed corpus: the examples and the malformed files (copied so libFuzzer can add to it).
+# Seed corpus: the examples (with the TPC-H queries and the recursions, whose plans reach
+# most of the planner) and the malformed files (copied so libFuzzer can add to it).
 cp -n "$root"/examples/ra/*.ra "$out/corpus/" 2>/dev/null || true
+for f in "$root"/examples/tpch/*.ra "$root"/bench/recursion/*.ra; do
+  cp -n "$f" "$out/corpus/$(basename "$(dirname "$f")")_$(basename "$f")" 2>/dev/null || true
+done
 cp -n "$root"/tests/frontend/malformed/*.ra "$out/corpus/" 2>/dev/null || true
 
 # -max_len 4096 keeps inputs small enough to explore; -timeout flags a slow input
