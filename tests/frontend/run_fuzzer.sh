@@ -47,14 +47,15 @@ fi
 if [[ "${RANC_FUZZ_CHECK:-0}" == 1 ]]; then
   defs+=(-DRANC_FUZZ_CHECK)
   mapfile -t more < <(find "$root/compiler/src/check" "$root/compiler/src/dsl" "$root/ra_ops" -name '*.cpp')
-  # What the operators' lowerings call of the planner and the code generator (a link, no GPU).
+  sources+=("${more[@]}")
   if [[ "${RANC_FUZZ_PLAN:-0}" == 1 ]]; then
+    # The whole planner and code generator (no GPU: the plan and its source only).
     defs+=(-DRANC_FUZZ_PLAN)
     mapfile -t plan < <(find "$root/compiler/src/passes" "$root/compiler/src/codegen" -name '*.cpp')
-    sources+=("${more[@]}" "${plan[@]}" "$registry")
+    sources+=("${plan[@]}" "$registry")
   else
-    sources+=("${more[@]}" "$root/compiler/src/codegen/sort_layout.cpp"
-              "$root/compiler/src/passes/plan_sort_orders.cpp")
+    # What the operators' lowerings call of the planner and the code generator (a link).
+    sources+=("$root/compiler/src/codegen/sort_layout.cpp" "$root/compiler/src/passes/plan_sort_orders.cpp")
   fi
 fi
 echo "building $out/ra_parser_fuzz with $cxx" >&2

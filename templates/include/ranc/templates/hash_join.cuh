@@ -103,10 +103,10 @@ __device__ __forceinline__ void partition_bounds_search(i64 q, i64 n, const KeyT
 template <class Policy, class KeyT, int TableSlots>
 struct HashJoinReduceAgent;  // join_reduce.cuh
 
-/// HashJoinAgent's shared-memory table: per slot the key's h and the build position (kEmpty: a
-/// free slot). 32-bit keys share one 64-bit word with their position (h << 32 | position), so
-/// a probe step is one shared load and an insert one 64-bit compare-and-swap; 64-bit keys
-/// keep two arrays.
+/// HashJoinAgent's shared-memory table: per slot the key's h and the build position. 32-bit keys
+/// share one 64-bit word with their position (h << 32 | position; ~0 marks a free slot), so a
+/// probe step is one shared load and an insert one 64-bit compare-and-swap; 64-bit keys keep
+/// two arrays (a position of kEmpty marks a free slot).
 template <class KeyT, int Slots>
 struct HashJoinTable {
   KeyT keys[Slots];
