@@ -110,6 +110,19 @@ TEST(PlanValidate, SlotReadBeforeSet) {
   expect_invalid(p, "slot 1 read before it is set");
 }
 
+// A gated expression reads its gate slot too.
+TEST(PlanValidate, GateSlotReadBeforeSet) {
+  Plan p = scale_plan();
+  p.num_slots = 3;
+  SizeExpr e = SizeExpr::slot(0);
+  e.gate = 2;
+  e.gate_min = 10;
+  p.steps.insert(p.steps.begin(), SetSize{1, e});
+  expect_invalid(p, "slot 2 read before it is set");
+  p.steps.insert(p.steps.begin(), SetSize{2, SizeExpr::fixed(3)});
+  EXPECT_NO_THROW(validate_plan(p));
+}
+
 TEST(PlanValidate, ReadSizeIndexSlot) {
   Plan p = scale_plan();
   p.num_slots = 3;

@@ -508,7 +508,9 @@ std::string kernels_text(const rt::Plan& plan) {
     if (nodes.empty() && l->node >= 0) nodes.push_back(l->node);
     for (int32_t n : nodes)
       ops += fmt::format("{}{}", ops.empty() ? "" : ", ", rt::node_name(plan, n));
-    out += fmt::format("{}: {}\n", l->kernel, ops.empty() ? "(prelude)" : ops);
+    const std::string name =
+        l->alt_when >= 0 ? fmt::format("{} (or {}, by size)", l->kernel, l->alt_kernel) : l->kernel;
+    out += fmt::format("{}: {}\n", name, ops.empty() ? "(prelude)" : ops);
   }
   return out;
 }

@@ -21,6 +21,9 @@ std::string size_text(const rt::SizeExpr& e) {
   if (e.saturate) s = fmt::format("max(0, {})", s);
   if (e.at_least > 0) s = fmt::format("max({}, {})", e.at_least, s);
   if (e.at_most >= 0) s = fmt::format("min({}, {})", e.at_most, s);
+  if (e.gate >= 0)
+    s = e.gate_max >= 0 ? fmt::format("(s{} in [{}, {}] ? {} : 0)", e.gate, e.gate_min, e.gate_max, s)
+                        : fmt::format("(s{} >= {} ? {} : 0)", e.gate, e.gate_min, s);
   return s;
 }
 
@@ -60,7 +63,9 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
                            l->regrow->needed, buf(p, l->regrow->header), l->regrow->index,
                            l->regrow->capacity, grow);
     }
-    return fmt::format("launch {}({}) items {} / {} per block, {} threads{}", l->kernel, args,
+    const std::string alt =
+        l->alt_when >= 0 ? fmt::format(" (or {} when s{} != 0)", l->alt_kernel, l->alt_when) : "";
+    return fmt::format("launch {}{}({}) items {} / {} per block, {} threads{}", l->kernel, alt, args,
                        size_text(l->items), l->items_per_block, l->block_threads, regrow);
   }
   if (auto* o = std::get_if<rt::SortPairs>(&s))

@@ -174,14 +174,21 @@ class Run {
     }
     // Each Launch step's kernel, found once (launch() runs in the thin rounds' hot path).
     step_kernel_.assign(plan_.steps.size(), nullptr);
+    step_alt_kernel_.assign(plan_.steps.size(), nullptr);
     for (size_t i = 0; i < plan_.steps.size(); ++i)
-      if (const auto* l = std::get_if<Launch>(&plan_.steps[i])) step_kernel_[i] = kernels_.at(l->kernel);
+      if (const auto* l = std::get_if<Launch>(&plan_.steps[i])) {
+        step_kernel_[i] = kernels_.at(l->kernel);
+        if (l->alt_when >= 0) step_alt_kernel_[i] = kernels_.at(l->alt_kernel);
+      }
     // Kernels that take more than the default 48 KB of dynamic shared memory are allowed
     // it once per run, for their largest launch, not at every launch.
     std::map<std::string, int32_t> big_smem;
     for (const Step& st : plan_.steps) {
-      if (const auto* l = std::get_if<Launch>(&st); l && l->dynamic_smem > 48 * 1024)
+      if (const auto* l = std::get_if<Launch>(&st); l && l->dynamic_smem > 48 * 1024) {
         big_smem[l->kernel] = std::max(big_smem[l->kernel], l->dynamic_smem);
+        if (l->alt_when >= 0)
+          big_smem[l->alt_kernel] = std::max(big_smem[l->alt_kernel], l->dynamic_smem);
+      }
     }
     for (const auto& [name, bytes] : big_smem) {
       RANC_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernels_.at(name)),
@@ -375,6 +382,10 @@ class Run {
   }
 
   int64_t eval(const SizeExpr& e, int32_t node) const {
+    if (e.gate >= 0) {
+      const int64_t g = slots_[static_cast<size_t>(e.gate)];
+      if (g < e.gate_min || (e.gate_max >= 0 && g > e.gate_max)) return 0;
+    }
     int64_t total = e.constant;
     for (const auto& t : e.terms) {
       int64_t prod = t.factor;
@@ -596,7 +607,9 @@ class Run {
           l.args[i]);
       args[i] = &values[i];
     }
-    const void* func = reinterpret_cast<const void*>(step_kernel_.at(step_index_));
+    const bool alt = l.alt_when >= 0 && slots_[static_cast<size_t>(l.alt_when)] != 0;
+    const void* func =
+        reinterpret_cast<const void*>((alt ? step_alt_kernel_ : step_kernel_).at(step_index_));
     RANC_CUDA_CHECK(cudaLaunchKernel(func, dim3(static_cast<unsigned>(grid)),
                                      dim3(static_cast<unsigned>(l.block_threads)), args.data(),
                                      static_cast<size_t>(l.dynamic_smem), stream_));
@@ -1086,7 +1099,8 @@ class Run {
   size_t step_index_ = 0;
   size_t next_step_ = 0;
   std::optional<ActiveLoop> loop_;
-  std::vector<cudaKernel_t> step_kernel_;  // per step: a Launch's kernel
+  std::vector<cudaKernel_t> step_kernel_;      // per step: a Launch's kernel
+  std::vector<cudaKernel_t> step_alt_kernel_;  // and its alt_kernel (nullptr: none)
   std::vector<int64_t> launch_values_;     // launch()'s kernel arguments
   std::vector<void*> launch_args_;
   std::deque<Piece> pending_;     // pieces of split deltas still to run, in order

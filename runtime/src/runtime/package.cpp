@@ -173,6 +173,9 @@ void fields(A& a, SizeExpr& e) {
   a(e.at_most);
   a(e.saturate);
   enum_field(a, e.fn, SizeFn::Pow2, "size function");
+  a(e.gate);
+  a(e.gate_min);
+  a(e.gate_max);
 }
 template <class A>
 void fields(A& a, Schema& s) {
@@ -253,6 +256,8 @@ void fields(A& a, Launch& s) {
     a(s.regrow->needed);
     a.list(s.regrow->grow, [&](BufferId& b) { a(b); }, 4);
   }
+  a(s.alt_kernel);
+  a(s.alt_when);
 }
 template <class A>
 void fields(A& a, SortPairs& s) {

@@ -111,6 +111,7 @@ class Validator {
     if (e.divisor < 1) fail(fmt::format("size divisor {} is not positive", e.divisor));
     for (const auto& t : e.terms)
       for (SlotId s : t.slots) set(s);
+    if (e.gate >= 0) set(e.gate);
   }
   void expect_elem(BufferId b, int32_t size) const {
     int32_t have = plan_.buffers[static_cast<size_t>(b)].elem_size;
@@ -229,6 +230,11 @@ class Validator {
   void check(const Launch& l) {
     if (!kernels_.count(l.kernel))
       fail(fmt::format("kernel '{}' is not in plan.kernels", l.kernel));
+    if (l.alt_when >= 0) {
+      set(l.alt_when);
+      if (!kernels_.count(l.alt_kernel))
+        fail(fmt::format("kernel '{}' is not in plan.kernels", l.alt_kernel));
+    }
     expr(l.items);
     if (l.items_per_block <= 0) fail("items_per_block must be positive");
     if (l.block_threads <= 0 || l.block_threads > 1024) fail("block_threads must be in 1..1024");

@@ -32,6 +32,9 @@ using BufferId = int32_t;
 // (two terms), fixed sizes, tile counts max(1, ceil((n + m) / tile)) and limits
 // min(k, max(0, n - offset)) (constant -offset with `saturate`) without a device round
 // trip. A negative sum is an error unless `saturate` is set, when it counts as 0.
+// A gated expression (gate >= 0) is 0, bounds and all, unless slot `gate` holds a value in
+// [gate_min, gate_max] (gate_max -1: no upper end): a buffer or a launch that one size range
+// of an input needs (e.g. the hash join's global table, only for mid-sized build sides).
 enum class SizeFn : uint8_t { None, CeilLog2, Pow2 };
 struct SizeTerm {
   int64_t factor = 1;
@@ -45,6 +48,9 @@ struct SizeExpr {
   int64_t at_most = -1;         // upper bound of the result; -1: none
   bool saturate = false;        // a negative sum counts as 0 instead of an error
   SizeFn fn = SizeFn::None;     // applied after the divisor, before the bounds
+  SlotId gate = -1;             // >= 0: the result is 0 unless gate_min <= slot <= gate_max
+  int64_t gate_min = 0;
+  int64_t gate_max = -1;        // -1: no upper end
   static SizeExpr fixed(int64_t c) { return SizeExpr{c, {}}; }
   static SizeExpr slot(SlotId s) { return SizeExpr{0, {SizeTerm{1, {s}}}}; }
   // max(1, ceil((a [+ b]) / tile)): the number of tiles over a (+ b) items.
@@ -122,6 +128,11 @@ struct Launch {
   // for explain and profiles.
   std::vector<int32_t> nodes = {};
   std::optional<Regrow> regrow = std::nullopt;  // set for producers of paged lists
+  // When slot alt_when (>= 0) holds a nonzero value, alt_kernel runs instead of `kernel`,
+  // with the same grid, arguments and shared memory: two specialisations of one step chosen
+  // by a size (the hash join's global-table kernel beside its partitioned one).
+  std::string alt_kernel = {};
+  SlotId alt_when = -1;
 };
 // Built-in device-wide primitives, compiled at build time with nvcc.
 // Stable sort of (key, value) pairs, ascending or descending: keys of elem size 4 or 8
@@ -233,6 +244,7 @@ void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
   auto expr = [&](auto& e) {
     for (auto& t : e.terms)
       for (auto& s : t.slots) slot(s);
+    if (e.gate >= 0) slot(e.gate);
   };
   std::visit(
       [&](auto& x) {
@@ -252,6 +264,7 @@ void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
             if (auto* b = std::get_if<ArgBuffer>(&arg)) buffer(b->buffer);
             if (auto* s = std::get_if<ArgSlot>(&arg)) slot(s->slot);
           }
+          if (x.alt_when >= 0) slot(x.alt_when);
           if (x.regrow) {
             buffer(x.regrow->header);
             slot(x.regrow->capacity);
