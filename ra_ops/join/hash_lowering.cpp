@@ -10,7 +10,13 @@
 //                         (Key). Compacted when a fused select filters the side (a select
 //                         kernel), else a map kernel.
 //   s_bits = min(kMaxRadixBits, ceil_log2(ceil(n_right / kTargetBuildRows))), s_parts =
-//   2^s_bits, computed on the host (no read-back).
+//   2^s_bits, computed on the host (no read-back). A build side of more than
+//   kTargetBuildRows (2048) and at most CodegenOptions::hash_join_global_rows kept rows takes
+//   0 bits and a global table instead (gated sizes, rt::SizeExpr::gate):
+//     n<id>_hash_global_build: global_join_insert of every kept build row (hash_join.cuh's
+//                              GlobalJoinTable, in device memory, about L2's size at most),
+//   and the join's launch runs its _global kernel (rt::Launch::alt_kernel), which probes that
+//   table with the probe rows in row order: neither side is partitioned.
 //   per side: a radix partition of h on bits [0, s_bits) moving the row ids and carried
 //     words along (one SortPairs step: CUB onesweep sorts, or with RANC_PARTITION_COLUMNS=1
 //     builtins::partition_columns moving them all in one pass per 8 bits), and
@@ -142,6 +148,10 @@ struct HashJoinCode {
   int32_t key_size = 4;
   rt::SlotId bits = -1, parts = -1;
   rt::SlotId partitioned = -1;  // min(1, bits)
+  // The global table (GlobalJoinTable; gcap is its capacity, 0 when the build side is
+  // partitioned or fits one shared-memory table); -1 when the option turns it off.
+  rt::SlotId gcap = -1, gmode = -1;  // gmode: 1 when the join probes the global table
+  rt::BufferId gslots = -1, gheads = -1, gnext = -1;
 
   // "select_project_" when a fused chain feeds the side, for kernel names.
   std::string prefix(const Side& s) const {
@@ -299,14 +309,97 @@ struct HashJoinCode {
   // rows, bench/RESULTS.md, session 26).
   int32_t min_blocks() const { return std::max(1, 65536 / (ctx.policy_threads("HashJoin") * 64)); }
 
-  // Registers the parameters of HashJoinAgent::run from `bits` through `r_bounds`.
-  std::vector<CallArg> join_args(KernelParams& p) const {
+  // Registers the parameters of HashJoinAgent::run from `bits` through the global table:
+  // `global` for the kernel that probes the global table, else for the one that joins in
+  // shared memory, whose table argument is a constant without one (its global-table code is
+  // compiled out; both kernels take the same parameters).
+  std::vector<CallArg> join_args(KernelParams& p, bool global) const {
     std::vector<CallArg> args = {p.slot(bits), p.slot(left.kept)};
     for (const Side* s : {&left, &right}) {
       args.emplace_back(CallArg(sel(p, s->keys, s->hashed, key_t)));
       args.emplace_back(p.buffer(s->bounds, "long long"));
     }
+    const std::string g = global_table(p);
+    args.emplace_back(CallArg(global ? g : std::string(kNoGlobalTable)));
     return args;
+  }
+  static constexpr const char* kNoGlobalTable = "ranc::tpl::GlobalJoinTable{nullptr, nullptr, nullptr, 0}";
+  // C++ expression: the GlobalJoinTable argument (capacity 0 when there is none).
+  std::string global_table(KernelParams& p) const {
+    if (gcap < 0) return kNoGlobalTable;
+    return fmt::format("ranc::tpl::GlobalJoinTable{{{}, {}, {}, {}}}",
+                       p.buffer(gslots, "unsigned long long", false),
+                       gheads >= 0 ? p.buffer(gheads, "unsigned int", false) : "nullptr",
+                       p.buffer(gnext, "unsigned int", false), p.slot(gcap));
+  }
+
+  // The radix bits and, with the option on, the global table: build sides of at most
+  // kSharedBuildRows kept rows join one shared-memory table per probe piece (0 bits); up to
+  // the option's global rows they go into one table in device memory (0 bits, gcap > 0);
+  // larger ones are partitioned into partitions of about kSharedBuildRows rows. All on the
+  // host from the build rows kept (no read-back).
+  static constexpr int64_t kSharedBuildRows = 2048;  // HashJoinAgent<..., 8192>::kTargetBuildRows
+  void plan_build() {
+    const int64_t global_rows = ctx.options().hash_join_global_rows;
+    const bool global = global_rows > kSharedBuildRows;
+    bits = ctx.new_slot();
+    rt::SizeExpr b = rt::SizeExpr::slot(right.kept);
+    b.divisor = kSharedBuildRows;
+    b.fn = rt::SizeFn::CeilLog2;
+    b.at_most = 16;  // kMaxRadixBits
+    if (global) {
+      b.gate = right.kept;
+      b.gate_min = global_rows + 1;
+    }
+    ctx.step(rt::SetSize{bits, b});
+    partitioned = ctx.new_slot();
+    rt::SizeExpr z = rt::SizeExpr::slot(bits);
+    z.at_most = 1;
+    ctx.step(rt::SetSize{partitioned, z});
+    parts = ctx.new_slot();
+    rt::SizeExpr q = rt::SizeExpr::slot(bits);
+    q.fn = rt::SizeFn::Pow2;
+    ctx.step(rt::SetSize{parts, q});
+    ctx.emit(fmt::format(
+        "static_assert(ranc::tpl::kMaxRadixBits == 16 && "
+        "ranc::tpl::HashJoinAgent<{}, unsigned int>::kTargetBuildRows == {}, "
+        "\"hash_lowering.cpp's radix bits follow hash_join.cuh\");\n",
+        ctx.policy("HashJoin"), kSharedBuildRows));
+    if (!global) return;
+    // gcap = 2^ceil_log2(2 * kept) for kept in (kSharedBuildRows, global_rows], else 0.
+    auto gated = [&](rt::SizeExpr e) {
+      e.gate = right.kept;
+      e.gate_min = kSharedBuildRows + 1;
+      e.gate_max = global_rows;
+      return e;
+    };
+    const rt::SlotId glog = ctx.new_slot();
+    rt::SizeExpr l{0, {rt::SizeTerm{2, {right.kept}}}};
+    l.fn = rt::SizeFn::CeilLog2;
+    ctx.step(rt::SetSize{glog, l});
+    gcap = ctx.new_slot();
+    rt::SizeExpr c = rt::SizeExpr::slot(glog);
+    c.fn = rt::SizeFn::Pow2;
+    ctx.step(rt::SetSize{gcap, gated(c)});
+    const rt::SlotId gbuild = ctx.new_slot();
+    ctx.step(rt::SetSize{gbuild, gated(rt::SizeExpr::slot(right.kept))});
+    gmode = ctx.new_slot();
+    ctx.step(rt::SetSize{gmode, gated(rt::SizeExpr::fixed(1))});
+    // 64-bit keys keep the one key whose hash is all ones in slot `capacity`.
+    const rt::SizeExpr slots{key_size == 8 ? 1 : 0, {rt::SizeTerm{1, {gcap}}}};
+    gslots = ctx.allocate(fmt::format("n{}.global_table", n.id), 8, gated(slots), n.id, /*zero=*/true);
+    if (key_size == 8)
+      gheads = ctx.allocate(fmt::format("n{}.global_heads", n.id), 4, gated(slots), n.id, /*zero=*/true);
+    gnext = ctx.allocate(fmt::format("n{}.global_next", n.id), 4, rt::SizeExpr::slot(gbuild), n.id);
+    // The build: one thread per kept build row, its hashed key in row order.
+    KernelParams p;
+    const std::string t = global_table(p);
+    const std::string hk = p.buffer(right.hashed, key_t);
+    // One row a thread (MapSearch): an insert is a chain of dependent atomics; at 16 rows a
+    // thread they ran one after another (4096 rows took 0.12 ms, H100).
+    ctx.map_kernel(n.id, "hash_global_build", p, gbuild,
+                   fmt::format("    ranc::tpl::global_join_insert({}, {}[i], (unsigned int)i);\n", t, hk),
+                   {}, {}, "MapSearch");
   }
 
   // The hook for the view's filter (residual and fused selects) at the match's positions.
@@ -341,18 +434,31 @@ struct HashJoinCode {
         ctx.copy_row(p, view, "i, j", out, "o"));
   }
 
-  // Emits join kernel `name` (dense or paged): its functor with `member`, the agent's
-  // TempStorage in dynamic shared memory, `pre` statements and the agent `call`, launched
-  // over `items` with `regrow`.
-  void join_kernel(const RowView& v, const std::string& name, KernelParams& p,
+  // Emits join kernel n<last>_<what> (dense or paged): its functor with `member`, the
+  // agent's TempStorage in dynamic shared memory, `pre` statements and the agent call
+  // call(false), launched over `items` with `regrow`; with the global table on, also
+  // n<last>_<what>_global with call(true), which the launch runs instead when the build side
+  // takes the global table (rt::Launch::alt_kernel): each kernel holds one way's code.
+  void join_kernel(const RowView& v, const std::string& what, KernelParams& p,
                    const std::string& member, const SkeletonCall& agent, const std::string& pre,
-                   const std::string& call, rt::SizeExpr items, rt::Regrow regrow) {
-    const std::string body = ctx.functor(name + "_fn", p, member) + agent.declare() +
-                             agent.dynamic_temp_storage(smem_bytes()) + pre + call;
-    const LaunchShape shape{std::move(items), tile(), ctx.policy_threads("HashJoin"), true,
-                            v.nodes, std::move(regrow), static_cast<int32_t>(smem_bytes()),
-                            min_blocks()};
-    ctx.kernel(n.id, name, p, body, shape, agent);
+                   const std::function<std::string(bool)>& call, rt::SizeExpr items, rt::Regrow regrow) {
+    const NodeId at = v.nodes.back();
+    const std::string name = ctx.kernel_name(at, what);
+    const std::string head = ctx.functor(name + "_fn", p, member) + agent.declare() +
+                             agent.dynamic_temp_storage(smem_bytes()) + pre;
+    LaunchShape shape{std::move(items), tile(), ctx.policy_threads("HashJoin"), true,
+                      v.nodes, std::move(regrow), static_cast<int32_t>(smem_bytes()),
+                      min_blocks()};
+    global_specialisation(at, what, p, head + call(true), shape);
+    ctx.kernel(n.id, name, p, head + call(false), shape, agent);
+  }
+  // With the global table on: emits n<at>_<what>_global (`body`) and makes `shape`'s launch
+  // run it when gmode is 1.
+  void global_specialisation(NodeId at, const std::string& what, KernelParams& p,
+                             const std::string& body, LaunchShape& shape) {
+    if (gcap < 0) return;
+    shape.alt_kernel = ctx.emit_kernel(ctx.kernel_name(at, what + "_global"), p, body, shape);
+    shape.alt_when = gmode;
   }
 
   // The dense output, sized by the probe rows and grown when the matches need more.
@@ -369,14 +475,16 @@ struct HashJoinCode {
     rt::BufferId header =
         ctx.allocate(fmt::format("n{}.matches", n.id), 8, rt::SizeExpr::fixed(1), n.id, true);
     KernelParams p;
-    std::vector<CallArg> args = join_args(p);
+    join_args(p, true);
     HookArg hook = filter_hook(p, rel);
     std::string pc = p.slot(cap), hd = p.buffer(header, "unsigned long long", false);
     std::string member = emit_member(p, rel, out);
-    std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash");
     SkeletonCall agent = join_agent();
-    std::string call = agent.call("run", join_call({"temp"}, std::move(args), hook, emit_hook(), {pc, hd}));
-    join_kernel(v, name, p, member, agent, "", call, join_items(),
+    auto call = [&](bool global) {
+      return agent.call("run", join_call({"temp"}, join_args(p, global), hook, emit_hook(), {pc, hd}),
+                        {global ? "true" : "false"});
+    };
+    join_kernel(v, ops + "_hash", p, member, agent, "", call, join_items(),
                 rt::Regrow{header, 0, cap, total, out.columns});
     return out;
   }
@@ -401,7 +509,7 @@ struct HashJoinCode {
     out.partials = ctx.allocate(fmt::format("n{}.partials", spec.reduce), 8,
                                 rt::SizeExpr{0, {rt::SizeTerm{spec.state_words, {out.count}}}},
                                 spec.reduce);
-    std::vector<CallArg> args = join_args(p);
+    join_args(p, true);
     const std::string pp = p.buffer(out.partials, "void", false);
     p.slot(out.count);
     const std::string fn = spec.name + "_fn";
@@ -409,14 +517,18 @@ struct HashJoinCode {
                        "Agent");
     agent.bind("State", spec.state);
     // The view's filter (the join's residual, fused selects) is part of fold: no residual.
-    std::string call = agent.call(
-        "run", join_call({"temp"}, std::move(args), HookArg::stock("NoResidual"),
-                         fold_agg_object(spec.state), {pp}));
-    const std::string body = ctx.functor(fn, p, spec.members) + fold_agg_struct(fn, spec.state) +
-                             agent.declare() + agent.dynamic_temp_storage(smem_bytes()) + call;
-    const LaunchShape shape{join_items(), tile(), ctx.policy_threads("HashJoin"), true, nodes,
-                            std::nullopt, static_cast<int32_t>(smem_bytes()), min_blocks()};
-    ctx.kernel(spec.reduce, spec.name, p, body, shape, agent);
+    auto call = [&](bool global) {
+      return agent.call("run",
+                        join_call({"temp"}, join_args(p, global), HookArg::stock("NoResidual"),
+                                  fold_agg_object(spec.state), {pp}),
+                        {global ? "true" : "false"});
+    };
+    const std::string head = ctx.functor(fn, p, spec.members) + fold_agg_struct(fn, spec.state) +
+                             agent.declare() + agent.dynamic_temp_storage(smem_bytes());
+    LaunchShape shape{join_items(), tile(), ctx.policy_threads("HashJoin"), true, nodes,
+                      std::nullopt, static_cast<int32_t>(smem_bytes()), min_blocks()};
+    global_specialisation(spec.reduce, spec.what + "_global", p, head + call(true), shape);
+    ctx.kernel(spec.reduce, spec.name, p, head + call(false), shape, agent);
     return out;
   }
 
@@ -455,21 +567,21 @@ struct HashJoinCode {
     const rt::SlotId claimed = ctx.new_slot();
     {
       KernelParams p;
-      std::vector<CallArg> args = join_args(p);
+      join_args(p, true);
       HookArg hook = filter_hook(p, rel);
       std::string pr = p.buffer(page_rows, "int", false), pn = p.buffer(page_next, "int", false),
                   ph = p.buffer(heads, "int", false), hd = p.buffer(header, "long long", false),
                   pc = p.slot(cap);
       std::string member = emit_member(p, rel, out);
-      std::string name = ctx.kernel_name(v.nodes.back(), ops + "_hash_paged");
       SkeletonCall agent = join_agent();
-      std::string call = agent.call(
-          "run_paged", join_call({"temp", "out"}, std::move(args), hook, emit_hook(), {}),
-          {std::to_string(R)});
+      auto call = [&](bool global) {
+        return agent.call("run_paged", join_call({"temp", "out"}, join_args(p, global), hook, emit_hook(), {}),
+                          {std::to_string(R), global ? "true" : "false"});
+      };
       std::vector<rt::BufferId> grow = out.columns;
       grow.push_back(page_rows);
       grow.push_back(page_next);
-      join_kernel(v, name, p, member, agent,
+      join_kernel(v, ops + "_hash_paged", p, member, agent,
                   fmt::format("  const ranc::tpl::PagedOut out{{{}, {}, {}, {}, {}}};\n", pr, pn,
                               ph, hd, pc),
                   call, paged_items(), rt::Regrow{header, 0, cap, claimed, std::move(grow)});
@@ -513,32 +625,11 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
   for (size_t c = 0; c < L.types.size(); ++c) hj.left.needed.push_back(static_cast<int32_t>(c));
   const std::vector<int32_t> right_rest = right_non_keys(n, R);
   hj.right.needed = right_rest;
-  // Hashed keys of both sides, then the radix bits from the build rows kept (on the host),
-  // then both partitions.
+  // Hashed keys of both sides, then the radix bits (or the global table) from the build rows
+  // kept (on the host), then both partitions.
   hj.hash_keys(hj.left);
   hj.hash_keys(hj.right);
-  {
-    // HashJoinAgent<..., 8192>::kTargetBuildRows = 8192 / 4; kMaxRadixBits = 16.
-    hj.bits = ctx.new_slot();
-    rt::SizeExpr b = rt::SizeExpr::slot(hj.right.kept);
-    b.divisor = 2048;
-    b.fn = rt::SizeFn::CeilLog2;
-    b.at_most = 16;
-    ctx.step(rt::SetSize{hj.bits, b});
-    hj.partitioned = ctx.new_slot();
-    rt::SizeExpr z = rt::SizeExpr::slot(hj.bits);
-    z.at_most = 1;
-    ctx.step(rt::SetSize{hj.partitioned, z});
-    hj.parts = ctx.new_slot();
-    rt::SizeExpr q = rt::SizeExpr::slot(hj.bits);
-    q.fn = rt::SizeFn::Pow2;
-    ctx.step(rt::SetSize{hj.parts, q});
-    ctx.emit(fmt::format(
-        "static_assert(ranc::tpl::kMaxRadixBits == 16 && "
-        "ranc::tpl::HashJoinAgent<{}, unsigned int>::kTargetBuildRows == 2048, "
-        "\"hash_lowering.cpp's radix bits follow hash_join.cuh\");\n",
-        ctx.policy("HashJoin")));
-  }
+  hj.plan_build();
   hj.partition(hj.left);
   hj.partition(hj.right);
 

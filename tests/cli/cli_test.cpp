@@ -262,7 +262,8 @@ TEST_F(CliTest, JoinOptionPicksTheAlgorithm) {
   ASSERT_EQ(run({"explain", prog, "--join=hash"}), kOk) << err_;
   EXPECT_NE(out_.find("_join_hash"), std::string::npos) << out_;
   // explain says which algorithm each join takes and why.
-  EXPECT_NE(out_.find("== joins ==\nn2 join inner: partitioned hash join (--join=hash)\n"),
+  EXPECT_NE(out_.find("== joins ==\nn2 join inner: partitioned hash join (a mid-sized build side: one global "
+                       "table, unpartitioned) (--join=hash)\n"),
             std::string::npos)
       << out_;
   ASSERT_EQ(run({"explain", prog}), kOk) << err_;

@@ -765,10 +765,10 @@ TEST(GeneratePlan, HashJoinKernelsAndSteps) {
   auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}, {"qb", Type::Bool}});
   b.output(r.join(q, {"k"}, {"qk"}, JoinKind::Inner, col("w") > 0.5), "out");
   rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::Hash});
-  // n0 r, n1 q, n2 join, n3 output.
-  for (const char* k :
-       {"n2_hash_keys_left", "n2_hash_keys_right", "n2_hash_bounds_left", "n2_hash_bounds_right",
-        "n2_join_hash"}) {
+  // n0 r, n1 q, n2 join, n3 output. (The two sides' bounds kernels are the same text: one
+  // kernel, launched for each side.)
+  for (const char* k : {"n2_hash_keys_left", "n2_hash_keys_right", "n2_hash_bounds_left",
+                        "n2_hash_global_build", "n2_join_hash"}) {
     EXPECT_NE(std::find(plan.kernels.begin(), plan.kernels.end(), k), plan.kernels.end()) << k;
     EXPECT_NE(plan.source.find(fmt::format(" {}(", k)), std::string::npos) << k;
   }
@@ -810,6 +810,73 @@ TEST(GeneratePlan, HashJoinKernelsAndSteps) {
 #endif
 }
 
+// The build side's size picks the hash join's table on the host (no read-back): up to 2048
+// kept rows one shared-memory table a probe piece, up to hash_join_global_rows one table in
+// device memory (GlobalJoinTable, built by n2_hash_global_build; 0 radix bits), beyond that
+// radix partitions. The plan holds all three, gated by the build rows; the option's 0 drops
+// the global table.
+TEST(GeneratePlan, HashJoinGlobalTableByBuildSize) {
+  ProgramBuilder b;
+  auto s = b.input("s", {{"fk", Type::I64}, {"s1", Type::I32}});
+  auto r = b.input("r", {{"k", Type::I64}, {"r1", Type::I32}});
+  b.output(s.join(r, {"fk"}, {"k"}), "out");
+  const Program prog = b.check();
+  for (int64_t global_rows : {int64_t{1} << 21, int64_t{100000}, int64_t{0}}) {
+    SCOPED_TRACE(global_rows);
+    codegen::CodegenOptions o;
+    o.join = codegen::JoinAlgorithm::Hash;
+    o.hash_join_global_rows = global_rows;
+    const rt::Plan plan = codegen::generate_plan(prog, o);
+    const rt::SlotId build_rows = plan.inputs.at(1).size;  // r: nothing filters it
+    // The radix bits: ceil_log2(rows / 2048), gated to build sides past the global rows.
+    const rt::SizeExpr* bits = nullptr;
+    for (const rt::Step& st : plan.steps)
+      if (const auto* z = std::get_if<rt::SetSize>(&st); z && z->value.fn == rt::SizeFn::CeilLog2 &&
+                                                         z->value.divisor == 2048)
+        bits = &z->value;
+    ASSERT_NE(bits, nullptr);
+    const bool global = global_rows > 0;
+    EXPECT_EQ(bits->gate, global ? build_rows : -1);
+    if (global) {
+      EXPECT_EQ(bits->gate_min, global_rows + 1);
+      EXPECT_EQ(bits->gate_max, -1);
+    }
+    // The global table's capacity, its build kernel's rows: gated to (2048, global rows].
+    int gated = 0;
+    for (const rt::Step& st : plan.steps)
+      if (const auto* z = std::get_if<rt::SetSize>(&st); z && z->value.gate >= 0 && z->value.gate_max >= 0) {
+        EXPECT_EQ(z->value.gate, build_rows);
+        EXPECT_EQ(z->value.gate_min, 2049);
+        EXPECT_EQ(z->value.gate_max, global_rows);
+        ++gated;
+      }
+    EXPECT_EQ(gated, global ? 3 : 0);  // capacity, build rows, and the join kernel's choice
+    auto has = [&](const char* k) {
+      return std::find(plan.kernels.begin(), plan.kernels.end(), k) != plan.kernels.end();
+    };
+    EXPECT_EQ(has("n2_hash_global_build"), global);
+    // The join's launch runs n2_join_hash_global instead of n2_join_hash when the choice is 1.
+    int joins = 0;
+    for (const rt::Step& st : plan.steps)
+      if (const auto* l = std::get_if<rt::Launch>(&st); l && l->kernel == "n2_join_hash") {
+        ++joins;
+        EXPECT_EQ(l->alt_kernel, global ? "n2_join_hash_global" : "");
+        EXPECT_EQ(l->alt_when >= 0, global);
+      }
+    EXPECT_EQ(joins, 1);
+    EXPECT_EQ(has("n2_join_hash_global"), global);
+    // The partitioned kernel takes no table; 64-bit keys keep the chains' heads apart.
+    EXPECT_NE(plan.source.find("ranc::tpl::GlobalJoinTable{nullptr, nullptr, nullptr, 0}"), std::string::npos);
+    bool heads = false;
+    for (const rt::BufferDecl& d : plan.buffers) heads = heads || d.name == "n2.global_heads";
+    EXPECT_EQ(heads, global);
+    expect_frees_after_last_use(plan);
+#ifdef RANC_HAVE_RUNTIME
+    EXPECT_NO_THROW(rt::validate_plan(plan));
+#endif
+  }
+}
+
 // Paper 004's GFTR: 4-byte attributes are partitioned with the keys (one radix partition a
 // side moving every attribute, the first as its values instead of row ids, the others as
 // more_values), keys are recovered from their hashed words, and nothing is read through row
@@ -847,8 +914,9 @@ TEST(GeneratePlan, HashJoinPacksKeys) {
   EXPECT_NE(plan.source.find("ranc::tpl::hash_key((unsigned long long)((unsigned long long)(unsigned int)"),
             std::string::npos)
       << plan.source;
-  // One join kernel per join, both on 64-bit words.
-  EXPECT_EQ(count_of(plan.source, "HashJoinAgent<P::HashJoin, unsigned long long>;"), 2);
+  // Two join kernels per join (radix partitions, and the global table's), all on 64-bit words.
+  EXPECT_EQ(count_of(plan.source, "HashJoinAgent<P::HashJoin, unsigned long long>;"), 4);
+  EXPECT_EQ(count_of(plan.source, "Agent::run<true>("), 2);
 }
 
 TEST(GeneratePlan, HashJoinPlansAreValid) {
@@ -1149,12 +1217,13 @@ TEST(NvrtcCompile, HashJoinKernelsKeepToSixtyFourRegisters) {
   int checked = 0;
   for (const auto& [function, u] : ptxas_usage(c.log)) {
     if (function.find("_hash") == std::string::npos || function.find("hash_keys") != std::string::npos ||
-        function.find("hash_bounds") != std::string::npos || u.registers < 0)
+        function.find("hash_bounds") != std::string::npos ||
+        function.find("hash_global_build") != std::string::npos || u.registers < 0)
       continue;
     EXPECT_LE(u.registers, 64) << function << ": " << u.line;
     ++checked;
   }
-  EXPECT_EQ(checked, 1) << c.log;
+  EXPECT_EQ(checked, 2) << c.log;  // the partitioned join and the global table's
 }
 
 // RANC_JIT_DEFINE's macros become NVRTC options of the plan (so part of the kernel cache's key).

@@ -723,7 +723,7 @@ TEST(PlanPagedEdges, PageRowsOption) {
   b.output(r.join(q, {"k"}, {"qk"}).reduce({"k"}, {sum(col("w"), "sw")}), "o");
   Program p = b.check();
   auto res = pipeline(p, {.join = JoinAlgorithm::Hash, .page_rows = 256});
-  EXPECT_NE(res.plan.source.find("Agent::run_paged<256>("), std::string::npos);
+  EXPECT_NE(res.plan.source.find("Agent::run_paged<256, false>("), std::string::npos);
   EXPECT_NE(res.plan.source.find("paged_keep<256>"), std::string::npos);
   EXPECT_THROW(pipeline(p, {.join = JoinAlgorithm::Hash, .page_rows = 1000}), InternalError);
   setenv("RANC_PAGE_ROWS", "4096", 1);

@@ -347,6 +347,13 @@ TEST_P(GpuInnerJoins, MatchTheReference) {
     EXPECT_EQ(run_and_compare(p, d.inputs, {.join = jc.join, .paged = false}), "")
         << "paged lists off\n"
         << print_program(p);
+    // Build sides past one shared-memory table (2048 rows) join a global table by default;
+    // radix-partitioned here.
+    if (jc.c.n > 2048) {
+      EXPECT_EQ(run_and_compare(p, d.inputs, {.join = jc.join, .hash_join_global_rows = 0}), "")
+          << "no global table\n"
+          << print_program(p);
+    }
   }
 }
 
@@ -387,7 +394,8 @@ TEST(GpuJoinKeys, FloatKeysCompareByBits) {
 }
 
 // Skew on the build (right) side: one key repeated far more often than a shared-memory
-// table holds, so its partition is built and probed in chunks.
+// table holds: in the global table (the default at this size) a chain of 16000 rows; radix
+// partitioned, a partition built and probed in chunks.
 TEST(GpuJoinKeys, HashJoinBuildSideSkew) {
   RANC_REQUIRE_GPU();
   std::mt19937_64 rng(13);
@@ -412,8 +420,11 @@ TEST(GpuJoinKeys, HashJoinBuildSideSkew) {
     b.output(r.semi_join(q, {"k"}, {"qk"}, col("v") < col("qv")), "semi_residual");
     b.output(r.anti_join(q, {"k"}, {"qk"}, col("v") > col("qv")), "anti_residual");
     b.output(q.semi_join(r, {"qk"}, {"k"}), "semi_reversed");
-    EXPECT_EQ(run_and_compare(b.check(), in, {.join = codegen::JoinAlgorithm::Hash}), "")
-        << type_name(kt);
+    for (int64_t global_rows : {int64_t{1} << 21, int64_t{0}})
+      EXPECT_EQ(run_and_compare(b.check(), in,
+                                {.join = codegen::JoinAlgorithm::Hash, .hash_join_global_rows = global_rows}),
+                "")
+          << type_name(kt) << " global rows " << global_rows;
   }
 }
 

@@ -452,12 +452,46 @@ struct HParity { const unsigned* lrows; const unsigned* rrows;
   __device__ bool operator()(ll i, ll j) const { return ((lrows[i] ^ rrows[j]) & 1) == 0; } };
 struct NoRes { const unsigned* lrows; const unsigned* rrows;
   __device__ bool operator()(ll, ll) const { return true; } };
-template <class A, class Res>
+template <class A, class Res, bool Global>
 __global__ void k_hj(ll bits, ll nl, const unsigned* lk, const unsigned* lr, const ll* lb, const unsigned* rk,
-                     const unsigned* rr, const ll* rb, ll* o, ll capacity, unsigned long long* header) {
+                     const unsigned* rr, const ll* rb, GlobalJoinTable g, ll* o, ll capacity,
+                     unsigned long long* header) {
   extern __shared__ __align__(16) unsigned char smem[];
   auto& temp = *reinterpret_cast<typename A::TempStorage*>(smem);
-  A::run(temp, bits, nl, lk, lb, rk, rb, Res{lr, rr}, HEmit{o, lr, rr}, capacity, header);
+  A::template run<Global>(temp, bits, nl, lk, lb, rk, rb, g, Res{lr, rr}, HEmit{o, lr, rr}, capacity, header);
+}
+// The global table's build (hash_lowering.cpp's hash_global_build): one thread per build row.
+template <class KeyT>
+__global__ void k_global_build(GlobalJoinTable g, const KeyT* h, ll n) {
+  const ll i = static_cast<ll>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) global_join_insert(g, h[i], static_cast<unsigned>(i));
+}
+// A global table of the n build keys h (row order), in device memory owned by the caller.
+template <class KeyT>
+struct GlobalTableBufs {
+  std::unique_ptr<Buf<unsigned long long>> slots;
+  std::unique_ptr<Buf<unsigned>> heads, next;
+  GlobalJoinTable g{nullptr, nullptr, nullptr, 0};
+};
+template <class KeyT>
+void build_global_table(const KeyT* h, ll n, GlobalTableBufs<KeyT>& t) {
+  {
+    auto& slots = t.slots;
+    auto& heads = t.heads;
+    auto& next = t.next;
+    auto& g = t.g;
+    ll cap = 2;
+    while (cap < 2 * n) cap *= 2;
+    slots = std::make_unique<Buf<unsigned long long>>(cap + 1);
+    heads = std::make_unique<Buf<unsigned>>(cap + 1);
+    next = std::make_unique<Buf<unsigned>>(std::max<ll>(n, 1));
+    CK(cudaMemset(slots->p, 0, (cap + 1) * 8));
+    CK(cudaMemset(heads->p, 0, (cap + 1) * 4));
+    g = GlobalJoinTable{slots->p, heads->p, next->p, cap};
+    if (n > 0) k_global_build<KeyT><<<unsigned((n + 255) / 256), 256>>>(g, h, n);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+  }
 }
 
 struct Partitioned { std::unique_ptr<Buf<unsigned>> keys, rows; std::unique_ptr<Buf<ll>> bounds; };
@@ -507,23 +541,23 @@ bool join_pairs(const std::vector<int>& l, const std::vector<int>& r, size_t lim
   return true;
 }
 
-template <class A, class Res>
+template <class A, class Res, bool Global = false>
 void run_hash_join(const Partitioned& pl, ll nl, const Partitioned& pr, ll bits, const std::vector<ll>& want,
-                   const std::string& what) {
+                   const std::string& what, GlobalJoinTable g = GlobalJoinTable{nullptr, nullptr, nullptr, 0}) {
   const ll tiles = tiles_of(nl, JP::tile_items);
   // First with a short capacity (the estimate of a foreign-key join: the probe rows, less one),
   // then with the count the first run claimed, as the executor's regrow does.
   ll capacity = std::max<ll>(1, nl - 1);
-  CK(cudaFuncSetAttribute(k_hj<A, Res>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  CK(cudaFuncSetAttribute(k_hj<A, Res, Global>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           int(sizeof(typename A::TempStorage))));
   for (int attempt = 0; attempt < 2; ++attempt) {
     Buf<ll> out(capacity);
     Buf<unsigned long long> header(1);
     CK(cudaMemset(header.p, 0, 8));
     if (nl > 0)
-      k_hj<A, Res><<<unsigned(tiles), JP::block_threads, sizeof(typename A::TempStorage)>>>(
-          bits, nl, pl.keys->p, pl.rows->p, pl.bounds->p, pr.keys->p, pr.rows->p, pr.bounds->p, out.p, capacity,
-          header.p);
+      k_hj<A, Res, Global><<<unsigned(tiles), JP::block_threads, sizeof(typename A::TempStorage)>>>(
+          bits, nl, pl.keys->p, pl.rows->p, pl.bounds->p, pr.keys->p, pr.rows->p, pr.bounds->p, g, out.p,
+          capacity, header.p);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     const ll claimed = ll(header.at(0));
@@ -560,6 +594,14 @@ void check_hash_join(ll nl, ll nr, int dist, ll bits) {
   for (ll x : want)
     if ((((x >> 32) ^ x) & 1) == 0) even.push_back(x);
   run_hash_join<JT, HParity>(pl, nl, pr, bits, even, what + " residual");
+  if (bits == 0) {
+    // The global table (GlobalJoinTable: 0 bits, built in device memory from the row-order keys;
+    // chains for duplicate build keys, key 7's heavy one included).
+    GlobalTableBufs<unsigned> gt;
+    build_global_table(pr.keys->p, nr, gt);
+    run_hash_join<JD, NoRes, true>(pl, nl, pr, 0, want, what + " global table", gt.g);
+    run_hash_join<JD, HParity, true>(pl, nl, pr, 0, even, what + " global table, residual", gt.g);
+  }
   // Stable partitioning: within every partition, row ids increase; bounds cover the rows.
   if (nl == 0) return;
   auto rows = pl.rows->get(nl);
@@ -759,7 +801,8 @@ TEST(TemplatesGpu, PagedWriterPageBoundaries) {
 __global__ void k_hj_paged(ll bits, ll nl, const unsigned* lk, const unsigned* lr, const ll* lb, const unsigned* rk,
                            const unsigned* rr, const ll* rb, PagedOut out, ll* o) {
   __shared__ JT::TempStorage temp;
-  JT::run_paged<kPR>(temp, out, bits, nl, lk, lb, rk, rb, NoResidual{}, HEmit{o, lr, rr});
+  JT::run_paged<kPR, false>(temp, out, bits, nl, lk, lb, rk, rb, GlobalJoinTable{nullptr, nullptr, nullptr, 0},
+                     NoResidual{}, HEmit{o, lr, rr});
 }
 
 void check_hash_join_paged(ll nl, ll nr, int dist, ll bits) {

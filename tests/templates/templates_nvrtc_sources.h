@@ -204,22 +204,27 @@ extern "C" __global__ void h_bounds_search##SUF(long long n, const KT* keys, lon
   partition_bounds_search((long long)blockIdx.x * blockDim.x + threadIdx.x, n, keys, bits, bounds); } \
 extern "C" __global__ void __launch_bounds__(J::block_threads) h_run##SUF(long long bits, long long nl, const KT* lk, \
     const unsigned int* lr, const long long* lb, const KT* rk, const unsigned int* rr, const long long* rb, \
-    long long* ol, long long* orr, long long capacity, unsigned long long* header) { \
+    GlobalJoinTable g, long long* ol, long long* orr, long long capacity, unsigned long long* header) { \
   extern __shared__ __align__(16) unsigned char smem[]; \
   auto& temp = *reinterpret_cast<typename HashJoinAgent<J, KT>::TempStorage*>(smem); \
-  HashJoinAgent<J, KT>::run(temp, bits, nl, lk, lb, rk, rb, NoResidual{}, Emit{ol, orr}, capacity, header); } \
+  HashJoinAgent<J, KT>::run<true>(temp, bits, nl, lk, lb, rk, rb, g, NoResidual{}, Emit{ol, orr}, capacity, header); } \
+extern "C" __global__ void h_gbuild##SUF(GlobalJoinTable g, const KT* h, long long n) { \
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; \
+  if (i < n) global_join_insert(g, h[i], (unsigned int)i); } \
 extern "C" __global__ void __launch_bounds__(J::block_threads) h_rrun##SUF(long long bits, long long nl, const KT* lk, \
     const unsigned int* lr, const long long* lb, const KT* rk, const unsigned int* rr, const long long* rb, \
     const double* lp, const double* rp, long long* ol, long long* orr, long long capacity, unsigned long long* header) { \
   extern __shared__ __align__(16) unsigned char smem[]; \
   auto& temp = *reinterpret_cast<typename HashJoinAgent<J, KT>::TempStorage*>(smem); \
-  HashJoinAgent<J, KT>::run(temp, bits, nl, lk, lb, rk, rb, Res{lp, rp}, Emit{ol, orr}, capacity, header); } \
+  HashJoinAgent<J, KT>::run<false>(temp, bits, nl, lk, lb, rk, rb, GlobalJoinTable{nullptr, nullptr, nullptr, 0}, \
+                            Res{lp, rp}, Emit{ol, orr}, capacity, header); } \
 extern "C" __global__ void __launch_bounds__(J::block_threads) h_paged##SUF(long long bits, long long nl, const KT* lk, \
     const unsigned int* lr, const long long* lb, const KT* rk, const unsigned int* rr, const long long* rb, \
     PagedOut out, long long* ol, long long* orr) { \
   extern __shared__ __align__(16) unsigned char smem[]; \
   auto& temp = *reinterpret_cast<typename HashJoinAgent<J, KT>::TempStorage*>(smem); \
-  HashJoinAgent<J, KT>::run_paged<1024>(temp, out, bits, nl, lk, lb, rk, rb, NoResidual{}, Emit{ol, orr}); }
+  HashJoinAgent<J, KT>::run_paged<1024, false>(temp, out, bits, nl, lk, lb, rk, rb, \
+                                               GlobalJoinTable{nullptr, nullptr, nullptr, 0}, NoResidual{}, Emit{ol, orr}); }
 HJ(unsigned int, _32)
 HJ(unsigned long long, _64)
 )CUDA";

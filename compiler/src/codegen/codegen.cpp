@@ -230,6 +230,12 @@ class Context final : public LoweringContext {
   }
   std::string kernel(NodeId id, const std::string& name, KernelParams& params,
                      std::string_view body, const LaunchShape& shape) override {
+    const std::string launched = emit_kernel(name, params, body, shape);
+    launch(id, launched, params.args(), shape, params.uses_error_flag);
+    return launched;
+  }
+  std::string emit_kernel(const std::string& name, KernelParams& params, std::string_view body,
+                          const LaunchShape& shape) override {
     const std::string bounds = shape.min_blocks > 0
                                    ? fmt::format("{}, {}", shape.block_threads, shape.min_blocks)
                                    : fmt::format("{}", shape.block_threads);
@@ -249,13 +255,11 @@ class Context final : public LoweringContext {
                        fmt::format("codegen: kernel {} was not named by kernel_name()", name));
         plan_.kernels.erase(listed);
         block_start_ = src_.size();
-        launch(id, it->second, params.args(), shape, params.uses_error_flag);
         return it->second;
       }
     }
     src_ += text;
     block_start_ = src_.size();
-    launch(id, name, params.args(), shape, params.uses_error_flag);
     return name;
   }
   void launch(NodeId id, const std::string& name, std::vector<rt::KernelArg> args,
@@ -271,6 +275,8 @@ class Context final : public LoweringContext {
     l.nodes = shape.nodes;
     l.regrow = shape.regrow;
     l.dynamic_smem = shape.dynamic_smem;
+    l.alt_kernel = shape.alt_kernel;
+    l.alt_when = shape.alt_when;
     step(std::move(l));
     if (error_flag)
       step(rt::CheckFlag{error_flag_,
@@ -395,6 +401,7 @@ class Context final : public LoweringContext {
     auto X = [&](rt::SizeExpr e) {
       for (auto& t : e.terms)
         for (auto& s : t.slots) s = S(s);
+      e.gate = S(e.gate);
       return e;
     };
     for (size_t b = 0; b < sub.buffers.size(); ++b)

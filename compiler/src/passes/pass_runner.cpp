@@ -218,6 +218,12 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
     lower_options.hash_records = std::atoll(v);
   internal_check(lower_options.hash_records >= 0,
                  fmt::format("hash records {} is negative", lower_options.hash_records));
+  if (const char* v = std::getenv("RANC_HASH_GLOBAL_ROWS"); v && *v)
+    lower_options.hash_join_global_rows = std::atoll(v);
+  internal_check(lower_options.hash_join_global_rows >= 0 &&
+                     lower_options.hash_join_global_rows < (int64_t{1} << 30),
+                 fmt::format("hash join global rows {} is not in [0, 2^30)",
+                             lower_options.hash_join_global_rows));
   if (const char* v = std::getenv("RANC_REDUCE_STAGE"); v && *v)
     lower_options.stage_reduce_inputs = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_SETOP_STAGE"); v && *v)

@@ -463,7 +463,9 @@ std::string print_join_choices(const PhysicalPlan& plan) {
                                                        : "outer";
     std::string how;
     if (p.join == codegen::JoinAlgorithm::Hash) {
-      how = n.join_kind == JoinKind::Inner ? "partitioned hash join" : "hash set probe";
+      how = n.join_kind == JoinKind::Inner
+                ? "partitioned hash join (a mid-sized build side: one global table, unpartitioned)"
+                : "hash set probe";
     } else if (n.join_kind != JoinKind::Inner) {
       how = "sort-merge: a binary search a left row";
     } else {

@@ -287,6 +287,10 @@ struct LaunchShape {
   int32_t dynamic_smem = 0;  // bytes of dynamic shared memory (SkeletonCall::dynamic_temp_storage)
   // __launch_bounds__'s minimum blocks an SM (0: none), which caps the registers a thread.
   int32_t min_blocks = 0;
+  // A kernel emitted beside it (emit_kernel) that runs instead when slot alt_when holds a
+  // nonzero value (rt::Launch::alt_kernel).
+  std::string alt_kernel = {};
+  rt::SlotId alt_when = -1;
 };
 
 class LoweringContext {
@@ -329,6 +333,10 @@ class LoweringContext {
   // again by that name.
   virtual std::string kernel(NodeId id, const std::string& name, KernelParams& params,
                              std::string_view body, const LaunchShape& shape) = 0;
+  // kernel()'s source only, without a Launch step: a specialisation that another kernel's
+  // launch runs instead by size (LaunchShape::alt_kernel). Returns its name, as kernel().
+  virtual std::string emit_kernel(const std::string& name, KernelParams& params,
+                                  std::string_view body, const LaunchShape& shape) = 0;
   // A Launch step of kernel `name` (emitted already) with `args` (plus a CheckFlag when
   // `error_flag`): kernel() emits and then launches through it; a kernel launched several
   // times (the levels of a top-k select) is emitted once and launched again through it.

@@ -14,7 +14,10 @@
 //      values and/or the row id. A map kernel, or a select kernel when a fused stage filters.
 //   2. bits = min(kMaxRadixBits, ceil(log2(ceil(n_right / kTargetBuildRows)))): the fewest radix
 //      bits that bring the average build partition to kTargetBuildRows. parts = 2^bits. Partition
-//      p holds the rows with (h & (parts - 1)) == p.
+//      p holds the rows with (h & (parts - 1)) == p. Or, for a build side of more than
+//      kTargetBuildRows and at most the generator's global rows (one table that stays in L2),
+//      bits = 0 and a GlobalJoinTable: zeroed, then global_join_insert(table, keys_right[j], j)
+//      for every build row j (one thread a row); the join runs with Global = true.
 //   3. A stable radix partition of h on bits [0, bits) moving every value array alike (CUB
 //      onesweep sorts of 8 bits a pass, the keys with each array; paper 004's
 //      GFTR, the join then reads the attributes it writes in partition order instead of
@@ -27,13 +30,16 @@
 // J::tile_items probe rows, grid = at least max(1, ceil(n_left / tile)) blocks, J::block_threads
 // threads, dynamic shared memory sizeof(TempStorage); the probe rows spread evenly over the
 // grid, so the generator may launch more blocks, e.g. one per two partitions more):
-//   5. run(temp, bits, n_left, keys_left, bounds_left, keys_right, bounds_right, residual, emit,
-//      capacity, header): header (1 x u64, zeroed) counts the output rows claimed; emit(i, j, o)
+//   5. run<Global>(temp, bits, n_left, keys_left, bounds_left, keys_right, bounds_right, table, residual,
+//      emit, capacity, header): Global false builds shared-memory tables of the partitions (the table
+//      argument is not read), true probes `table` (bits 0, no build); the generator compiles one
+//      kernel of each and its launch picks by size (rt::Launch::alt_kernel). header (1 x u64,
+//      zeroed) counts the output rows claimed; emit(i, j, o)
 //      (positions i, j in partition order) runs only for o < capacity. When header[0] ends above
 //      capacity, the executor grows the output to header[0] rows and runs the kernel again
 //      (rt::Regrow): an output sized by an estimate (the probe rows, exact for a foreign-key join)
 //      needs no count pass.
-//   5'. Or run_paged<PageRows>(temp, out, bits, ...): the same, writing a paged list
+//   5'. Or run_paged<PageRows, Global>(temp, out, bits, ...): the same, writing a paged list
 //      (paged.cuh); one chain of pages per warp of each block: out.heads has
 //      tiles * (J::block_threads / 32) entries.
 // The probe rows of a partition are cut into pieces of at most a tile (J::tile_items rows),
@@ -100,6 +106,117 @@ __device__ __forceinline__ void partition_bounds_search(i64 q, i64 n, const KeyT
   bounds[q] = lo;
 }
 
+/// The build side in one table in device memory, for build sides too large for one shared-memory
+/// table and small enough that the table stays in L2 (hash_lowering.cpp's global rows): nothing is
+/// partitioned (bits == 0) and the probe side is read once, in row order. Every distinct key has one
+/// slot; the build rows of a key form a chain (its latest row in the slot, each row's predecessor in
+/// next[]), so a heavy build key costs only the probes that match it, and the table's clusters stay
+/// as short as for distinct keys. A chain word is a build position (bits 0-30: build sides of fewer
+/// than 2^31 - 1 rows) with bit 31 set when an older row of the key follows (next[position]).
+/// Zeroed before the build; every word is stored complemented, so 0 marks a free slot:
+///   32-bit keys: slots[capacity] of ~(h << 32 | chain word): a probe step is one load.
+///   64-bit keys: slots[capacity + 1] of ~h (h == ~0 in slots[capacity]) and heads[capacity + 1]
+///                of ~chain word.
+///   next[build rows]: the chain word of the row of the same key inserted before it.
+/// The join's entry points take it with their template value Global: true, they probe only it;
+/// false, they build shared-memory tables of partitions only (the table is not read). One way's
+/// code a kernel.
+struct GlobalJoinTable {
+  unsigned long long* slots;
+  unsigned int* heads;  // 64-bit keys only
+  unsigned int* next;
+  i64 capacity;         // a power of two of at least twice the build rows
+};
+constexpr unsigned int kChainMore = 0x80000000u;
+
+/// Inserts build position `pos` (below 2^31 - 1) of key hash h (one thread per build row).
+__device__ __forceinline__ void global_join_insert(const GlobalJoinTable& t, unsigned int h, unsigned int pos) {
+  const i64 mask = t.capacity - 1;
+  i64 s = static_cast<i64>(h) & mask;
+  unsigned long long cur = 0;  // first a claim, not a load: most build keys find their slot free
+  for (;;) {
+    if (cur == 0) {  // free: claim it for the key
+      cur = atomicCAS(&t.slots[s], 0ull, ~((static_cast<unsigned long long>(h) << 32) | pos));
+      if (cur == 0) return;
+      continue;  // taken meanwhile: look at what is there now
+    }
+    const unsigned long long e = ~cur;
+    if (static_cast<unsigned int>(e >> 32) == h) {  // the key's slot: become its chain's head
+      const unsigned long long old =
+          atomicCAS(&t.slots[s], cur, ~((static_cast<unsigned long long>(h) << 32) | pos | kChainMore));
+      if (old == cur) {
+        t.next[pos] = static_cast<unsigned int>(e);
+        return;
+      }
+      cur = old;
+      continue;
+    }
+    s = (s + 1) & mask;
+    cur = t.slots[s];
+  }
+}
+__device__ __forceinline__ void global_join_insert(const GlobalJoinTable& t, unsigned long long h,
+                                                   unsigned int pos) {
+  const unsigned long long mark = ~h;
+  i64 s = t.capacity;  // the one key whose mark is 0
+  if (mark != 0) {
+    const i64 mask = t.capacity - 1;
+    for (s = static_cast<i64>(h) & mask;; s = (s + 1) & mask) {
+      unsigned long long cur = t.slots[s];
+      if (cur == 0) cur = atomicCAS(&t.slots[s], 0ull, mark);
+      if (cur == 0 || cur == mark) break;
+    }
+  }
+  unsigned int cur = t.heads[s];
+  for (;;) {
+    const unsigned int want = cur == 0 ? ~pos : ~(pos | kChainMore);
+    const unsigned int old = atomicCAS(&t.heads[s], cur, want);
+    if (old == cur) {
+      if (cur != 0) t.next[pos] = ~cur;
+      return;
+    }
+    cur = old;
+  }
+}
+
+/// f(j) for the build position j of every row of key hash h in the global table.
+template <class F>
+__device__ __forceinline__ void global_join_chain(const GlobalJoinTable& t, unsigned int w, F& f) {
+  for (;;) {
+    f(w & ~kChainMore);
+    if (!(w & kChainMore)) return;
+    w = t.next[w & ~kChainMore];
+  }
+}
+template <class F>
+__device__ __forceinline__ void global_join_each(const GlobalJoinTable& t, unsigned int h, F& f) {
+  const i64 mask = t.capacity - 1;
+  for (i64 s = static_cast<i64>(h) & mask;; s = (s + 1) & mask) {
+    const unsigned long long cur = t.slots[s];
+    if (cur == 0) return;
+    const unsigned long long e = ~cur;
+    if (static_cast<unsigned int>(e >> 32) == h) {
+      global_join_chain(t, static_cast<unsigned int>(e), f);
+      return;
+    }
+  }
+}
+template <class F>
+__device__ __forceinline__ void global_join_each(const GlobalJoinTable& t, unsigned long long h, F& f) {
+  const unsigned long long mark = ~h;
+  i64 s = t.capacity;
+  if (mark != 0) {
+    const i64 mask = t.capacity - 1;
+    for (s = static_cast<i64>(h) & mask;; s = (s + 1) & mask) {
+      const unsigned long long cur = t.slots[s];
+      if (cur == 0) return;
+      if (cur == mark) break;
+    }
+  }
+  const unsigned int w = t.heads[s];
+  if (w != 0) global_join_chain(t, ~w, f);
+}
+
 template <class Policy, class KeyT, int TableSlots>
 struct HashJoinReduceAgent;  // join_reduce.cuh
 
@@ -158,37 +275,38 @@ struct HashJoinAgent {
   static constexpr LaunchRule run_paged_launch{Grid::tiles, "nl", Policy::block_threads};
   // (Grid::tiles is the fewest blocks; more spread the probe rows thinner.)
 
-  template <class Residual, class Emit>
+  template <bool Global, class Residual, class Emit>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 bits, i64 nl, const KeyT* l_keys,
                                              const i64* l_bounds, const KeyT* r_keys, const i64* r_bounds,
-                                             Residual residual, Emit emit, i64 capacity,
+                                             GlobalJoinTable table, Residual residual, Emit emit, i64 capacity,
                                              unsigned long long* header) {
     WarpPageWriter<1> unused;
-    drive<false, 1>(temp, unused, PagedOut{}, bits, nl, l_keys, l_bounds, r_keys, r_bounds, residual, emit,
-                    capacity, header);
+    drive<false, 1, false, Global>(temp, unused, PagedOut{}, bits, nl, l_keys, l_bounds, r_keys, r_bounds, table,
+                                   residual, emit, capacity, header);
   }
 
-  template <int PageRows, class Residual, class Emit>
+  template <int PageRows, bool Global, class Residual, class Emit>
   __device__ __forceinline__ static void run_paged(TempStorage& temp, const PagedOut& out, i64 bits, i64 nl,
                                                    const KeyT* l_keys, const i64* l_bounds, const KeyT* r_keys,
-                                                   const i64* r_bounds, Residual residual, Emit emit) {
+                                                   const i64* r_bounds, GlobalJoinTable table, Residual residual,
+                                                   Emit emit) {
     WarpPageWriter<PageRows> w;
-    drive<true, PageRows>(temp, w, out, bits, nl, l_keys, l_bounds, r_keys, r_bounds, residual, emit, 0,
-                          nullptr);
+    drive<true, PageRows, false, Global>(temp, w, out, bits, nl, l_keys, l_bounds, r_keys, r_bounds, table,
+                                         residual, emit, 0, nullptr);
     w.finish(out, tile_index() * kWarps + threadIdx.x / 32);
   }
 
  private:
   // The matches passed to fold(i, j) instead of written (join_reduce.cuh's HashJoinReduceAgent):
   // no output rows are claimed. Returns with the whole block, after a barrier.
-  template <class Residual, class Fold>
+  template <bool Global, class Residual, class Fold>
   __device__ __forceinline__ static void run_fold(TempStorage& temp, i64 bits, i64 nl, const KeyT* l_keys,
                                                   const i64* l_bounds, const KeyT* r_keys, const i64* r_bounds,
-                                                  Residual residual, Fold fold) {
+                                                  const GlobalJoinTable& table, Residual residual, Fold fold) {
     WarpPageWriter<1> unused;
     auto emit = [&](i64 i, i64 j, i64) { fold(i, j); };
-    drive<false, 1, true>(temp, unused, PagedOut{}, bits, nl, l_keys, l_bounds, r_keys, r_bounds, residual, emit,
-                          0, nullptr);
+    drive<false, 1, true, Global>(temp, unused, PagedOut{}, bits, nl, l_keys, l_bounds, r_keys, r_bounds, table,
+                                  residual, emit, 0, nullptr);
   }
 
   // The table of build rows [c0, c1) (at most kChunk), ready for probing when it returns (every
@@ -246,14 +364,26 @@ struct HashJoinAgent {
         if (temp.table.keys[s] == h) f(j);
     }
   }
+  // The tables a piece probes: a chunk's in shared memory, or the global one.
+  struct SharedMatch {
+    const TempStorage& temp;
+    unsigned int mask;
+    template <class F>
+    __device__ __forceinline__ void each(KeyT h, F f) const { each_match(temp, mask, h, f); }
+  };
+  struct GlobalMatch {
+    const GlobalJoinTable& g;
+    template <class F>
+    __device__ __forceinline__ void each(KeyT h, F f) const { global_join_each(g, h, f); }
+  };
 
   // Matches of probe key h (position i) in the table: their number, and the first one's build
   // position.
-  template <class Residual>
-  __device__ __forceinline__ static int probe(const TempStorage& temp, unsigned int mask, KeyT h, i64 i,
-                                              Residual& residual, unsigned int& first) {
+  template <class Match, class Residual>
+  __device__ __forceinline__ static int probe(const Match& m, KeyT h, i64 i, Residual& residual,
+                                              unsigned int& first) {
     int found = 0;
-    each_match(temp, mask, h, [&](unsigned int j) {
+    m.each(h, [&](unsigned int j) {
       if (residual(i, static_cast<i64>(j))) {
         if (found == 0) first = j;
         ++found;
@@ -263,25 +393,108 @@ struct HashJoinAgent {
   }
 
   // Passes the `found` matches of probe position i to place(i, j, m), m = 0, 1, ...
-  template <class Residual, class Emit, class Place>
-  __device__ __forceinline__ static void write(const TempStorage& temp, unsigned int mask, KeyT h, i64 i,
-                                               int found, unsigned int first, Residual& residual, Emit& emit,
-                                               Place place) {
+  template <class Match, class Residual, class Emit, class Place>
+  __device__ __forceinline__ static void write(const Match& mt, KeyT h, i64 i, int found, unsigned int first,
+                                               Residual& residual, Emit& emit, Place place) {
     if (found == 1) {
       place(i, static_cast<i64>(first), 0);
     } else if (found > 1) {
       int m = 0;
-      each_match(temp, mask, h, [&](unsigned int j) {
+      mt.each(h, [&](unsigned int j) {
         if (residual(i, static_cast<i64>(j))) place(i, static_cast<i64>(j), m++);
       });
     }
   }
 
-  template <bool Paged, int PageRows, bool Fold = false, class Residual, class Emit>
+  // The probe rows li[k] < seg_end (keys h[k]) of a piece against one table: their matches
+  // folded, written to pages, or written to rows claimed by one global atomic. Returns after a
+  // barrier (the table, claimed and cursor may then be rewritten).
+  template <bool Paged, int PageRows, bool Fold, class Match, class Residual, class Emit>
+  __device__ __forceinline__ static void probe_piece(TempStorage& temp, WarpPageWriter<PageRows>& w,
+                                                     const PagedOut& out, const Match& match,
+                                                     const KeyT (&h)[kItems], const i64 (&li)[kItems],
+                                                     i64 seg_end, Residual& residual, Emit& emit,
+                                                     i64 capacity, unsigned long long* header) {
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    int found[kItems];
+    unsigned int first[kItems];
+    int mine = 0;
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      found[k] = 0;
+      first[k] = 0;
+      if (li[k] < seg_end) {
+        found[k] = probe(match, h[k], li[k], residual, first[k]);
+        mine += found[k];
+      }
+    }
+    if constexpr (Fold) {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k)
+        write(match, h[k], li[k], found[k], first[k], residual, emit, [&](i64 i, i64 j, int) { emit(i, j, 0); });
+    } else if constexpr (Paged) {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        const i64 x = w.reserve(out, found[k]);  // every lane of the warp, also with nothing
+        write(match, h[k], li[k], found[k], first[k], residual, emit, [&](i64 i, i64 j, int m) {
+          const i64 hdl = w.handle(out, x + m);
+          if (hdl >= 0) emit(i, j, hdl);
+        });
+      }
+    } else {
+      // The segment's matches: one global claim, then warps take their rows in order.
+      int wsum = mine;
+#pragma unroll
+      for (int d = 16; d > 0; d >>= 1) wsum += __shfl_xor_sync(0xffffffffu, wsum, d);
+      if (lane == 0 && wsum) atomicAdd(&temp.total, static_cast<unsigned int>(wsum));
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        // total is zeroed here, before the barrier that the next round's adds come after.
+        temp.claimed = temp.total;
+        temp.total = 0;
+        temp.cursor = 0;
+        if (temp.claimed) temp.base = atomicAdd(header, static_cast<unsigned long long>(temp.claimed));
+      }
+      __syncthreads();
+      if (temp.claimed) {
+        const i64 base = static_cast<i64>(temp.base);
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+          // The lanes' offsets: a ballot when no lane has more than one match (a foreign
+          // key's join), else a scan of the counts.
+          int incl, wtotal;
+          const unsigned int one = __ballot_sync(0xffffffffu, found[k] == 1);
+          if (!__any_sync(0xffffffffu, found[k] > 1)) {
+            incl = __popc(one & (0xffffffffu >> (31 - lane)));
+            wtotal = __popc(one);
+          } else {
+            incl = found[k];
+#pragma unroll
+            for (int d = 1; d < 32; d <<= 1) {
+              const int v = __shfl_up_sync(0xffffffffu, incl, d);
+              if (lane >= d) incl += v;
+            }
+            wtotal = __shfl_sync(0xffffffffu, incl, 31);
+          }
+          if (wtotal == 0) continue;  // uniform in the warp
+          unsigned int wbase = 0;
+          if (lane == 31) wbase = atomicAdd(&temp.cursor, static_cast<unsigned int>(wtotal));
+          wbase = __shfl_sync(0xffffffffu, wbase, 31);
+          const i64 o = base + wbase + (incl - found[k]);
+          write(match, h[k], li[k], found[k], first[k], residual, emit, [&](i64 i, i64 j, int m) {
+            if (o + m < capacity) emit(i, j, o + m);
+          });
+        }
+      }
+    }
+    __syncthreads();  // claimed and cursor (and after the last chunk the table) are rewritten
+  }
+
+  template <bool Paged, int PageRows, bool Fold, bool Global, class Residual, class Emit>
   __device__ __forceinline__ static void drive(TempStorage& temp, WarpPageWriter<PageRows>& w, const PagedOut& out,
                                                i64 bits, i64 nl, const KeyT* l_keys, const i64* l_bounds,
-                                               const KeyT* r_keys, const i64* r_bounds, Residual& residual,
-                                               Emit& emit, i64 capacity,
+                                               const KeyT* r_keys, const i64* r_bounds, const GlobalJoinTable& table,
+                                               Residual& residual, Emit& emit, i64 capacity,
                                                unsigned long long* header) {
     // The probe rows spread evenly over the grid: a grid of more blocks than probe tiles gives
     // a small probe side against a large build side a block per partition or two, instead of
@@ -299,7 +512,6 @@ struct HashJoinAgent {
     if (start >= nl) return;  // the whole block: no rows
     const i64 end = min64(start + per_block, nl);
     const KeyT pmask = static_cast<KeyT>((KeyT(1) << bits) - 1);
-    const int lane = static_cast<int>(threadIdx.x & 31);
     if (threadIdx.x == 0) temp.total = 0;  // the first build's barriers order it before any add
     // The partition holding row `start`, and its first piece that starts at or after `start`
     // (every thread reads the same words).
@@ -327,83 +539,16 @@ struct HashJoinAgent {
         li[k] = pos + k * kThreads + threadIdx.x;
         h[k] = li[k] < seg_end ? l_keys[li[k]] : KeyT(0);
       }
-      const i64 r0 = r_bounds[part], r1 = r_bounds[part + 1];
-      for (i64 c0 = r0; c0 < r1; c0 += kChunk) {
-        const unsigned int mask = build(temp, r_keys, c0, min64(c0 + kChunk, r1));
-        int found[kItems];
-        unsigned int first[kItems];
-        int mine = 0;
-#pragma unroll
-        for (int k = 0; k < kItems; ++k) {
-          found[k] = 0;
-          first[k] = 0;
-          if (li[k] < seg_end) {
-            found[k] = probe(temp, mask, h[k], li[k], residual, first[k]);
-            mine += found[k];
-          }
+      if constexpr (Global) {  // the global table (bits == 0): no build
+        probe_piece<Paged, PageRows, Fold>(temp, w, out, GlobalMatch{table}, h, li, seg_end, residual, emit,
+                                           capacity, header);
+      } else {
+        const i64 r0 = r_bounds[part], r1 = r_bounds[part + 1];
+        for (i64 c0 = r0; c0 < r1; c0 += kChunk) {
+          const unsigned int mask = build(temp, r_keys, c0, min64(c0 + kChunk, r1));
+          probe_piece<Paged, PageRows, Fold>(temp, w, out, SharedMatch{temp, mask}, h, li, seg_end, residual, emit,
+                                             capacity, header);
         }
-        if constexpr (Fold) {
-#pragma unroll
-          for (int k = 0; k < kItems; ++k)
-            write(temp, mask, h[k], li[k], found[k], first[k], residual, emit,
-                  [&](i64 i, i64 j, int) { emit(i, j, 0); });
-        } else if constexpr (Paged) {
-#pragma unroll
-          for (int k = 0; k < kItems; ++k) {
-            const i64 x = w.reserve(out, found[k]);  // every lane of the warp, also with nothing
-            write(temp, mask, h[k], li[k], found[k], first[k], residual, emit,
-                  [&](i64 i, i64 j, int m) {
-                    const i64 hdl = w.handle(out, x + m);
-                    if (hdl >= 0) emit(i, j, hdl);
-                  });
-          }
-        } else {
-          // The segment's matches: one global claim, then warps take their rows in order.
-          int wsum = mine;
-#pragma unroll
-          for (int d = 16; d > 0; d >>= 1) wsum += __shfl_xor_sync(0xffffffffu, wsum, d);
-          if (lane == 0 && wsum) atomicAdd(&temp.total, static_cast<unsigned int>(wsum));
-          __syncthreads();
-          if (threadIdx.x == 0) {
-            // total is zeroed here, before the barrier that the next round's adds come after.
-            temp.claimed = temp.total;
-            temp.total = 0;
-            temp.cursor = 0;
-            if (temp.claimed) temp.base = atomicAdd(header, static_cast<unsigned long long>(temp.claimed));
-          }
-          __syncthreads();
-          if (temp.claimed) {
-            const i64 base = static_cast<i64>(temp.base);
-#pragma unroll
-            for (int k = 0; k < kItems; ++k) {
-              // The lanes' offsets: a ballot when no lane has more than one match (a foreign
-              // key's join), else a scan of the counts.
-              int incl, wtotal;
-              const unsigned int one = __ballot_sync(0xffffffffu, found[k] == 1);
-              if (!__any_sync(0xffffffffu, found[k] > 1)) {
-                incl = __popc(one & (0xffffffffu >> (31 - lane)));
-                wtotal = __popc(one);
-              } else {
-                incl = found[k];
-#pragma unroll
-                for (int d = 1; d < 32; d <<= 1) {
-                  const int v = __shfl_up_sync(0xffffffffu, incl, d);
-                  if (lane >= d) incl += v;
-                }
-                wtotal = __shfl_sync(0xffffffffu, incl, 31);
-              }
-              if (wtotal == 0) continue;  // uniform in the warp
-              unsigned int wbase = 0;
-              if (lane == 31) wbase = atomicAdd(&temp.cursor, static_cast<unsigned int>(wtotal));
-              wbase = __shfl_sync(0xffffffffu, wbase, 31);
-              const i64 o = base + wbase + (incl - found[k]);
-              write(temp, mask, h[k], li[k], found[k], first[k], residual, emit, [&](i64 i, i64 j, int m) {
-                if (o + m < capacity) emit(i, j, o + m);
-              });
-            }
-          }
-        }
-        __syncthreads();  // claimed and cursor (and after the last chunk the table) are rewritten
       }
       pos = seg_end;
     }

@@ -143,17 +143,17 @@ struct HashJoinReduceAgent {
   /// HashJoinAgent::run's grid (at least the probe tiles); every block writes partials[blockIdx.x].
   static constexpr LaunchRule run_launch{Grid::tiles, "nl", Policy::block_threads};
 
-  template <class Residual, class Agg>
+  template <bool Global, class Residual, class Agg>
   __device__ __forceinline__ static void run(TempStorage& temp, i64 bits, i64 nl, const KeyT* l_keys,
                                              const i64* l_bounds, const KeyT* r_keys, const i64* r_bounds,
-                                             Residual residual, Agg agg, void* partials_buf) {
+                                             GlobalJoinTable table, Residual residual, Agg agg, void* partials_buf) {
     using State = typename Agg::State;
     using Reduce = BlockReduce<State, kThreads>;
     static_assert(sizeof(typename Reduce::TempStorage) <= sizeof(TempStorage),
                   "HashJoinReduceAgent: the block reduce reuses the join's table");
     State acc = agg.init(), s = agg.init();
     i64 folded = 0;
-    Join::run_fold(temp, bits, nl, l_keys, l_bounds, r_keys, r_bounds, residual, [&](i64 i, i64 j) {
+    Join::template run_fold<Global>(temp, bits, nl, l_keys, l_bounds, r_keys, r_bounds, table, residual, [&](i64 i, i64 j) {
       agg.fold(s, i, j);
       if (++folded == kFoldsPerState) {
         agg.merge(acc, s);
