@@ -190,10 +190,12 @@ void bench_joins(rt::Executor& ex, int lg, double copy_gbps) {
   }
 }
 
-// Where the partitioned hash join overtakes the sort-merge join (issue 9's `--join=auto`):
+// Where the hash join overtakes the sort-merge join (issue 9's `--join=auto`), and where its
+// global table (hash_join.cuh's GlobalJoinTable) stops beating radix partitions:
 // S(fk, s1..sp) of 2^ps rows probing R(k, r1..rp) of 2^bs rows, k a shuffled permutation of
-// [0, 2^bs), fk uniform in it (every probe row matches once); both algorithms on the same
-// device arrays, for build sizes 2^bs <= 2^ps up to the largest probe size given.
+// [0, 2^bs), fk uniform in it (every probe row matches once); on the same device arrays the
+// hash join with the global table at every build size past 2048 rows, radix-partitioned, and
+// the sort-merge join, for build sizes 2^bs <= 2^ps up to the largest probe size given.
 void bench_join_sizes(rt::Executor& ex, int max_lg) {
   std::mt19937_64 rng(11);
   for (int ps = 16; ps <= max_lg; ps += 2)
@@ -208,10 +210,11 @@ void bench_join_sizes(rt::Executor& ex, int max_lg) {
         ProgramBuilder b;
         b.output(b.input("s", j.sa).join(b.input("r", j.ra), {"fk"}, {"k"}), "out");
         const Program prog = b.check();
-        double ms[2];
-        for (int a = 0; a < 2; ++a) {
+        double ms[3];
+        for (int a = 0; a < 3; ++a) {
           codegen::CodegenOptions o;
-          o.join = a == 0 ? codegen::JoinAlgorithm::Hash : codegen::JoinAlgorithm::SortMerge;
+          o.join = a < 2 ? codegen::JoinAlgorithm::Hash : codegen::JoinAlgorithm::SortMerge;
+          o.hash_join_global_rows = a == 0 ? (int64_t{1} << 29) : 0;
           const auto t = time_plan(ex, codegen::generate_plan(prog, o),
                                    {{"s", j.s.binding()}, {"r", j.r.binding()}});
           ms[a] = t.seconds * 1e3;
@@ -219,8 +222,9 @@ void bench_join_sizes(rt::Executor& ex, int max_lg) {
             std::fprintf(stderr, "join sizes 2^%d x 2^%d: %lld rows, want %zu\n", ps, bs,
                          static_cast<long long>(t.rows), n);
         }
-        std::printf("  probe 2^%-2d build 2^%-2d payloads %d   hash %9.3f ms   sort-merge %9.3f ms   "
-                    "merge/hash %.2f\n", ps, bs, p, ms[0], ms[1], ms[1] / ms[0]);
+        std::printf("  probe 2^%-2d build 2^%-2d payloads %d   hash global %9.3f ms   partitioned %9.3f ms   "
+                    "sort-merge %9.3f ms   partitioned/global %.2f   merge/best hash %.2f\n",
+                    ps, bs, p, ms[0], ms[1], ms[2], ms[1] / ms[0], ms[2] / std::min(ms[0], ms[1]));
         j.free();
       }
 }

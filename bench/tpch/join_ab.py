@@ -9,6 +9,9 @@ after sorting; numbers to a relative 1e-6, since float sums may add in another o
   python3 bench/tpch/join_ab.py --ranc build/compiler/src/cli/ranc --data DIR \\
       [--queries 3,5,9] [--algos merge,hash,auto] [--repeat 2]
 
+An algorithm may carry environment settings after '+': `hash+RANC_HASH_GLOBAL_ROWS=0` is
+--join=hash with the hash join's global table off (each variant compiles its own kernels).
+
 Needs a GPU and TPC-H .tbl (or .rcol) files in DIR (scripts/tpch_gen.sh).
 """
 import argparse
@@ -32,13 +35,15 @@ def output_name(query):
 
 
 def run(ranc, query, data, algo, out_csv, cache):
+    join, *settings = algo.split("+")
     cmd = [ranc, "run", os.path.join(ROOT, "examples", "tpch", f"q{query}.ra"), "--data", data,
-           "--gpu", "--time", f"--join={algo}"]
+           "--gpu", "--time", f"--join={join}"]
     name = output_name(query)
     if name:
         cmd += ["--output", f"{name}={out_csv}"]
-    p = subprocess.run(cmd, env=dict(os.environ, RANC_CACHE_DIR=cache), capture_output=True,
-                       text=True)
+    env = dict(os.environ, RANC_CACHE_DIR=cache)
+    env.update(s.split("=", 1) for s in settings)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"q{query} --join={algo} failed ({p.returncode}): {p.stderr.strip()}")
     m = EXEC_RE.search(p.stderr)
