@@ -68,6 +68,32 @@ TEST(Package, PlansSurviveSerialization) {
   }
 }
 
+// A hash join's gated sizes (SizeExpr::gate) and its launch's global-table specialisation
+// (Launch::alt_kernel) come back from serialization.
+TEST(Package, HashJoinGatesAndAltKernelsSurvive) {
+  const rt::Plan p = plan_of("q3", {.join = codegen::JoinAlgorithm::Hash});
+  const rt::Plan back = rt::deserialize_plan(rt::serialize_plan(p));
+  ASSERT_EQ(back.steps.size(), p.steps.size());
+  int gates = 0, alts = 0;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    if (const auto* z = std::get_if<rt::SetSize>(&p.steps[i]); z && z->value.gate >= 0) {
+      const auto& b = std::get<rt::SetSize>(back.steps[i]).value;
+      EXPECT_EQ(b.gate, z->value.gate);
+      EXPECT_EQ(b.gate_min, z->value.gate_min);
+      EXPECT_EQ(b.gate_max, z->value.gate_max);
+      ++gates;
+    }
+    if (const auto* l = std::get_if<rt::Launch>(&p.steps[i]); l && l->alt_when >= 0) {
+      const auto& b = std::get<rt::Launch>(back.steps[i]);
+      EXPECT_EQ(b.alt_kernel, l->alt_kernel);
+      EXPECT_EQ(b.alt_when, l->alt_when);
+      ++alts;
+    }
+  }
+  EXPECT_GT(gates, 0);
+  EXPECT_GT(alts, 0);
+}
+
 // A recursive program's loop keeps its split deltas (LoopEnd::split) through serialization.
 TEST(Package, FixpointLoopsKeepTheirSplitDeltas) {
   for (const char* ex : {"transitive_closure", "same_generation"}) {
