@@ -106,6 +106,36 @@ __device__ __forceinline__ void partition_bounds_search(i64 q, i64 n, const KeyT
   bounds[q] = lo;
 }
 
+/// hash_set_insert and hash_set_find (below) of a key whose hash_key is h: the global join
+/// table's 64-bit keys use the same set of slots.
+template <class KeyT>
+__device__ __forceinline__ i64 hash_set_insert_hashed(KeyT* slots, i64 capacity, KeyT h) {
+  const KeyT mark = static_cast<KeyT>(~h);
+  if (mark == 0) {
+    slots[capacity] = 1;  // every writer stores the same value
+    return capacity;
+  }
+  const i64 mask = capacity - 1;
+  for (i64 at = static_cast<i64>(h) & mask;; at = (at + 1) & mask) {
+    // A slot only goes from empty to a key, so a stale empty read is caught by the CAS, and
+    // a key already present (a duplicate right key) costs a load, not an atomic.
+    KeyT cur = slots[at];
+    if (cur == 0) cur = atomicCAS(slots + at, KeyT(0), mark);
+    if (cur == 0 || cur == mark) return at;
+  }
+}
+template <class KeyT>
+__device__ __forceinline__ i64 hash_set_find_hashed(const KeyT* slots, i64 capacity, KeyT h) {
+  const KeyT mark = static_cast<KeyT>(~h);
+  if (mark == 0) return slots[capacity] != 0 ? capacity : -1;
+  const i64 mask = capacity - 1;
+  for (i64 at = static_cast<i64>(h) & mask;; at = (at + 1) & mask) {
+    const KeyT cur = slots[at];
+    if (cur == mark) return at;
+    if (cur == 0) return -1;
+  }
+}
+
 /// The build side in one table in device memory, for build sides too large for one shared-memory
 /// table and small enough that the table stays in L2 (hash_lowering.cpp's global rows): nothing is
 /// partitioned (bits == 0) and the probe side is read once, in row order. Every distinct key has one
@@ -115,8 +145,8 @@ __device__ __forceinline__ void partition_bounds_search(i64 q, i64 n, const KeyT
 /// than 2^31 - 1 rows) with bit 31 set when an older row of the key follows (next[position]).
 /// Zeroed before the build; every word is stored complemented, so 0 marks a free slot:
 ///   32-bit keys: slots[capacity] of ~(h << 32 | chain word): a probe step is one load.
-///   64-bit keys: slots[capacity + 1] of ~h (h == ~0 in slots[capacity]) and heads[capacity + 1]
-///                of ~chain word.
+///   64-bit keys: slots[capacity + 1] of the hash set's (hash_set_insert_hashed: ~h, the key
+///                whose h is ~0 marked in slots[capacity]) and heads[capacity + 1] of ~chain word.
 ///   next[build rows]: the chain word of the row of the same key inserted before it.
 /// The join's entry points take it with their template value Global: true, they probe only it;
 /// false, they build shared-memory tables of partitions only (the table is not read). One way's
@@ -157,16 +187,7 @@ __device__ __forceinline__ void global_join_insert(const GlobalJoinTable& t, uns
 }
 __device__ __forceinline__ void global_join_insert(const GlobalJoinTable& t, unsigned long long h,
                                                    unsigned int pos) {
-  const unsigned long long mark = ~h;
-  i64 s = t.capacity;  // the one key whose mark is 0
-  if (mark != 0) {
-    const i64 mask = t.capacity - 1;
-    for (s = static_cast<i64>(h) & mask;; s = (s + 1) & mask) {
-      unsigned long long cur = t.slots[s];
-      if (cur == 0) cur = atomicCAS(&t.slots[s], 0ull, mark);
-      if (cur == 0 || cur == mark) break;
-    }
-  }
+  const i64 s = hash_set_insert_hashed(t.slots, t.capacity, h);
   unsigned int cur = t.heads[s];
   for (;;) {
     const unsigned int want = cur == 0 ? ~pos : ~(pos | kChainMore);
@@ -203,16 +224,8 @@ __device__ __forceinline__ void global_join_each(const GlobalJoinTable& t, unsig
 }
 template <class F>
 __device__ __forceinline__ void global_join_each(const GlobalJoinTable& t, unsigned long long h, F& f) {
-  const unsigned long long mark = ~h;
-  i64 s = t.capacity;
-  if (mark != 0) {
-    const i64 mask = t.capacity - 1;
-    for (s = static_cast<i64>(h) & mask;; s = (s + 1) & mask) {
-      const unsigned long long cur = t.slots[s];
-      if (cur == 0) return;
-      if (cur == mark) break;
-    }
-  }
+  const i64 s = hash_set_find_hashed<unsigned long long>(t.slots, t.capacity, h);
+  if (s < 0) return;
   const unsigned int w = t.heads[s];
   if (w != 0) global_join_chain(t, ~w, f);
 }
@@ -573,34 +586,13 @@ struct HashJoinAgent {
 /// Inserts `word`'s key (if absent) and returns its slot (capacity for the all-ones hash).
 template <class KeyT>
 __device__ __forceinline__ i64 hash_set_insert(KeyT* slots, i64 capacity, KeyT word) {
-  const KeyT h = hash_key(word);
-  const KeyT mark = static_cast<KeyT>(~h);
-  if (mark == 0) {
-    slots[capacity] = 1;  // every writer stores the same value
-    return capacity;
-  }
-  const i64 mask = capacity - 1;
-  for (i64 at = static_cast<i64>(h) & mask;; at = (at + 1) & mask) {
-    // A slot only goes from empty to a key, so a stale empty read is caught by the CAS, and
-    // a key already present (a duplicate right key) costs a load, not an atomic.
-    KeyT cur = slots[at];
-    if (cur == 0) cur = atomicCAS(slots + at, KeyT(0), mark);
-    if (cur == 0 || cur == mark) return at;
-  }
+  return hash_set_insert_hashed(slots, capacity, hash_key(word));
 }
 
 /// The slot of `word`'s key, or -1 when the set does not hold it.
 template <class KeyT>
 __device__ __forceinline__ i64 hash_set_find(const KeyT* slots, i64 capacity, KeyT word) {
-  const KeyT h = hash_key(word);
-  const KeyT mark = static_cast<KeyT>(~h);
-  if (mark == 0) return slots[capacity] != 0 ? capacity : -1;
-  const i64 mask = capacity - 1;
-  for (i64 at = static_cast<i64>(h) & mask;; at = (at + 1) & mask) {
-    const KeyT cur = slots[at];
-    if (cur == mark) return at;
-    if (cur == 0) return -1;
-  }
+  return hash_set_find_hashed(slots, capacity, hash_key(word));
 }
 
 /// Links right row j into the chain of its key's slot.
