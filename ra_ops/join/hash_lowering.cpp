@@ -1,7 +1,10 @@
 // Lowering of an inner join as a partitioned hash join (hash_join.cuh, paper 004's PHJ
 // with GFTR), chosen by physical planning (PhysicalNode::join == Hash). The right input is
-// the build side, the left the probe side, so the output columns are left then right
-// non-key columns as the schema says. Steps, in the order hash_join.cuh documents:
+// the build side, the left the probe side (or the other way round with
+// PhysicalNode::build_left: the left's join keys are its key and the right's are not), and
+// the output columns are left then right non-key columns as the schema says. "left" and
+// "right" below are the probe and the build side. Steps, in the order hash_join.cuh
+// documents:
 //   per side X in {left, right}:
 //     n<id>_hash_keys_X:  h = hash_key(packed key) of every row that takes part, with what
 //                         the join reads of the row later (Read): the 32-bit words of its
@@ -146,6 +149,15 @@ struct HashJoinCode {
   Side left, right;
   std::string key_t;  // "unsigned int" or "unsigned long long"
   int32_t key_size = 4;
+  // The table is built on the left input and the right probes it (PhysicalNode::build_left);
+  // the kernels' (probe, build) positions then reach the view's members as (j, i).
+  bool build_left = false;
+  Side& probe() { return build_left ? right : left; }
+  Side& build() { return build_left ? left : right; }
+  const Side& probe() const { return build_left ? right : left; }
+  const Side& build() const { return build_left ? left : right; }
+  // The view's members take (left position, right position); the agent passes (probe, build).
+  const char* positions() const { return build_left ? "j, i" : "i, j"; }
   rt::SlotId bits = -1, parts = -1;
   rt::SlotId partitioned = -1;  // min(1, bits)
   // The global table (GlobalJoinTable; gcap is its capacity, 0 when the build side is
@@ -288,7 +300,7 @@ struct HashJoinCode {
   // spreads the probe rows evenly), so that a probe side smaller than the build side still
   // gets about a block per partition or two rather than a few blocks building many tables.
   rt::SizeExpr join_items() const {
-    return rt::SizeExpr{0, {rt::SizeTerm{1, {left.kept}}, rt::SizeTerm{tile() / 2, {parts}}}};
+    return rt::SizeExpr{0, {rt::SizeTerm{1, {probe().kept}}, rt::SizeTerm{tile() / 2, {parts}}}};
   }
   // A paged output has a chain of pages per warp, each ending in a partial page: its grid is
   // capped at kPagedBlocks blocks (each then takes several tiles) so that the partial pages
@@ -314,8 +326,8 @@ struct HashJoinCode {
   // shared memory, whose table argument is a constant without one (its global-table code is
   // compiled out; both kernels take the same parameters).
   std::vector<CallArg> join_args(KernelParams& p, bool global) const {
-    std::vector<CallArg> args = {p.slot(bits), p.slot(left.kept)};
-    for (const Side* s : {&left, &right}) {
+    std::vector<CallArg> args = {p.slot(bits), p.slot(probe().kept)};
+    for (const Side* s : {&probe(), &build()}) {
       args.emplace_back(CallArg(sel(p, s->keys, s->hashed, key_t)));
       args.emplace_back(p.buffer(s->bounds, "long long"));
     }
@@ -343,12 +355,12 @@ struct HashJoinCode {
     const int64_t global_rows = ctx.options().hash_join_global_rows;
     const bool global = global_rows > kSharedBuildRows;
     bits = ctx.new_slot();
-    rt::SizeExpr b = rt::SizeExpr::slot(right.kept);
+    rt::SizeExpr b = rt::SizeExpr::slot(build().kept);
     b.divisor = kSharedBuildRows;
     b.fn = rt::SizeFn::CeilLog2;
     b.at_most = 16;  // kMaxRadixBits
     if (global) {
-      b.gate = right.kept;
+      b.gate = build().kept;
       b.gate_min = global_rows + 1;
     }
     ctx.step(rt::SetSize{bits, b});
@@ -368,13 +380,13 @@ struct HashJoinCode {
     if (!global) return;
     // gcap = 2^ceil_log2(2 * kept) for kept in (kSharedBuildRows, global_rows], else 0.
     auto gated = [&](rt::SizeExpr e) {
-      e.gate = right.kept;
+      e.gate = build().kept;
       e.gate_min = kSharedBuildRows + 1;
       e.gate_max = global_rows;
       return e;
     };
     const rt::SlotId glog = ctx.new_slot();
-    rt::SizeExpr l{0, {rt::SizeTerm{2, {right.kept}}}};
+    rt::SizeExpr l{0, {rt::SizeTerm{2, {build().kept}}}};
     l.fn = rt::SizeFn::CeilLog2;
     ctx.step(rt::SetSize{glog, l});
     gcap = ctx.new_slot();
@@ -382,7 +394,7 @@ struct HashJoinCode {
     c.fn = rt::SizeFn::Pow2;
     ctx.step(rt::SetSize{gcap, gated(c)});
     const rt::SlotId gbuild = ctx.new_slot();
-    ctx.step(rt::SetSize{gbuild, gated(rt::SizeExpr::slot(right.kept))});
+    ctx.step(rt::SetSize{gbuild, gated(rt::SizeExpr::slot(build().kept))});
     gmode = ctx.new_slot();
     ctx.step(rt::SetSize{gmode, gated(rt::SizeExpr::fixed(1))});
     // 64-bit keys keep the one key whose hash is all ones in slot `capacity`.
@@ -394,7 +406,7 @@ struct HashJoinCode {
     // The build: one thread per kept build row, its hashed key in row order.
     KernelParams p;
     const std::string t = global_table(p);
-    const std::string hk = p.buffer(right.hashed, key_t);
+    const std::string hk = p.buffer(build().hashed, key_t);
     // One row a thread (MapSearch): an insert is a chain of dependent atomics; at 16 rows a
     // thread they ran one after another (4096 rows took 0.12 ms, H100).
     ctx.map_kernel(n.id, "hash_global_build", p, gbuild,
@@ -403,15 +415,15 @@ struct HashJoinCode {
   }
 
   // The hook for the view's filter (residual and fused selects) at the match's positions.
-  static HookArg filter_hook(KernelParams& p, const DeviceRelation& view) {
+  HookArg filter_hook(KernelParams& p, const DeviceRelation& view) const {
     if (view.view->keep_fn.empty()) return HookArg::stock("NoResidual");
     p.use(*view.view);
     return HookArg::lambda("bool", {{"long long", "i"}, {"long long", "j"}},
-                           fmt::format(" return f.{}(i, j); ", view.view->keep_fn));
+                           fmt::format(" return f.{}({}); ", view.view->keep_fn, positions()));
   }
-  static HookArg emit_hook() {
+  HookArg emit_hook() const {
     return HookArg::lambda("void", {{"long long", "i"}, {"long long", "j"}, {"long long", "o"}},
-                           " f.emit(i, j, o); ");
+                           fmt::format(" f.emit({}, o); ", positions()));
   }
   // HashJoinAgent's arguments in order: `lead`, the partitions (join_args), the residual,
   // emit, then `rest`.
@@ -467,7 +479,7 @@ struct HashJoinCode {
     const Node& last = ctx.program().node(v.nodes.back());
     const std::string ops = v.op_names(ctx.program());
     const rt::SlotId cap = ctx.new_slot();
-    rt::SizeExpr capx = rt::SizeExpr::slot(left.kept);
+    rt::SizeExpr capx = rt::SizeExpr::slot(probe().kept);
     capx.at_least = 1;
     ctx.step(rt::SetSize{cap, capx});
     const rt::SlotId total = ctx.new_slot();
@@ -523,7 +535,8 @@ struct HashJoinCode {
                                   fold_agg_object(spec.state), {pp}),
                         {global ? "true" : "false"});
     };
-    const std::string head = ctx.functor(fn, p, spec.members) + fold_agg_struct(fn, spec.state) +
+    const std::string head = ctx.functor(fn, p, spec.members) +
+                             fold_agg_struct(fn, spec.state, build_left) +
                              agent.declare() + agent.dynamic_temp_storage(smem_bytes());
     LaunchShape shape{join_items(), tile(), ctx.policy_threads("HashJoin"), true, nodes,
                       std::nullopt, static_cast<int32_t>(smem_bytes()), min_blocks()};
@@ -552,7 +565,7 @@ struct HashJoinCode {
       ctx.step(rt::SetSize{tiles, b});
     }
     const rt::SlotId cap = ctx.new_slot();
-    rt::SizeExpr capx{0, {rt::SizeTerm{1, {left.kept}}, rt::SizeTerm{warps * R, {tiles}}}, R};
+    rt::SizeExpr capx{0, {rt::SizeTerm{1, {probe().kept}}, rt::SizeTerm{warps * R, {tiles}}}, R};
     capx.at_least = 1;
     ctx.step(rt::SetSize{cap, capx});
     DeviceRelation out =
@@ -620,6 +633,7 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
                                                                         : "unsigned int",
                                                          key_bits / 8});
   HashJoinCode& hj = *hjp;
+  hj.build_left = ctx.physical(n.id).build_left;
 
   // What the output reads of each side: every left attribute, the right's non-keys.
   for (size_t c = 0; c < L.types.size(); ++c) hj.left.needed.push_back(static_cast<int32_t>(c));
@@ -669,7 +683,7 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
   v.fold = [hjp](LoweringContext&, const DeviceRelation& rel, const FoldSpec& spec) {
     return hjp->fold(rel, spec);
   };
-  ctx.set_relation(n.id, make_view(std::move(v), std::move(types), L.size));
+  ctx.set_relation(n.id, make_view(std::move(v), std::move(types), hj.probe().rel.size));
 }
 
 void lower_hash_semi_join(LoweringContext& ctx, const Node& n) {

@@ -25,7 +25,9 @@ void set_semi_stage(LoweringContext& ctx, const Node& n, const DeviceRelation& L
 // The aggregate object of the join-reduce agents (join_reduce.cuh's JoinFoldHooks::Agg) over
 // the functor `fn`'s init(), fold(s, i, j) and merge(a, b) (FoldSpec::members), defined as
 // `agg` in a kernel body (fold_agg_struct), and the same as a hook argument (fold_agg_object).
-std::string fold_agg_struct(const std::string& fn, const std::string& st);
+// `swapped`: the agent passes (right, left) positions (a hash join built on its left input),
+// handed on to fold as (left, right).
+std::string fold_agg_struct(const std::string& fn, const std::string& st, bool swapped = false);
 HookArg fold_agg_object(const std::string& st);
 // A semi or anti join as a probe of a global hash set of the right side's keys.
 void lower_hash_semi_join(LoweringContext& ctx, const Node& n);

@@ -309,15 +309,15 @@ DeviceRelation write_merge(LoweringContext& ctx, const JoinCode& jc, const Devic
 
 }  // namespace
 
-std::string fold_agg_struct(const std::string& fn, const std::string& st) {
+std::string fold_agg_struct(const std::string& fn, const std::string& st, bool swapped) {
   return fmt::format(
       "  struct Agg {{\n    const {0}* f;\n    using State = {1};\n"
       "    __device__ __forceinline__ State init() const {{ return f->init(); }}\n"
       "    __device__ __forceinline__ void fold(State& s, long long l, long long r) const {{ "
-      "f->fold(s, l, r); }}\n"
+      "f->fold(s, {2}); }}\n"
       "    __device__ __forceinline__ void merge(State& a, const State& b) const {{ f->merge(a, b); "
       "}}\n  }} agg{{&f}};\n",
-      fn, st);
+      fn, st, swapped ? "r, l" : "l, r");
 }
 HookArg fold_agg_object(const std::string& st) {
   return HookArg::object(

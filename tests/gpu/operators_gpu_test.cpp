@@ -10,6 +10,7 @@
 
 #include "gpu_test_util.h"
 #include "ranc/dsl.h"
+#include "ranc/passes/pass_runner.h"
 #include "ranc/passes/plan_sort_orders.h"
 #include "test_programs.h"
 
@@ -426,6 +427,55 @@ TEST(GpuJoinKeys, HashJoinBuildSideSkew) {
                 "")
           << type_name(kt) << " global rows " << global_rows;
   }
+}
+
+// A hash join whose left input has a declared key on the join keys and whose right has none
+// builds its table on the left and probes it with the right (PhysicalNode::build_left): at
+// build sizes that take one shared-memory table (33), the global table (4097, 100003) and
+// radix partitions (the global table off), for a plain join, a residual, a project, a select
+// and a global reduce folded into the join. The output keeps its attribute order. A declared
+// key is not verified: with duplicate "keys" on the left the output outgrows the probe rows
+// and is grown and written again, still exact.
+TEST(GpuJoinKeys, HashJoinBuiltOnTheKeyedLeft) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(23);
+  for (int64_t nl : {int64_t{33}, int64_t{4097}, int64_t{100003}})
+    for (bool lie : {false, true})
+      for (Type kt : {Type::I32, Type::I64}) {
+        std::vector<int64_t> lk(static_cast<size_t>(nl)), rk;
+        for (int64_t i = 0; i < nl; ++i) lk[static_cast<size_t>(i)] = lie ? i % (nl / 3 + 1) : 3 * i;
+        std::shuffle(lk.begin(), lk.end(), rng);
+        const int64_t nr = 2 * nl + 5;
+        std::uniform_int_distribution<int64_t> any(0, 3 * nl + 2);  // about a third match
+        for (int64_t i = 0; i < nr; ++i) rk.push_back(any(rng));
+        Schema ls{{{"k", kt}, {"v", Type::I32}, {"w", Type::I64}}, 1},
+            rs{{{"qk", kt}, {"qv", Type::I32}}, 0};
+        Inputs in;
+        in.emplace_back("l", make_relation(ls, {column_from_keys(kt, lk), random_column(Type::I32, nl, rng),
+                                                 random_column(Type::I64, nl, rng)}));
+        in.emplace_back("r", make_relation(rs, {column_from_keys(kt, rk), random_column(Type::I32, nr, rng)}));
+        ProgramBuilder b;
+        auto l = b.input("l", ls.attributes, 1);
+        auto r = b.input("r", rs.attributes);
+        b.output(l.join(r, {"k"}, {"qk"}), "inner");
+        b.output(l.join(r, {"k"}, {"qk"}, JoinKind::Inner, col("v") < col("qv")), "residual");
+        b.output(l.join(r, {"k"}, {"qk"}).project({"qv", "w", as(col("v") - col("qv"), "d")}), "mapped");
+        b.output(l.join(r, {"k"}, {"qk"}).select(col("v") > col("qv")), "selected");
+        b.output(l.join(r, {"k"}, {"qk"}).reduce({}, {ranc::count("n"), ranc::sum(col("qv"), "sq"),
+                                                     ranc::max(col("w"), "mw")}),
+                 "folded");
+        Program p = b.check();
+        EXPECT_NE(passes::print_join_choices(
+                      passes::run_pipeline(p, {.join = codegen::JoinAlgorithm::Hash}).physical)
+                      .find("built on the left input"),
+                  std::string::npos);
+        for (int64_t global_rows : {int64_t{1} << 21, int64_t{0}})
+          EXPECT_EQ(run_and_compare(p, in, {.join = codegen::JoinAlgorithm::Hash,
+                                            .hash_join_global_rows = global_rows}),
+                    "")
+              << "left rows " << nl << (lie ? " (duplicate keys)" : "") << " " << type_name(kt)
+              << " global rows " << global_rows;
+      }
 }
 
 // Sort-merge inner join of a sorted left input, written in one pass (JoinMergeAgent): tiles

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "ranc/passes/unique_keys.h"
+
 namespace ranc::passes {
 
 bool streams_paged_input(const PhysicalPlan& plan, const Node& c, size_t k) {
@@ -25,19 +27,19 @@ bool streams_paged_input(const PhysicalPlan& plan, const Node& c, size_t k) {
 }
 
 namespace {
-// Does every probe (left) row of hash join `j` have at most one match? Yes when the build
-// (right) input's key attributes (Schema::key_size, a prefix) are all among the join's
-// right keys.
-bool build_keys_unique(const Program& prog, const Node& j) {
-  const auto& k = j.right_key_index;
-  return covers_key(prog.node(j.inputs.at(1)).schema,
-                    [&](int32_t a) { return std::find(k.begin(), k.end(), a) != k.end(); });
+// Does every probe row of hash join `j` have at most one match? Yes when a key set of the
+// build input (the right, or the left with PhysicalNode::build_left) lies within its join
+// keys (UniqueKeys).
+bool build_keys_unique(const PhysicalPlan& plan, UniqueKeys& keys, const Node& j) {
+  const bool left = plan.nodes.at(static_cast<size_t>(j.id)).build_left;
+  return keys.within(j.inputs.at(left ? 0 : 1), left ? j.left_key_index : j.right_key_index);
 }
 }  // namespace
 
 void plan_paged_edges(PhysicalPlan& plan) {
   const Program& prog = plan.program;
   const Consumers consumers = consumers_of(prog);
+  UniqueKeys keys(prog);
   for (auto& p : plan.nodes) p.paged = false;
   for (const Node& j : prog.nodes()) {
     if (j.kind != OpKind::Join || j.join_kind != JoinKind::Inner ||
@@ -54,7 +56,7 @@ void plan_paged_edges(PhysicalPlan& plan) {
     for (const auto& [c, k] : cs) stream = stream && streams_paged_input(plan, prog.node(c), k);
     // With a unique build key the dense output (sized by the probe rows) is exact and
     // written in one pass too, and its readers need no page-fill filter.
-    plan.nodes[static_cast<size_t>(m)].paged = stream && !build_keys_unique(prog, j);
+    plan.nodes[static_cast<size_t>(m)].paged = stream && !build_keys_unique(plan, keys, j);
   }
 }
 

@@ -3,6 +3,8 @@
 // inserts sorts only where an operator needs an order its input lacks.
 #include "ranc/passes/plan_sort_orders.h"
 
+#include "ranc/passes/unique_keys.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -56,7 +58,8 @@ std::vector<int32_t> all_attrs(const Schema& s) {
 
 class Planner {
  public:
-  Planner(const Program& in, const codegen::CodegenOptions& options) : in_(in), options_(options) {}
+  Planner(const Program& in, const codegen::CodegenOptions& options)
+      : in_(in), options_(options), keys_(out_.program) {}
 
   PhysicalPlan run() {
     // The right inputs that an inner (sort-merge, under Auto) join sorts by its keys.
@@ -295,6 +298,11 @@ class Planner {
         break;
       case OpKind::Join: {
         p.join = join_algorithm(n, old, p.join_reason);
+        if (p.join == codegen::JoinAlgorithm::Hash && n.join_kind == JoinKind::Inner) {
+          // Build on the side whose join keys identify its rows (PK-FK: the PK side).
+          p.build_left = !keys_.within(in(1), n.right_key_index) &&
+                         keys_.within(in(0), n.left_key_index);
+        }
         if (p.join == codegen::JoinAlgorithm::Hash) {
           // No input order needed. The partitioned (inner) join's output has none; a semi
           // or anti join is a stage over the left rows and keeps their order.
@@ -395,6 +403,7 @@ class Planner {
   const Program& in_;
   const codegen::CodegenOptions& options_;
   PhysicalPlan out_;
+  UniqueKeys keys_;  // over out_.program
   std::map<std::pair<NodeId, std::string>, NodeId> sorts_;
   // (right input in the checked program, its keys) of every inner join.
   std::set<std::pair<NodeId, std::vector<int32_t>>> merge_sorted_;
@@ -463,9 +472,13 @@ std::string print_join_choices(const PhysicalPlan& plan) {
                                                        : "outer";
     std::string how;
     if (p.join == codegen::JoinAlgorithm::Hash) {
-      how = n.join_kind == JoinKind::Inner
-                ? "partitioned hash join (a mid-sized build side: one global table, unpartitioned)"
-                : "hash set probe";
+      how = n.join_kind != JoinKind::Inner ? "hash set probe"
+            : p.build_left
+                ? "hash join built on the left input (its join keys are its key; the right's "
+                  "are not), probed by the right: one global table for a mid-sized build side, "
+                  "else partitioned"
+                : "hash join built on the right input, probed by the left: one global table "
+                  "for a mid-sized build side, else partitioned";
     } else if (n.join_kind != JoinKind::Inner) {
       how = "sort-merge: a binary search a left row";
     } else {

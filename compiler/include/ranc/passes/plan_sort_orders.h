@@ -58,6 +58,11 @@ struct PhysicalNode {
   Order compare_keys;
   codegen::JoinAlgorithm join = codegen::JoinAlgorithm::SortMerge;
   std::string join_reason;  // Join: why this algorithm (`ranc explain`'s == joins ==)
+  // Join (hash, inner): the hash table is built on the left input and the right probes it,
+  // when the left's join keys are a key of it and the right's are not (UniqueKeys): the
+  // table then holds one row a key and the output, at most a row a probe row, is sized
+  // exactly by the probe side. The output's attributes keep their order (left, then right).
+  bool build_left = false;
   // Reduce: grouped by hashing (templates/hash_reduce.cuh) instead of sorting its input;
   // the output is still ordered by the group keys (ascending, in group-key order).
   bool hash_reduce = false;
