@@ -14,8 +14,9 @@
 //                         kernel), else a map kernel.
 //   s_bits = min(kMaxRadixBits, ceil_log2(ceil(n_right / kTargetBuildRows))), s_parts =
 //   2^s_bits, computed on the host (no read-back). A build side of more than
-//   kTargetBuildRows (2048) and at most CodegenOptions::hash_join_global_rows kept rows takes
-//   0 bits and a global table instead (gated sizes, rt::SizeExpr::gate):
+//   kTargetBuildRows (2048) and at most CodegenOptions::hash_join_global_rows kept rows, or a
+//   quarter of the probe rows kept (plan_build), takes 0 bits and a global table instead
+//   (gated sizes, rt::SizeExpr::gate):
 //     n<id>_hash_global_build: global_join_insert of every kept build row (hash_join.cuh's
 //                              GlobalJoinTable, in device memory, about L2's size at most),
 //   and the join's launch runs its _global kernel (rt::Launch::alt_kernel), which probes that
@@ -347,21 +348,50 @@ struct HashJoinCode {
 
   // The radix bits and, with the option on, the global table: build sides of at most
   // kSharedBuildRows kept rows join one shared-memory table per probe piece (0 bits); up to
-  // the option's global rows they go into one table in device memory (0 bits, gcap > 0);
-  // larger ones are partitioned into partitions of about kSharedBuildRows rows. All on the
-  // host from the build rows kept (no read-back).
+  // max(the option's global rows, the probe rows kept / kGlobalProbeRatio, at most
+  // kGlobalRatioMaxRows) they go into one table in device memory (0 bits, gcap > 0); larger
+  // ones are partitioned into partitions of about kSharedBuildRows rows. All on the host
+  // from the rows kept (no read-back). A table that fits L2 (2^21 rows: 32 MB of slots) beat
+  // partitions at every probe size measured (ra_bench joinsizes, 1.4-2.6x at 2^16..2^22
+  // probe rows); past L2 each probe is a random DRAM access, which still beat partitioning
+  // both sides when the probe side was 4.4x (TPC-H SF 10 Q3, 7.3M build rows: 3.61 against
+  // 4.65 ms) or 26x the build side (Q5: 3.96 against 6.11 ms), and lost at 0.2x (Q9's 15M
+  // orders, 6.97 against 4.83 ms) and 1.1x (Q7, 8.00 against 7.56 ms) (H100, session 31).
   static constexpr int64_t kSharedBuildRows = 2048;  // HashJoinAgent<..., 8192>::kTargetBuildRows
+  static constexpr int64_t kGlobalProbeRatio = 4;
+  static constexpr int64_t kGlobalRatioMaxRows = int64_t{1} << 26;  // 1 GB of slots
   void plan_build() {
     const int64_t global_rows = ctx.options().hash_join_global_rows;
     const bool global = global_rows > kSharedBuildRows;
+    // take = the build rows kept when they are at most max(global_rows, probe / ratio), else 0.
+    rt::SlotId take = -1;
+    if (global) {
+      const rt::SlotId limit = ctx.new_slot();
+      rt::SizeExpr l = rt::SizeExpr::slot(probe().kept);
+      l.divisor = kGlobalProbeRatio;
+      l.at_most = std::max(global_rows, kGlobalRatioMaxRows);
+      l.at_least = global_rows;
+      ctx.step(rt::SetSize{limit, l});
+      const rt::SlotId over = ctx.new_slot();  // build rows past the limit, or 0
+      rt::SizeExpr o{0, {rt::SizeTerm{1, {build().kept}}, rt::SizeTerm{-1, {limit}}}};
+      o.saturate = true;
+      ctx.step(rt::SetSize{over, o});
+      take = ctx.new_slot();
+      rt::SizeExpr t = rt::SizeExpr::slot(build().kept);
+      t.gate = over;
+      t.gate_min = 0;
+      t.gate_max = 0;
+      ctx.step(rt::SetSize{take, t});
+    }
     bits = ctx.new_slot();
     rt::SizeExpr b = rt::SizeExpr::slot(build().kept);
     b.divisor = kSharedBuildRows;
     b.fn = rt::SizeFn::CeilLog2;
     b.at_most = 16;  // kMaxRadixBits
-    if (global) {
-      b.gate = build().kept;
-      b.gate_min = global_rows + 1;
+    if (global) {  // partitions only when the global table is not taken
+      b.gate = take;
+      b.gate_min = 0;
+      b.gate_max = 0;
     }
     ctx.step(rt::SetSize{bits, b});
     partitioned = ctx.new_slot();
@@ -378,11 +408,10 @@ struct HashJoinCode {
         "\"hash_lowering.cpp's radix bits follow hash_join.cuh\");\n",
         ctx.policy("HashJoin"), kSharedBuildRows));
     if (!global) return;
-    // gcap = 2^ceil_log2(2 * kept) for kept in (kSharedBuildRows, global_rows], else 0.
+    // gcap = 2^ceil_log2(2 * kept) when the global table is taken, else 0.
     auto gated = [&](rt::SizeExpr e) {
-      e.gate = build().kept;
+      e.gate = take;
       e.gate_min = kSharedBuildRows + 1;
-      e.gate_max = global_rows;
       return e;
     };
     const rt::SlotId glog = ctx.new_slot();

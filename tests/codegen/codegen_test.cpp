@@ -175,10 +175,11 @@ TEST(PlanSortOrders, JoinSortsRightInputOnly) {
             "n4 output(n3)\n");
 }
 
-// Auto is sort-merge (hashing every unsorted join lost on TPC-H, bench/RESULTS.md): an
-// unsorted right input gets a sort; Hash forces the hash join, with no sort; semi joins
-// are sort-merge either way.
-TEST(PlanSortOrders, AutoJoinIsSortMerge) {
+// Auto hashes an inner join when no input is ordered by its keys (no sort at all); it stays
+// sort-merge when the right input is already ordered by the keys (no sort either), or when
+// an anti join of the same right input by the same keys shares the right's sort (a left
+// outer join, lowered to an inner and an anti join: TPC-H Q13). Hash and merge force it.
+TEST(PlanSortOrders, AutoJoinHashesUnsortedInputs) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
   auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
@@ -186,14 +187,32 @@ TEST(PlanSortOrders, AutoJoinIsSortMerge) {
   EXPECT_EQ(physical(b.check()),
             "n0 input()\n"
             "n1 input()\n"
+            "n2 join(n0, n1) hash\n"
+            "n3 output(n2)\n");
+  EXPECT_EQ(physical(b.check(), codegen::JoinAlgorithm::SortMerge),
+            "n0 input()\n"
+            "n1 input()\n"
             "n2 sort(n1) by [qk] (inserted) order [qk]\n"
             "n3 join(n0, n2)\n"
             "n4 output(n3)\n");
-  EXPECT_EQ(physical(b.check(), codegen::JoinAlgorithm::Hash),
+  ProgramBuilder s;
+  auto sr = s.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto sq = s.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
+  s.output(sr.join(sq.sort({"qk"}), {"k"}, {"qk"}), "sorted_right");
+  EXPECT_EQ(physical(s.check()),
             "n0 input()\n"
             "n1 input()\n"
-            "n2 join(n0, n1) hash\n"
-            "n3 output(n2)\n");
+            "n2 sort(n1) by [qk, w] order [qk, w]\n"
+            "n3 join(n0, n2)\n"
+            "n4 output(n3)\n");
+  ProgramBuilder o;
+  auto lr = o.input("r", {{"k", Type::I32}, {"v", Type::I64}});
+  auto lq = o.input("q", {{"qk", Type::I32}, {"w", Type::F64}});
+  o.output(lr.join(lq, {"k"}, {"qk"}, JoinKind::Left), "outer");
+  const std::string outer = passes::print_join_choices(passes::run_pipeline(o.check(), {}).physical);
+  EXPECT_NE(outer.find("join inner: sort-merge"), std::string::npos) << outer;
+  EXPECT_NE(outer.find("shares its sort (a left outer join)"), std::string::npos) << outer;
+  EXPECT_NE(outer.find("join anti: sort-merge"), std::string::npos) << outer;
 }
 
 // A semi or anti join probes a hash set of its right keys unless the right input is
@@ -810,11 +829,11 @@ TEST(GeneratePlan, HashJoinKernelsAndSteps) {
 #endif
 }
 
-// The build side's size picks the hash join's table on the host (no read-back): up to 2048
-// kept rows one shared-memory table a probe piece, up to hash_join_global_rows one table in
-// device memory (GlobalJoinTable, built by n2_hash_global_build; 0 radix bits), beyond that
-// radix partitions. The plan holds all three, gated by the build rows; the option's 0 drops
-// the global table.
+// The sizes pick the hash join's table on the host (no read-back): up to 2048 kept build
+// rows one shared-memory table a probe piece, up to hash_join_global_rows (or a quarter of
+// the probe rows, at most 2^26) one table in device memory (GlobalJoinTable, built by
+// n2_hash_global_build; 0 radix bits), beyond that radix partitions. The plan holds all
+// three, gated by the sizes; the option's 0 drops the global table.
 TEST(GeneratePlan, HashJoinGlobalTableByBuildSize) {
   ProgramBuilder b;
   auto s = b.input("s", {{"fk", Type::I64}, {"s1", Type::I32}});
@@ -827,30 +846,84 @@ TEST(GeneratePlan, HashJoinGlobalTableByBuildSize) {
     o.join = codegen::JoinAlgorithm::Hash;
     o.hash_join_global_rows = global_rows;
     const rt::Plan plan = codegen::generate_plan(prog, o);
-    const rt::SlotId build_rows = plan.inputs.at(1).size;  // r: nothing filters it
-    // The radix bits: ceil_log2(rows / 2048), gated to build sides past the global rows.
-    const rt::SizeExpr* bits = nullptr;
-    for (const rt::Step& st : plan.steps)
-      if (const auto* z = std::get_if<rt::SetSize>(&st); z && z->value.fn == rt::SizeFn::CeilLog2 &&
-                                                         z->value.divisor == 2048)
-        bits = &z->value;
-    ASSERT_NE(bits, nullptr);
-    const bool global = global_rows > 0;
-    EXPECT_EQ(bits->gate, global ? build_rows : -1);
-    if (global) {
-      EXPECT_EQ(bits->gate_min, global_rows + 1);
-      EXPECT_EQ(bits->gate_max, -1);
+    const rt::SlotId probe_rows = plan.inputs.at(0).size, build_rows = plan.inputs.at(1).size;
+    // The join's launch runs n2_join_hash_global instead of n2_join_hash when slot alt_when
+    // is nonzero; the radix bits are the one CeilLog2 of the build rows / 2048.
+    rt::SlotId alt_when = -1, bits = -1;
+    for (const rt::Step& st : plan.steps) {
+      if (const auto* l = std::get_if<rt::Launch>(&st); l && l->kernel == "n2_join_hash")
+        alt_when = l->alt_when;
+      if (const auto* z = std::get_if<rt::SetSize>(&st);
+          z && z->value.fn == rt::SizeFn::CeilLog2 && z->value.divisor == 2048)
+        bits = z->slot;
     }
-    // The global table's capacity, its build kernel's rows: gated to (2048, global rows].
-    int gated = 0;
-    for (const rt::Step& st : plan.steps)
-      if (const auto* z = std::get_if<rt::SetSize>(&st); z && z->value.gate >= 0 && z->value.gate_max >= 0) {
-        EXPECT_EQ(z->value.gate, build_rows);
-        EXPECT_EQ(z->value.gate_min, 2049);
-        EXPECT_EQ(z->value.gate_max, global_rows);
-        ++gated;
+    ASSERT_GE(bits, 0);
+    ASSERT_EQ(alt_when >= 0, global_rows > 0);
+    // The host's sizes, by evaluating the plan's SetSize steps (rt::SizeExpr's documented
+    // meaning, written out again here) for given probe and build rows.
+    auto sizes = [&](int64_t probe, int64_t build) {
+      std::vector<int64_t> slot(static_cast<size_t>(plan.num_slots), 0);
+      slot[static_cast<size_t>(probe_rows)] = probe;
+      slot[static_cast<size_t>(build_rows)] = build;
+      for (const rt::Step& st : plan.steps) {
+        const auto* z = std::get_if<rt::SetSize>(&st);
+        if (!z) continue;
+        const rt::SizeExpr& e = z->value;
+        int64_t v = e.constant;
+        if (e.gate >= 0) {
+          const int64_t g = slot[static_cast<size_t>(e.gate)];
+          if (g < e.gate_min || (e.gate_max >= 0 && g > e.gate_max)) {
+            slot[static_cast<size_t>(z->slot)] = 0;
+            continue;
+          }
+        }
+        for (const rt::SizeTerm& t : e.terms) {
+          int64_t prod = t.factor;
+          for (rt::SlotId x : t.slots) prod *= slot[static_cast<size_t>(x)];
+          v += prod;
+        }
+        if (v < 0) {
+          EXPECT_TRUE(e.saturate);
+          v = 0;
+        }
+        v = (v + e.divisor - 1) / e.divisor;
+        if (e.fn == rt::SizeFn::CeilLog2) v = v <= 1 ? 0 : 64 - __builtin_clzll(static_cast<uint64_t>(v - 1));
+        if (e.fn == rt::SizeFn::Pow2) v = int64_t{1} << v;
+        v = std::max(v, e.at_least);
+        if (e.at_most >= 0) v = std::min(v, e.at_most);
+        slot[static_cast<size_t>(z->slot)] = v;
       }
-    EXPECT_EQ(gated, global ? 3 : 0);  // capacity, build rows, and the join kernel's choice
+      return std::make_pair(slot[static_cast<size_t>(bits)],
+                            alt_when >= 0 ? slot[static_cast<size_t>(alt_when)] : 0);
+    };
+    // (probe rows, build rows, global table?, radix bits) with the global table on at 2^21:
+    // a shared-memory table to 2048 build rows; the global table to 2^21 build rows, or to a
+    // quarter of the probe rows up to 2^26; radix partitions beyond.
+    struct Case { int64_t probe, build; bool global; int64_t bits; };
+    const int64_t m = int64_t{1} << 20;
+    std::vector<Case> cases = {
+        {1000, 1000, false, 0},   {1000, 2048, false, 0},  {m, 100000, true, 0},
+        {m, 2 * m, true, 0},      {m, 3 * m, false, 11},   {40 * m, 8 * m, true, 0},
+        {20 * m, 8 * m, false, 12}, {1024 * m, 128 * m, false, 16}, {1024 * m, 64 * m, true, 0},
+        {0, 0, false, 0}};
+    for (const Case& c : cases) {
+      SCOPED_TRACE(fmt::format("probe {} build {}", c.probe, c.build));
+      const auto [b, g] = sizes(c.probe, c.build);
+      if (global_rows == int64_t{1} << 21) {  // worked out by hand above
+        EXPECT_EQ(g, c.global ? 1 : 0);
+        EXPECT_EQ(b, c.bits);
+        continue;
+      }
+      // The other settings by the rule itself.
+      const int64_t limit = std::min(std::max(global_rows, (c.probe + 3) / 4),
+                                     std::max(global_rows, int64_t{1} << 26));
+      const bool global = global_rows > 2048 && c.build > 2048 && c.build <= limit;
+      EXPECT_EQ(g, global ? 1 : 0);
+      const int64_t parts = (c.build + 2047) / 2048;
+      EXPECT_EQ(b, global || parts <= 1 ? 0
+                                        : std::min<int64_t>(16, 64 - __builtin_clzll(static_cast<uint64_t>(parts - 1))));
+    }
+    const bool global = global_rows > 0;
     auto has = [&](const char* k) {
       return std::find(plan.kernels.begin(), plan.kernels.end(), k) != plan.kernels.end();
     };

@@ -63,9 +63,13 @@ class Planner {
 
   PhysicalPlan run() {
     // The right inputs that an inner (sort-merge, under Auto) join sorts by its keys.
-    for (const Node& n : in_.nodes())
-      if (n.kind == OpKind::Join && n.join_kind == JoinKind::Inner)
+    for (const Node& n : in_.nodes()) {
+      if (n.kind != OpKind::Join) continue;
+      if (n.join_kind == JoinKind::Inner)
         merge_sorted_.insert({n.inputs.at(1), distinct_in_order(n.right_key_index)});
+      if (n.join_kind == JoinKind::Semi || n.join_kind == JoinKind::Anti)
+        semi_right_.insert({n.inputs.at(1), distinct_in_order(n.right_key_index)});
+    }
     std::vector<NodeId> map(in_.size(), -1);
     for (const Node& old : in_.nodes()) {
       Node n = old;
@@ -246,15 +250,25 @@ class Planner {
       why = "the right input is not ordered by the keys: a hash set of them, no sort";
       return JoinAlgorithm::Hash;
     }
-    // Auto is sort-merge. The partitioned hash join is 4.6x faster than sort + merge on
-    // large unsorted PK-FK inputs (2^27 x 2^27 on an H100) and faster from about 2^21 probe
-    // rows, but hashing every inner join on TPC-H SF 10 won Q8, Q9 and Q21 and lost Q3, Q5,
-    // Q7, Q10 (1.3-1.6x) and Q13 (3.5x: a build side ten times its probe side), and none of
-    // those joins has an input ordered by its keys to tell them apart (bench/RESULTS.md,
-    // session 27). The choice needs the inputs' sizes, which the planner does not have.
-    why = "auto: the planner has no input sizes; sort-merge is faster on small or filtered "
-          "joins, --join=hash on large unsorted ones";
-    return JoinAlgorithm::SortMerge;
+    // Auto, inner join: sort-merge when the right input is already ordered by the keys (no
+    // sort: binary searches, or one merge pass when the left is ordered too), or when a semi
+    // or anti join of the same right input by the same keys shares its sort (a left outer
+    // join, lowered to an inner and an anti join: TPC-H Q13). Otherwise hash: no sort of
+    // either input. Built on the side whose join keys are its key (build_left), with one
+    // global table for a build side up to 2^21 rows or a quarter of the probe rows, the
+    // hash join beat sort + merge on TPC-H SF 10 Q2, Q3, Q5, Q7, Q8, Q9 and Q10 by 1.16-1.58x
+    // (H100, bench/RESULTS.md, session 31); at 2^27 x 2^27 unsorted PK-FK rows by 4.6x.
+    if (groups_by(phys(n.inputs.at(1)).order, n.right_key_index)) {
+      why = "auto: the right input is already ordered by the keys: searched or merged, no sort";
+      return JoinAlgorithm::SortMerge;
+    }
+    if (semi_right_.count({old.inputs.at(1), distinct_in_order(n.right_key_index)})) {
+      why = "auto: a semi or anti join of the same right input by the same keys shares its "
+            "sort (a left outer join)";
+      return JoinAlgorithm::SortMerge;
+    }
+    why = "auto: no input is ordered by the keys: hashing sorts neither";
+    return JoinAlgorithm::Hash;
   }
 
   NodeId plan_node(Node n, const Node& old) {
@@ -407,6 +421,8 @@ class Planner {
   std::map<std::pair<NodeId, std::string>, NodeId> sorts_;
   // (right input in the checked program, its keys) of every inner join.
   std::set<std::pair<NodeId, std::vector<int32_t>>> merge_sorted_;
+  // The same of every semi and anti join.
+  std::set<std::pair<NodeId, std::vector<int32_t>>> semi_right_;
 };
 
 std::string order_text(const Program& prog, const Node& n, const Order& o) {

@@ -89,10 +89,11 @@ struct CodegenOptions {
   // (RANC_HASH_PRIVATE=N). Same results; float sums in another order.
   int hash_private_states = -1;
   // An inner hash join whose build side keeps more rows than one shared-memory table holds
-  // (2048) and at most this many builds one table in device memory (hash_join.cuh's
-  // GlobalJoinTable, small enough to stay in L2) and probes it in row order: neither side is
-  // partitioned. Larger build sides are radix-partitioned. 0 turns the global table off
-  // (RANC_HASH_GLOBAL_ROWS=N). Chosen per run from the build rows; the same results.
+  // (2048) and at most this many (a table that stays in L2), or at most a quarter of the
+  // probe rows kept and 2^26, builds one table in device memory (hash_join.cuh's
+  // GlobalJoinTable) and probes it in row order: neither side is partitioned. Larger build
+  // sides are radix-partitioned. 0 turns the global table off (RANC_HASH_GLOBAL_ROWS=N).
+  // Chosen per run from the rows kept; the same results.
   int64_t hash_join_global_rows = int64_t{1} << 21;
   // The hash group-by's room for phase 1's records (hash_reduce.cuh); 0: the grid's blocks
   // times a block table's slots (at most the input's rows). When the records pass it (many

@@ -20,10 +20,11 @@
 //              (hash_join_key_bits): an inner join is a partitioned hash join, a semi or
 //              anti join probes a hash set of the right keys; other keys use sort-merge.
 //   Auto:      semi and anti joins hash when their right input is not already ordered by
-//              the keys (and the keys pack); inner joins are sort-merge. The partitioned
-//              hash join wins on large unsorted joins but lost on TPC-H's small and
-//              filtered ones (bench/RESULTS.md, issue 9); choosing needs input sizes the
-//              planner does not have.
+//              the keys (and the keys pack); so do inner joins, unless a semi or anti join
+//              of the same right input by the same keys would share the right's sort (a
+//              left outer join). The hash join then builds on the side whose join keys are
+//              its key (build_left) and takes one global table instead of partitions for
+//              mid-sized build sides (ra_ops/join/hash_lowering.cpp).
 #pragma once
 
 #include <utility>
