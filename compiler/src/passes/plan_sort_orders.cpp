@@ -3,13 +3,13 @@
 // inserts sorts only where an operator needs an order its input lacks.
 #include "ranc/passes/plan_sort_orders.h"
 
-#include "ranc/passes/unique_keys.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
+
+#include "ranc/passes/unique_keys.h"
 
 namespace ranc::passes {
 

@@ -34,9 +34,10 @@ std::vector<KeySet> normalised(std::vector<KeySet> sets) {
   return out;
 }
 
-KeySet all_of(const Schema& s) {
-  KeySet k(s.size());
-  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<int32_t>(i);
+// The first n attribute positions: a declared key, a reduce's group keys, a whole tuple.
+KeySet first(size_t n) {
+  KeySet k(n);
+  for (size_t i = 0; i < n; ++i) k[i] = static_cast<int32_t>(i);
   return k;
 }
 
@@ -58,12 +59,9 @@ bool UniqueKeys::within(NodeId id, const std::vector<int32_t>& attrs) {
 std::vector<KeySet> UniqueKeys::compute(const Node& n) {
   auto in = [&](size_t k) -> const std::vector<KeySet>& { return of(n.inputs.at(k)); };
   switch (n.kind) {
-    case OpKind::Input: {
+    case OpKind::Input:
       if (n.schema.key_size == 0) return {};
-      KeySet k(n.schema.key_size);
-      for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<int32_t>(i);
-      return {k};
-    }
+      return {first(n.schema.key_size)};
     case OpKind::Select:
     case OpKind::Sort:
     case OpKind::Limit:
@@ -73,12 +71,12 @@ std::vector<KeySet> UniqueKeys::compute(const Node& n) {
       return in(0);
     case OpKind::Distinct: {
       std::vector<KeySet> s = in(0);
-      s.push_back(all_of(n.schema));
+      s.push_back(first(n.schema.size()));
       return s;
     }
     case OpKind::Union:
     case OpKind::Fixpoint:
-      return {all_of(n.schema)};
+      return {first(n.schema.size())};
     case OpKind::Project: {
       // Output position of each input attribute passed through (the first one).
       std::map<int32_t, int32_t> pos;
@@ -103,11 +101,8 @@ std::vector<KeySet> UniqueKeys::compute(const Node& n) {
       }
       return out;
     }
-    case OpKind::Reduce: {
-      KeySet k(n.group_key_index.size());
-      for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<int32_t>(i);
-      return {k};
-    }
+    case OpKind::Reduce:
+      return {first(n.group_key_index.size())};
     case OpKind::Join: {
       if (n.join_kind == JoinKind::Semi || n.join_kind == JoinKind::Anti) return in(0);
       if (n.join_kind != JoinKind::Inner) return {};  // outer joins are lowered before planning
