@@ -69,6 +69,29 @@ TEST(UniqueKeys, JoinsReduceDistinctProduct) {
   EXPECT_EQ(k.of(prod.id()), (std::vector<KeySet>{{0, 2}}));
 }
 
+// Set operations, semi and anti joins, sort and limit: a union is a set (the whole tuple);
+// a union all is a bag (nothing); intersect, difference, semi and anti joins, sorts and
+// limits keep a subset of their left input's rows, so its sets hold.
+TEST(UniqueKeys, SetOperationsAndFilters) {
+  Tpch t;
+  Rel a = t.orders.project({"ok", "ock"});
+  Rel b = t.orders.select(col("ock") > 5).project({"ok", "ock"});
+  Rel uni = a.union_with(b), all = a.union_all(b), inter = a.intersect(b), diff = a.difference(b);
+  Rel semi = t.orders.semi_join(t.customer, {"ock"}, {"ck"});
+  Rel anti = t.lineitem.anti_join(t.orders, {"lok"}, {"ok"});
+  Rel sorted = t.orders.sort({"date"}).limit(3);
+  for (Rel r : {uni, all, inter, diff, semi, anti, sorted}) t.b.output(r, "o" + std::to_string(r.id()));
+  Program p = t.b.check();
+  passes::UniqueKeys k(p);
+  EXPECT_EQ(k.of(uni.id()), (std::vector<KeySet>{{0, 1}}));
+  EXPECT_TRUE(k.of(all.id()).empty());
+  EXPECT_EQ(k.of(inter.id()), (std::vector<KeySet>{{0}}));
+  EXPECT_EQ(k.of(diff.id()), (std::vector<KeySet>{{0}}));
+  EXPECT_EQ(k.of(semi.id()), (std::vector<KeySet>{{0}}));
+  EXPECT_TRUE(k.of(anti.id()).empty());
+  EXPECT_EQ(k.of(sorted.id()), (std::vector<KeySet>{{0}}));
+}
+
 // The hash join builds on the side whose join keys are its key: customer |> join orders
 // builds on the customer (left), orders |> join customer on the customer (right), and a join
 // of two keyless inputs on the right.
