@@ -20,7 +20,9 @@
 // F' -> full and D' -> delta, until every |D'_t| is 0 or max_iterations. The read-backs
 // per iteration are the sizes the body's operators need: for a linear rule, the join's
 // match total and |D'_t| (the distinct is a fused stage of the anti join, and the merge
-// of disjoint sets is sized as |full_t| + |D'_t|, Node::disjoint_inputs). Iteration k leaves full_t =
+// of disjoint sets is sized as |full_t| + |D'_t|, Node::disjoint_inputs); the pass
+// rotate_loop_reads then moves the next round's join count before the read-back of |D'_t|,
+// so the two share one wait. Iteration k leaves full_t =
 // R^k of the naive meaning, so both executors agree also under an iteration limit.
 // Without a limit, an iteration that runs out of device memory is split: it runs again on
 // the first half of the deltas' rows, the rest queued (rt::LoopEnd::split); the result is

@@ -454,6 +454,20 @@ TEST(GeneratePlan, PlansPassTheRuntimeValidator) {
 // A fixpoint is one loop in the plan: the base case and the body are compiled into the
 // unit (prefixed kernels), the edge relation is sorted by its join key once, before the
 // loop, and the buffers the body reads from before the loop are freed after it.
+// The waits for read-backs steps [from, to) cost: runs of ReadSize and CheckFlag steps with
+// only Frees between them share one (the executor's batched read-backs).
+static int read_waits(const rt::Plan& plan, size_t from, size_t to) {
+  int waits = 0;
+  bool in_run = false;
+  for (size_t i = from; i < to; ++i) {
+    const rt::Step& s = plan.steps[i];
+    const bool read = std::holds_alternative<rt::ReadSize>(s) || std::holds_alternative<rt::CheckFlag>(s);
+    if (read && !in_run) ++waits;
+    if (!std::holds_alternative<rt::Free>(s)) in_run = read;
+  }
+  return waits;
+}
+
 TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   ProgramBuilder b;
   Rel edges = b.input("edges", {{"src", Type::I32}, {"dst", Type::I32}});
@@ -485,12 +499,17 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
       EXPECT_FALSE(input.count(f->buffer)) << "step " << i;
     }
   }
-  // Two read-backs a round: the join's match total (to size the candidates) and the
-  // number of new tuples (distinct and the anti join against the full relation in one
-  // compaction); the merge into the full relation is sized without one.
-  int reads = 0;
-  for (size_t i = begin; i < end; ++i) reads += std::holds_alternative<rt::ReadSize>(plan.steps[i]);
-  EXPECT_EQ(reads, 2) << codegen::describe_plan(plan);
+  // One wait for read-backs a round (rotate_loop_reads): the number of new tuples (distinct
+  // and the anti join against the full relation in one compaction) and the total of the
+  // next round's join count, run on those new tuples before their number is read back; the
+  // merge into the full relation is sized without one. The body's first steps (the count
+  // of the first round's delta and its read-back) are the loop's prologue.
+  const auto& begin_step = std::get<rt::LoopBegin>(plan.steps[begin]);
+  ASSERT_GT(begin_step.prologue, 0) << codegen::describe_plan(plan);
+  const size_t body_start = begin + 1 + static_cast<size_t>(begin_step.prologue);
+  EXPECT_TRUE(std::holds_alternative<rt::ReadSize>(plan.steps[body_start - 1]));
+  EXPECT_EQ(read_waits(plan, begin + 1, body_start), 1);
+  EXPECT_EQ(read_waits(plan, body_start, end), 1) << codegen::describe_plan(plan);
   // Five kernels a round: the join's count, its write stage writing the candidates as
   // packed (src, dst) words (the projection and the sort's packing fused into it), the
   // distinct and anti join reading the sorted words (no unpacking kernel), the merge
@@ -498,14 +517,33 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   // The join's count over the unsorted delta scans its counts itself (no CUB scan).
   for (size_t i = begin; i < end; ++i)
     EXPECT_FALSE(std::holds_alternative<rt::ScanInt64>(plan.steps[i])) << "step " << i;
-  std::vector<std::string> body;
-  for (size_t i = begin; i < end; ++i)
-    if (auto* l = std::get_if<rt::Launch>(&plan.steps[i])) body.push_back(l->kernel.substr(l->kernel.find("_n") + 1));
-  EXPECT_EQ(fmt::format("{}", fmt::join(body, " ")),
-            "n3_join_count n5_join_project_sort_write n7_distinct_antijoin n8_partition n8_union")
+  auto kernels = [&](size_t from, size_t to) {
+    std::vector<std::string> names;
+    for (size_t i = from; i < to; ++i)
+      if (auto* l = std::get_if<rt::Launch>(&plan.steps[i]))
+        names.push_back(l->kernel.substr(l->kernel.find("_n") + 1));
+    return fmt::format("{}", fmt::join(names, " "));
+  };
+  EXPECT_EQ(kernels(begin + 1, body_start), "n3_join_count");
+  EXPECT_EQ(kernels(body_start, end),
+            "n5_join_project_sort_write n7_distinct_antijoin n3_join_count n8_partition n8_union")
       << codegen::describe_plan(plan);
+  // The next round's count reads the new tuples' number from device memory: the buffer the
+  // round's read-back of it reads.
+  for (size_t i = body_start; i < end; ++i) {
+    const auto* l = std::get_if<rt::Launch>(&plan.steps[i]);
+    if (!l || l->device_size_slot < 0) continue;
+    const auto* dn = std::get_if<rt::ArgBuffer>(&l->args.at(static_cast<size_t>(l->device_size_arg)));
+    ASSERT_NE(dn, nullptr);
+    bool read = false;
+    for (size_t k = i; k < end; ++k)
+      if (auto* r = std::get_if<rt::ReadSize>(&plan.steps[k]); r && r->buffer == dn->buffer) read = true;
+    EXPECT_TRUE(read);
+  }
   const auto& loop = std::get<rt::LoopEnd>(plan.steps[end]);
-  EXPECT_EQ(loop.carry_buffers.size(), 4u);  // full and delta, two attributes each
+  // Full and delta, two attributes each, and the next round's per-row lower bounds and
+  // offsets of its join count.
+  EXPECT_EQ(loop.carry_buffers.size(), 6u);
   EXPECT_EQ(loop.until_zero.size(), 1u);
   // Without an iteration limit, an iteration that runs out of memory splits its delta:
   // the delta's two columns (carried) and its size (carried from the slot the loop ends on).
@@ -534,6 +572,24 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
       EXPECT_EQ(e->max_iterations, 3);
       EXPECT_TRUE(e->split.empty());
     }
+    // Without splits no delta's capacity bounds a count from device memory: two waits.
+    if (auto* l = std::get_if<rt::LoopBegin>(&s)) EXPECT_EQ(l->prologue, 0);
+  }
+  // rotate_loop_reads switched off: the count at the start of every round, two waits.
+  {
+    codegen::CodegenOptions off;
+    off.disabled_passes = {"rotate_loop_reads"};
+    rt::Plan two = codegen::generate_plan(b.check(), off);
+    size_t b0 = 0, e0 = 0;
+    for (size_t i = 0; i < two.steps.size(); ++i) {
+      if (std::holds_alternative<rt::LoopBegin>(two.steps[i])) b0 = i;
+      if (std::holds_alternative<rt::LoopEnd>(two.steps[i])) e0 = i;
+    }
+    EXPECT_EQ(std::get<rt::LoopBegin>(two.steps[b0]).prologue, 0);
+    EXPECT_EQ(read_waits(two, b0 + 1, e0), 2);
+#ifdef RANC_HAVE_RUNTIME
+    EXPECT_NO_THROW(rt::validate_plan(two));
+#endif
   }
   for (const auto& k : plan.kernels) {
     if (k.rfind("ranc_", 0) != 0) {

@@ -585,7 +585,7 @@ TEST(FusePipelines, KernelsHoldTheirGroups) {
 TEST(PassRunner, RunsTheListTimesDumpsAndSwitches) {
   Program p = testing::fusion_program();
   auto res = pipeline(p, {.dump_after = "fuse_pipelines"});
-  ASSERT_EQ(res.passes.size(), 12u);
+  ASSERT_EQ(res.passes.size(), 13u);
   EXPECT_EQ(res.passes[0].name, "prune_attributes");
   EXPECT_EQ(res.passes[1].name, "lower_scalar_subqueries");
   EXPECT_EQ(res.passes[2].name, "lower_distinct_aggregates");
@@ -597,7 +597,8 @@ TEST(PassRunner, RunsTheListTimesDumpsAndSwitches) {
   EXPECT_EQ(res.passes[8].name, "fuse_pipelines");
   EXPECT_EQ(res.passes[9].name, "plan_paged_edges");
   EXPECT_EQ(res.passes[10].name, "lower");
-  EXPECT_EQ(res.passes[11].name, "insert_frees");
+  EXPECT_EQ(res.passes[11].name, "rotate_loop_reads");
+  EXPECT_EQ(res.passes[12].name, "insert_frees");
   for (const auto& r : res.passes) EXPECT_TRUE(r.ran) << r.name;
   EXPECT_NE(res.dump.find("fused into"), std::string::npos);
   EXPECT_NE(res.dump.find("kernel of n"), std::string::npos);
@@ -607,7 +608,7 @@ TEST(PassRunner, RunsTheListTimesDumpsAndSwitches) {
   EXPECT_NE(freed.dump.find("free "), std::string::npos);
 
   auto no_frees = pipeline(p, {.disabled_passes = {"insert_frees"}});
-  EXPECT_FALSE(no_frees.passes[11].ran);
+  EXPECT_FALSE(no_frees.passes[12].ran);
   for (const auto& s : no_frees.plan.steps) EXPECT_FALSE(std::holds_alternative<rt::Free>(s));
   auto no_fuse = pipeline(p, {.disabled_passes = {"fuse_pipelines"}});
   EXPECT_FALSE(no_fuse.passes[8].ran);

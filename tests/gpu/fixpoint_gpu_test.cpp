@@ -145,6 +145,38 @@ TEST(GpuFixpoint, ChainsCyclesSelfLoopsAndNoEdges) {
   }
 }
 
+// One wait for read-backs a round (rotate_loop_reads): a chain's closure takes about as many
+// waits as rounds, where the count at the start of every round (the pass switched off) takes
+// two a round; both match the reference, also on a cycle and a random graph, and through
+// rounds that split.
+TEST(GpuFixpoint, OneReadBackARound) {
+  RANC_REQUIRE_GPU();
+  Program tc = parse_and_check(kTc);
+  codegen::CodegenOptions off;
+  off.disabled_passes = {"rotate_loop_reads"};
+  auto cycle = chain(90);
+  cycle.push_back({89, 0});
+  const std::vector<std::vector<std::pair<int64_t, int64_t>>> graphs = {
+      chain(200), cycle, random_graph(500, 600, 7), {}, {{3, 3}}};
+  for (size_t g = 0; g < graphs.size(); ++g) {
+    const Inputs in{{"edges", graph(graphs[g])}};
+    const Reference ref = reference(tc, in);
+    rt::RunStats one, two;
+    ASSERT_EQ(compare_with_reference(tc, in, ref, {}, &one), "") << "graph " << g;
+    ASSERT_EQ(compare_with_reference(tc, in, ref, off, &two), "") << "graph " << g;
+    EXPECT_EQ(one.loop_iterations, two.loop_iterations) << "graph " << g;
+    std::printf("graph %zu: %lld rounds, %lld waits (%lld without the rotation)\n", g,
+                static_cast<long long>(one.loop_iterations), static_cast<long long>(one.readbacks),
+                static_cast<long long>(two.readbacks));
+    // The waits outside the loop (the base case, the first count) are a few.
+    EXPECT_LE(one.readbacks, one.loop_iterations + 8) << "graph " << g;
+    if (g == 0) {
+      EXPECT_GE(one.loop_iterations, 198);
+      EXPECT_GE(two.readbacks, 2 * two.loop_iterations) << "graph " << g;
+    }
+  }
+}
+
 TEST(GpuFixpoint, SameGenerationAndMutualRecursion) {
   RANC_REQUIRE_GPU();
   Program sg = parse_and_check(kSameGeneration);

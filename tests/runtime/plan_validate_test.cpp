@@ -225,6 +225,41 @@ TEST(PlanValidateLoop, UnmatchedAndNestedLoops) {
   expect_invalid(r, "LoopEnd of loop 7 without its LoopBegin");
 }
 
+// LoopBegin::prologue: the body's first steps; a buffer they allocate may be carried into,
+// also after a Free in the body, and holds the carried memory after the loop (a Free there is
+// valid); the prologue stays inside the body.
+TEST(PlanValidateLoop, PrologueBuffersAreCarriedInto) {
+  Plan p = loop_plan();
+  p.buffers.push_back(BufferDecl{"counts", 8, SizeExpr::fixed(4), 0});       // 3
+  p.buffers.push_back(BufferDecl{"counts.next", 8, SizeExpr::fixed(4), 0});  // 4
+  std::get<LoopBegin>(p.steps[3]).prologue = 1;
+  p.steps.insert(p.steps.begin() + 4, Alloc{3});
+  // After the body's launch: the next counts, the prologue's freed.
+  p.steps.insert(p.steps.begin() + 9, Alloc{4});
+  p.steps.insert(p.steps.begin() + 10, Free{3});
+  std::get<LoopEnd>(p.steps.back()).carry_buffers.emplace_back(3, 4);
+  p.steps.push_back(Free{3});
+  EXPECT_NO_THROW(validate_plan(p));
+  Plan beyond = p;
+  std::get<LoopBegin>(beyond.steps[3]).prologue = 20;
+  expect_invalid(beyond, "the loop's prologue reaches past its body");
+  // Not allocated in the prologue: a body buffer freed in the body is not carried into.
+  Plan body = p;
+  std::get<LoopBegin>(body.steps[3]).prologue = 0;
+  expect_invalid(body, "buffer 3 (counts) used after Free");
+}
+
+// A launch's device size argument is one of its pointer arguments.
+TEST(PlanValidateLoop, DeviceSizeArgument) {
+  Plan p = loop_plan();
+  auto& l = std::get<Launch>(p.steps[7]);
+  l.device_size_slot = 0;
+  l.device_size_arg = 1;
+  EXPECT_NO_THROW(validate_plan(p));
+  l.device_size_arg = 2;
+  expect_invalid(p, "device_size_arg is not a pointer argument of the launch");
+}
+
 TEST(PlanValidateLoop, CarryFromABufferOfBeforeTheLoop) {
   Plan p = loop_plan();
   std::get<LoopEnd>(p.steps.back()).carry_buffers = {{1, 0}};

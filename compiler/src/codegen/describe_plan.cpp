@@ -100,7 +100,11 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
   if (auto* c = std::get_if<rt::CopyBuffer>(&s))
     return fmt::format("copy {} = {} count {}", buf(p, c->dst), buf(p, c->src),
                        size_text(c->count));
-  if (auto* b = std::get_if<rt::LoopBegin>(&s)) return fmt::format("loop {} {{", b->loop);
+  if (auto* b = std::get_if<rt::LoopBegin>(&s))
+    return b->prologue > 0 ? fmt::format("loop {} {{  (the first {} steps: the first round's and a "
+                                         "split piece's only; later rounds' come from the last)",
+                                         b->loop, b->prologue)
+                           : fmt::format("loop {} {{", b->loop);
   if (auto* e = std::get_if<rt::LoopEnd>(&s)) {
     std::string carry, until;
     for (auto [dst, src] : e->carry_buffers)

@@ -10,6 +10,7 @@
 
 #include "ranc/passes/fuse_pipelines.h"
 #include "ranc/passes/insert_frees.h"
+#include "ranc/passes/rotate_loop_reads.h"
 #include "ranc/passes/lower_distinct_aggregates.h"
 #include "ranc/passes/lower_nulls.h"
 #include "ranc/passes/lower_outer_joins.h"
@@ -105,6 +106,7 @@ const std::vector<PassInfo>& pipeline_passes() {
                                                {"fuse_pipelines", true},
                                                {"plan_paged_edges", true},
                                                {"lower", false},
+                                               {"rotate_loop_reads", true},
                                                {"insert_frees", true}};
   return passes;
 }
@@ -236,6 +238,7 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
   internal_check(pr >= 32 && pr <= (1 << 20) && (pr & (pr - 1)) == 0,
                  fmt::format("page rows {} is not a power of two in [32, 2^20]", pr));
   run("lower", [&] { r.plan = codegen::lower_plan(r.physical, lower_options); }, plan_text);
+  run("rotate_loop_reads", [&] { rotate_loop_reads(r.plan); }, plan_text);
   run("insert_frees", [&] { insert_frees(r.plan); }, plan_text);
   return r;
 }

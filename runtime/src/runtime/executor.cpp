@@ -915,7 +915,9 @@ class Run {
                std::get<LoopEnd>(plan_.steps[end]).loop == b.loop))
         ++end;
       internal_check(end < plan_.steps.size(), "LoopBegin without its LoopEnd");
-      loop_ = ActiveLoop{b.loop, next_step_, end, 0};
+      internal_check(b.prologue >= 0 && next_step_ + static_cast<size_t>(b.prologue) <= end,
+                     "a loop's prologue is longer than its body");
+      loop_ = ActiveLoop{b.loop, next_step_, next_step_ + static_cast<size_t>(b.prologue), end, 0};
     }
   }
   void exec(const LoopEnd& e) {
@@ -948,7 +950,7 @@ class Run {
       }
       install(e, std::move(pending_.front()));
       pending_.pop_front();
-      next_step_ = loop_->body;
+      restart_iteration();
       return;
     }
     bool empty = true;
@@ -962,10 +964,31 @@ class Run {
 
   struct ActiveLoop {
     int32_t id;
-    size_t body;  // index of the body's first step
-    size_t end;   // index of its LoopEnd
+    size_t start;  // index of the body's first step (its prologue's, LoopBegin::prologue)
+    size_t body;   // index of the first step after the prologue
+    size_t end;    // index of its LoopEnd
     int64_t iteration;
   };
+  // Frees what steps [from, to) allocated and still hold.
+  void free_allocated(size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+      const auto* a = std::get_if<Alloc>(&plan_.steps[i]);
+      if (!a) continue;
+      const BufferId b = a->buffer;
+      if (owned_[b] && ptr_[b]) pool_.free_noexcept(ptr_[b]);
+      ptr_[b] = nullptr;
+      count_[b] = 0;
+      owned_[b] = false;
+    }
+  }
+  // The next iteration reads other rows than the last one's new tuples (a piece of split
+  // deltas was installed): what the prologue derived from the deltas (carried from the last
+  // iteration) is dropped and the prologue runs again.
+  void restart_iteration() {
+    free_allocated(loop_->start, loop_->body);
+    batch_slot_.clear();
+    next_step_ = loop_->start;
+  }
 
   // ---- Iterations that split their deltas (plan.h LoopEnd::split) ----
   // The memory of one column of a delta, shared by the pieces that are rows of it.
@@ -1055,15 +1078,7 @@ class Run {
     int64_t total = 0;
     for (const SplitDelta& d : e.split) total += slots_[static_cast<size_t>(d.size)];
     if (total < 2) return false;
-    for (size_t i = loop_->body; i < loop_->end; ++i) {
-      const auto* a = std::get_if<Alloc>(&plan_.steps[i]);
-      if (!a) continue;
-      const BufferId b = a->buffer;
-      if (owned_[b] && ptr_[b]) pool_.free_noexcept(ptr_[b]);
-      ptr_[b] = nullptr;
-      count_[b] = 0;
-      owned_[b] = false;
-    }
+    free_allocated(loop_->body, loop_->end);
     Piece whole = current_ ? std::move(*current_) : own_deltas(e);
     current_.reset();
     Piece first = whole, second = whole;
@@ -1077,8 +1092,7 @@ class Run {
     }
     pending_.push_front(std::move(second));
     install(e, std::move(first));
-    batch_slot_.clear();
-    next_step_ = loop_->body;
+    restart_iteration();
     ++stats_.split_iterations;
     return true;
   }

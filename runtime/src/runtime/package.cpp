@@ -258,6 +258,8 @@ void fields(A& a, Launch& s) {
   }
   a(s.alt_kernel);
   a(s.alt_when);
+  a(s.device_size_slot);
+  a(s.device_size_arg);
 }
 template <class A>
 void fields(A& a, SortPairs& s) {
@@ -314,6 +316,7 @@ template <class A>
 void fields(A& a, LoopBegin& s) {
   a(s.loop);
   a(s.node);
+  a(s.prologue);
 }
 template <class A>
 void fields(A& a, LoopEnd& s) {

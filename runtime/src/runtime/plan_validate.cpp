@@ -63,6 +63,7 @@ class Validator {
       const Step& s = plan_.steps[i];
       where_ = fmt::format("step {} ({})", i, step_name(s));
       if (int32_t n = step_node(s); n >= 0) where_ += fmt::format(" of {}", node_name(plan_, n));
+      step_ = i;
       std::visit([&](const auto& x) { check(x); }, s);
     }
     where_ = "end of plan";
@@ -146,6 +147,7 @@ class Validator {
     expr(plan_.buffers[static_cast<size_t>(a.buffer)].count);
     bufs_[static_cast<size_t>(a.buffer)] = BufState::Live;
     if (loop_) loop_->allocated.insert(a.buffer);
+    if (loop_ && step_ <= loop_->prologue_end) loop_->prologue_allocated.insert(a.buffer);
   }
   void check(const Free& f) {
     live(f.buffer);
@@ -166,16 +168,29 @@ class Validator {
   void check(const LoopBegin& b) {
     if (loop_) fail(fmt::format("loop {} begins inside loop {} (loops do not nest)", b.loop, loop_->id));
     if (!loop_ids_.insert(b.loop).second) fail(fmt::format("loop id {} used twice", b.loop));
-    loop_ = OpenLoop{b.loop, {}};
+    if (b.prologue < 0) fail("negative prologue");
+    loop_ = OpenLoop{b.loop, {}, {}, step_ + static_cast<size_t>(b.prologue)};
+    for (size_t i = step_ + 1; i <= loop_->prologue_end; ++i) {
+      if (i >= plan_.steps.size() || std::holds_alternative<LoopEnd>(plan_.steps[i]))
+        fail("the loop's prologue reaches past its body");
+    }
   }
   void check(const LoopEnd& e) {
     if (!loop_ || loop_->id != e.loop) fail(fmt::format("LoopEnd of loop {} without its LoopBegin", e.loop));
     if (e.max_iterations < 0) fail("negative max_iterations");
-    std::set<BufferId> sources;
+    std::set<BufferId> sources, prologue_dsts;
     for (auto [dst, src] : e.carry_buffers) {
-      live(dst);
+      // A buffer of the prologue may have been freed after its last use in the body.
+      if (loop_->prologue_allocated.count(dst)) {
+        check_buffer_id(dst);
+        if (bufs_[static_cast<size_t>(dst)] == BufState::Unallocated) live(dst);
+        prologue_dsts.insert(dst);
+      } else {
+        live(dst);
+      }
       live(src);
-      if (loop_->allocated.count(dst)) fail(buf_label(dst) + " is carried into but allocated in the body");
+      if (loop_->allocated.count(dst) && !prologue_dsts.count(dst))
+        fail(buf_label(dst) + " is carried into but allocated in the body");
       if (!loop_->allocated.count(src)) fail(buf_label(src) + " is carried from but not allocated in the body");
       if (plan_.buffers[static_cast<size_t>(dst)].elem_size !=
           plan_.buffers[static_cast<size_t>(src)].elem_size)
@@ -208,9 +223,10 @@ class Validator {
     // The next iteration starts as this one did: the body's buffers are gone again.
     for (BufferId b : loop_->allocated) {
       const BufState st = bufs_[static_cast<size_t>(b)];
-      if (st == BufState::Live && !sources.count(b))
+      if (st == BufState::Live && !sources.count(b) && !prologue_dsts.count(b))
         fail(buf_label(b) + " is allocated in the loop body and neither freed nor carried");
-      bufs_[static_cast<size_t>(b)] = BufState::Unallocated;
+      // A prologue's buffer carried into holds the carried memory (also after the loop).
+      bufs_[static_cast<size_t>(b)] = prologue_dsts.count(b) ? BufState::Live : BufState::Unallocated;
     }
     loop_.reset();
   }
@@ -236,6 +252,12 @@ class Validator {
         fail(fmt::format("kernel '{}' is not in plan.kernels", l.alt_kernel));
     }
     expr(l.items);
+    if (l.device_size_slot >= 0) {
+      set(l.device_size_slot);
+      if (l.device_size_arg < 0 || static_cast<size_t>(l.device_size_arg) >= l.args.size() ||
+          std::holds_alternative<ArgSlot>(l.args[static_cast<size_t>(l.device_size_arg)]))
+        fail("device_size_arg is not a pointer argument of the launch");
+    }
     if (l.items_per_block <= 0) fail("items_per_block must be positive");
     if (l.block_threads <= 0 || l.block_threads > 1024) fail("block_threads must be in 1..1024");
     if (l.dynamic_smem < 0) fail("negative dynamic_smem");
@@ -331,8 +353,11 @@ class Validator {
 
   struct OpenLoop {
     int32_t id;
-    std::set<BufferId> allocated;  // buffers allocated in the body so far
+    std::set<BufferId> allocated;           // buffers allocated in the body so far
+    std::set<BufferId> prologue_allocated;  // those allocated in its prologue
+    size_t prologue_end;                    // index of the prologue's last step
   };
+  size_t step_ = 0;  // index of the step being checked
 
   const Plan& plan_;
   std::optional<OpenLoop> loop_;

@@ -104,6 +104,19 @@ class KernelParams {
     add("long long", name, rt::ArgSlot{s});
     return name;
   }
+  // A `const long long*` parameter through which the kernel may read slot `s`'s value from
+  // device memory (rt::Launch::device_size_slot): null (ArgConst 0) unless a pass points it
+  // at the count. The expression to use for the count: the device value when given, else
+  // the slot's.
+  std::string device_size(rt::SlotId s) {
+    const std::string name = fmt::format("dn{}", s);
+    device_size_slot_ = s;
+    device_size_arg_ = static_cast<int32_t>(params_.size());
+    add("const long long* __restrict__", name, rt::ArgConst{0});
+    return fmt::format("({0} != nullptr ? *{0} : {1})", name, slot(s));
+  }
+  rt::SlotId device_size_slot() const { return device_size_slot_; }
+  int32_t device_size_arg() const { return device_size_arg_; }
   // "const int* b3, long long s1"
   std::string signature() const {
     std::string s;
@@ -160,6 +173,8 @@ class KernelParams {
   std::vector<Param> params_;
   std::vector<rt::KernelArg> args_;
   std::vector<std::pair<std::string, std::string>> members_;
+  rt::SlotId device_size_slot_ = -1;
+  int32_t device_size_arg_ = -1;
 };
 
 // An attribute of a view: a column of its dense base read at the row index, or a

@@ -12,14 +12,16 @@
 //   fuse_pipelines    PhysicalPlan              kernel groups (off: no_fusion)
 //   plan_paged_edges  PhysicalPlan              dense or paged output per edge
 //   lower             PhysicalPlan -> rt::Plan  per-operator lowering into one CUDA unit
+//   rotate_loop_reads rt::Plan                  a fixpoint round's count of its next delta
+//                                               at its end: one read-back a round
 //   insert_frees      rt::Plan                  a Free after each buffer's last use
 //
 // The runner times every pass, verifies the plan after it, can dump the plan after any
 // pass (CodegenOptions::dump_after, `ranc explain --after=PASS`, RANC_DUMP_AFTER=PASS
 // prints to stderr), and honours a switch per optional pass
 // (CodegenOptions::disabled_passes, RANC_DISABLE_PASSES=a,b): prune_attributes,
-// push_selects, plan_top_k, fuse_pipelines, plan_paged_edges and insert_frees can be switched
-// off; the others are the pipeline itself. RANC_PAGE_ROWS overrides CodegenOptions::page_rows.
+// push_selects, plan_top_k, fuse_pipelines, plan_paged_edges, rotate_loop_reads and insert_frees
+// can be switched off; the others are the pipeline itself. RANC_PAGE_ROWS overrides CodegenOptions::page_rows.
 #pragma once
 
 #include <string>

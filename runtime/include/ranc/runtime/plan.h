@@ -133,6 +133,14 @@ struct Launch {
   // by a size (the hash join's global-table kernel beside its partitioned one).
   std::string alt_kernel = {};
   SlotId alt_when = -1;
+  // A kernel that can take the row count in slot `device_size_slot` from device memory:
+  // argument `device_size_arg` (an ArgConst 0, a null `const long long*`) may be replaced by
+  // the buffer whose element 0 holds the count, and the slot's arguments and sizes then
+  // only bound it (the grid covers them, rows past the count do nothing). Set by lowerings
+  // for passes that move a launch before the count is read back (rotate_loop_reads); the
+  // executor does not look at it.
+  SlotId device_size_slot = -1;
+  int32_t device_size_arg = -1;
 };
 // Built-in device-wide primitives, compiled at build time with nvcc.
 // Stable sort of (key, value) pairs, ascending or descending: keys of elem size 4 or 8
@@ -194,9 +202,17 @@ struct CopyBuffer {
 // Loops (the fixpoint operator's semi-naive iterations). The steps after a LoopBegin up to
 // the LoopEnd with the same `loop` id are the body; it runs at least once. Loops do not
 // nest. A buffer allocated in the body must be freed in it or carried by the LoopEnd.
+//
+// `prologue` > 0: the body's first `prologue` steps compute state from the deltas (e.g. a
+// join's per-row match counts and their total) that the end of each iteration computes
+// again for the next one and carries (rotate_loop_reads). They run when the loop starts
+// and whenever an iteration starts on rows other than the previous iteration's new tuples
+// (a piece of split deltas); other iterations start after them. Buffers allocated in the
+// prologue may be carried into (and freed in the body before the carry).
 struct LoopBegin {
   int32_t loop = 0;
   int32_t node = -1;
+  int32_t prologue = 0;
 };
 // The end of one iteration. First the carries, in order: a carried buffer `dst` is freed
 // and takes over the memory (and element count) of `src`, which becomes unallocated as if
@@ -265,6 +281,7 @@ void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
             if (auto* s = std::get_if<ArgSlot>(&arg)) slot(s->slot);
           }
           if (x.alt_when >= 0) slot(x.alt_when);
+          if (x.device_size_slot >= 0) slot(x.device_size_slot);
           if (x.regrow) {
             buffer(x.regrow->header);
             slot(x.regrow->capacity);
