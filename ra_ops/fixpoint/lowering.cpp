@@ -187,6 +187,49 @@ std::vector<Invariant> loop_invariants(const FixpointDef& def, RuleCopier& copie
   return out;
 }
 
+// Is node `id` of the rules empty whenever the recursive relations are (the base case)?
+// Conservative: false where unsure (a global reduce gives a row even of nothing).
+bool empty_in_base(const Program& rules, NodeId id, RuleCopier& copier) {
+  if (!copier.recursive(id)) return false;
+  const Node& n = rules.node(id);
+  auto empty = [&](size_t k) { return empty_in_base(rules, n.inputs.at(k), copier); };
+  switch (n.kind) {
+    case OpKind::Input:
+      return true;  // a recursive relation
+    case OpKind::Select:
+    case OpKind::Project:
+    case OpKind::Sort:
+    case OpKind::Limit:
+    case OpKind::Distinct:
+    case OpKind::Difference:
+      return empty(0);
+    case OpKind::Reduce:
+      return !n.group_keys.empty() && empty(0);
+    case OpKind::Product:
+    case OpKind::Intersect:
+      return empty(0) || empty(1);
+    case OpKind::Union:
+    case OpKind::UnionAll:
+      return empty(0) && empty(1);
+    case OpKind::Join:
+      switch (n.join_kind) {
+        case JoinKind::Inner:
+        case JoinKind::Semi:
+          return empty(0) || empty(1);
+        case JoinKind::Anti:
+        case JoinKind::Left:
+          return empty(0);
+        case JoinKind::Right:
+          return empty(1);
+        case JoinKind::Full:
+          return empty(0) && empty(1);
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
 // An empty relation of the schema's types (a size slot set to 0 and empty columns).
 DeviceRelation empty_relation(LoweringContext& ctx, NodeId id, const Schema& s) {
   DeviceRelation r;
@@ -256,6 +299,9 @@ void lower_fixpoint(LoweringContext& ctx, const Node& n) {
     for (size_t r = 0; r < rule_outputs.size(); ++r) {
       const size_t t = static_cast<size_t>(def.rule_target[r]);
       const Node& out = def.rules->node(rule_outputs[r]);
+      // A rule that derives nothing from empty recursive relations (a join with one, as
+      // every recursive rule of a linear recursion) is left out of the base case.
+      if (empty_in_base(*def.rules, out.inputs.at(0), analysis)) continue;
       NodeId x = copier.copy(out.inputs.at(0), [&](const std::string& name, int) {
         return base_inputs.at(name);
       });
@@ -268,6 +314,10 @@ void lower_fixpoint(LoweringContext& ctx, const Node& n) {
     }
     for (size_t t = 0; t < m; ++t) {
       NodeId s = set[t];
+      if (s < 0) {  // every rule of R_t reads a recursive relation: R_t^0 is empty
+        s = base_inputs.at(def.names[t]);
+        names[t] = &def.schemas[t];
+      }
       if (base.node(s).kind != OpKind::Union) s = add_op(base, OpKind::Distinct, {s}, def.loc);
       add_output(base, add_sort(base, s, *names[t], def.loc), fmt::format("fixpoint$base{}", t));
     }
