@@ -453,7 +453,8 @@ void lower_fixpoint(LoweringContext& ctx, const Node& n) {
 
   ctx.step(rt::LoopBegin{n.id, n.id});
   ctx.comment(fmt::format("n{} fixpoint: one semi-naive iteration", n.id));
-  std::vector<DeviceRelation> next = ctx.inline_program(n.id, body, body_bind);
+  std::vector<DeviceRelation> next =
+      ctx.inline_program(n.id, body, body_bind, nullptr, /*loop_body=*/true);
   rt::LoopEnd end;
   end.loop = n.id;
   end.node = n.id;

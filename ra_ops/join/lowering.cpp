@@ -408,9 +408,9 @@ std::pair<rt::BufferId, rt::BufferId> count_matches(LoweringContext& ctx, const 
   rt::BufferId offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
   KernelParams p;
   std::string m = match_members(ctx, jc, p);
-  // Unsorted: the left rows' count may come from device memory (rotate_loop_reads runs the
-  // count of a fixpoint's next delta before that delta's size is read back).
-  std::string ns = sorted ? p.slot(L.size) : p.device_size(L.size), nr = p.slot(jc.R.size),
+  // The left rows' count may come from device memory (rotate_loop_reads runs the count of a
+  // fixpoint's next delta before that delta's size is read back; tiles past it count none).
+  std::string ns = p.device_size(L.size), nr = p.slot(jc.R.size),
               plo = p.buffer(lo, "long long", false),
               po = p.buffer(offs, "long long", false), ts = p.buffer(cstate, "void", false),
               pt = p.buffer(tot, "long long", false);

@@ -604,6 +604,37 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   EXPECT_NE(plan.source.find("namespace f"), std::string::npos);
 }
 
+// Reachability: the delta (one attribute, sorted) joins the edges by its only attribute, a
+// left input sorted by the join key. In the loop body the join counts its matches and then
+// writes them (no one-pass merge, whose output grows by a read-back after its kernel), so
+// rotate_loop_reads gives the round one wait.
+TEST(GeneratePlan, ReachabilityRoundWaitsOnce) {
+  ProgramBuilder b;
+  Rel edges = b.input("edges", {{"src", Type::I32}, {"dst", Type::I32}});
+  Rel start = b.input("start", {{"node", Type::I32}});
+  FixpointBuilder fp = b.fixpoint();
+  Rel reach = fp.relation("reach");
+  fp.rule(reach, fp.use(start));
+  fp.rule(reach, reach.join(fp.use(edges), {"node"}, {"src"}).project({as(col("dst"), "node")}));
+  b.output(fp.result(reach), "reach");
+  rt::Plan plan = codegen::generate_plan(b.check());
+#ifdef RANC_HAVE_RUNTIME
+  EXPECT_NO_THROW(rt::validate_plan(plan));
+#endif
+  size_t begin = 0, end = 0;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (std::holds_alternative<rt::LoopBegin>(plan.steps[i])) begin = i;
+    if (std::holds_alternative<rt::LoopEnd>(plan.steps[i])) end = i;
+  }
+  ASSERT_LT(begin, end);
+  const int32_t prologue = std::get<rt::LoopBegin>(plan.steps[begin]).prologue;
+  ASSERT_GT(prologue, 0) << codegen::describe_plan(plan);
+  const size_t body = begin + 1 + static_cast<size_t>(prologue);
+  EXPECT_EQ(read_waits(plan, body, end), 1) << codegen::describe_plan(plan);
+  for (size_t i = begin; i < end; ++i)
+    if (auto* l = std::get_if<rt::Launch>(&plan.steps[i])) EXPECT_FALSE(l->regrow) << l->kernel;
+}
+
 // Mutual recursion where one relation has only recursive rules (its base is empty): the
 // base case leaves every rule that joins an empty recursive relation out and starts that
 // relation empty; the plan is valid and its loop carries both.

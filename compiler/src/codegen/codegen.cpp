@@ -340,7 +340,7 @@ class Context final : public LoweringContext {
   std::vector<DeviceRelation> inline_program(
       NodeId id, const Program& program,
       const std::vector<std::pair<std::string, DeviceRelation>>& bindings,
-      std::vector<Schema>* schemas) override {
+      std::vector<Schema>* schemas, bool loop_body) override {
     Program checked;
     try {
       checked = check(program);
@@ -352,6 +352,7 @@ class Context final : public LoweringContext {
     const std::string ns = fmt::format("{}f{}_{}", options_.kernel_prefix, id, inlined_++);
     o.kernel_prefix = ns + "_";
     o.dump_after.clear();
+    if (loop_body) o.one_pass_merge_join = false;
     rt::Plan sub = passes::run_pipeline(checked, o).plan;
 
     // The unit: the sub-program's code without the prelude this unit already has.

@@ -408,11 +408,14 @@ class LoweringContext {
   // nodes read `bindings` (by relation name; dense relations in the order of the Input's
   // declared schema) and its outputs come back in Program::outputs() order, dense and
   // in buffers of their own (never a binding's, never shared between two outputs).
-  // `schemas`, when given, receives the outputs' schemas.
+  // `schemas`, when given, receives the outputs' schemas. `loop_body`: the program is a
+  // loop's body, whose joins count their matches before they write (no one-pass merge join,
+  // whose output grows by a read-back after the kernel): the count of a join of the delta
+  // is what rotate_loop_reads moves to the end of the previous iteration.
   virtual std::vector<DeviceRelation> inline_program(
       NodeId id, const Program& program,
       const std::vector<std::pair<std::string, DeviceRelation>>& bindings,
-      std::vector<Schema>* schemas = nullptr) = 0;
+      std::vector<Schema>* schemas = nullptr, bool loop_body = false) = 0;
   // Does node `id` hand its output to its consumer as a view (passes/fuse_pipelines.h)?
   bool fused(NodeId id) const { return physical(id).fused; }
 
