@@ -37,12 +37,13 @@ struct JoinCode {
   std::vector<int32_t> right_rest;  // right non-key columns, in output order
 
   // Members (names prefixed by `pre`): cmp(i, j), lower(i), upper(i, lo) and, with a
-  // residual, residual(i, j).
-  std::string members(LoweringContext& ctx, KernelParams& p, std::string_view pre = "") const {
+  // residual, residual(i, j). `nr_expr`: the right rows' count (default: R's size slot).
+  std::string members(LoweringContext& ctx, KernelParams& p, std::string_view pre = "",
+                      std::string nr_expr = "") const {
     std::string s =
         fmt::format("  __device__ __forceinline__ int {}cmp(long long i, long long j) const {{\n", pre);
     s += LoweringContext::compare_body(p, L, "i", lcols, R, "j", rcols, desc) + "  }\n";
-    std::string nr = p.slot(R.size);
+    const std::string nr = nr_expr.empty() ? p.slot(R.size) : nr_expr;
     s += fmt::format(
         "  __device__ __forceinline__ long long {1}lower(long long i) const {{\n"
         "    return ranc::tpl::partition_point(0, {0}, [&](long long j) {{ return {1}cmp(i, j) > 0; "
@@ -125,8 +126,9 @@ std::string count_name(LoweringContext& ctx, const DeviceRelation& L) {
 
 // The functor members every sorted-left join kernel shares: cmp(i, j), keep(i), and
 // write(i, j, o) copying the match (i, j) of the view `rel` to output row o of `out`.
-std::string match_members(LoweringContext& ctx, const JoinCode& jc, KernelParams& p) {
-  std::string m = jc.members(ctx, p);
+std::string match_members(LoweringContext& ctx, const JoinCode& jc, KernelParams& p,
+                          std::string nr_expr = "") {
+  std::string m = jc.members(ctx, p, "", std::move(nr_expr));
   m += fmt::format("  __device__ __forceinline__ bool keep(long long i) const {{ return {}; }}\n",
                    LoweringContext::keep(p, jc.L, "i"));
   if (const auto& u = jc.L.unverified)  // the left input's declared order, checked here
@@ -407,11 +409,12 @@ std::pair<rt::BufferId, rt::BufferId> count_matches(LoweringContext& ctx, const 
   rt::BufferId tot = ctx.allocate(fmt::format("n{}.total", n.id), 8, rt::SizeExpr::fixed(1), n.id);
   rt::BufferId offs = ctx.allocate(fmt::format("n{}.offsets", n.id), 8, nl, n.id);
   KernelParams p;
-  std::string m = match_members(ctx, jc, p);
-  // The left rows' count may come from device memory (rotate_loop_reads runs the count of a
-  // fixpoint's next delta before that delta's size is read back; tiles past it count none).
-  std::string ns = p.device_size(L.size), nr = p.slot(jc.R.size),
-              plo = p.buffer(lo, "long long", false),
+  // Both sides' row counts may come from device memory (rotate_loop_reads runs the count of
+  // a fixpoint's next delta, on either side, before that delta's size is read back; tiles
+  // past the left count count nothing).
+  const std::string ns = p.device_size(L.size), nr = p.device_size(jc.R.size);
+  std::string m = match_members(ctx, jc, p, nr);
+  std::string plo = p.buffer(lo, "long long", false),
               po = p.buffer(offs, "long long", false), ts = p.buffer(cstate, "void", false),
               pt = p.buffer(tot, "long long", false);
   std::string name = ctx.kernel_name(n.id, count_name(ctx, L));

@@ -537,8 +537,8 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   // round's read-back of it reads.
   for (size_t i = body_start; i < end; ++i) {
     const auto* l = std::get_if<rt::Launch>(&plan.steps[i]);
-    if (!l || l->device_size_slot < 0) continue;
-    const auto* dn = std::get_if<rt::ArgBuffer>(&l->args.at(static_cast<size_t>(l->device_size_arg)));
+    if (!l || l->device_sizes.empty()) continue;
+    const auto* dn = std::get_if<rt::ArgBuffer>(&l->args.at(static_cast<size_t>(l->device_sizes[0].arg)));
     ASSERT_NE(dn, nullptr);
     bool read = false;
     for (size_t k = i; k < end; ++k)
@@ -633,6 +633,46 @@ TEST(GeneratePlan, ReachabilityRoundWaitsOnce) {
   EXPECT_EQ(read_waits(plan, body, end), 1) << codegen::describe_plan(plan);
   for (size_t i = begin; i < end; ++i)
     if (auto* l = std::get_if<rt::Launch>(&plan.steps[i])) EXPECT_FALSE(l->regrow) << l->kernel;
+}
+
+// Same generation written with the delta as the right input of its first join: the join's
+// count reads the delta's row count from device memory as the right side's, so that count
+// rotates too; the second join (over the first's output) keeps its read-back: two waits a
+// round.
+TEST(GeneratePlan, SameGenerationRotatesTheDeltaOnTheRight) {
+  Program p = check(parse_ra(R"(
+input parent(child i32, par i32);
+fixpoint {
+  sg = parent |> join (parent |> project child as c2, par as p2) on par = p2
+              |> select child <> c2 |> project child as x, c2 as y;
+  sg = parent |> join sg on par = x
+              |> join (parent |> project child as c2, par as p2) on y = p2
+              |> project child as x, c2 as y;
+}
+output sg;
+)",
+                             "sg.ra")
+                       .program);
+  rt::Plan plan = codegen::generate_plan(p);
+#ifdef RANC_HAVE_RUNTIME
+  EXPECT_NO_THROW(rt::validate_plan(plan));
+#endif
+  size_t begin = 0, end = 0;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (std::holds_alternative<rt::LoopBegin>(plan.steps[i])) begin = i;
+    if (std::holds_alternative<rt::LoopEnd>(plan.steps[i])) end = i;
+  }
+  const int32_t prologue = std::get<rt::LoopBegin>(plan.steps[begin]).prologue;
+  ASSERT_GT(prologue, 0) << codegen::describe_plan(plan);
+  const size_t body = begin + 1 + static_cast<size_t>(prologue);
+  EXPECT_EQ(read_waits(plan, body, end), 2) << codegen::describe_plan(plan);
+  // The rotated count: one device size pointed at a buffer (the delta's, the right side).
+  int pointed = 0;
+  for (size_t i = body; i < end; ++i)
+    if (auto* l = std::get_if<rt::Launch>(&plan.steps[i]))
+      for (const rt::DeviceSize& d : l->device_sizes)
+        pointed += std::holds_alternative<rt::ArgBuffer>(l->args.at(static_cast<size_t>(d.arg)));
+  EXPECT_EQ(pointed, 1);
 }
 
 // Mutual recursion where one relation has only recursive rules (its base is empty): the

@@ -198,6 +198,21 @@ output reach;
                 static_cast<long long>(two.readbacks));
     EXPECT_LE(one.readbacks, one.loop_iterations + 8) << "reach, graph " << g;
   }
+  // Same generation (the delta on the right of its first join, a second join after it): two
+  // waits a round, where three without the rotation.
+  Program sg = parse_and_check(kSameGeneration);
+  std::vector<std::pair<int64_t, int64_t>> tree;  // (child, par): a ternary tree of 400 nodes
+  for (int64_t c = 1; c < 400; ++c) tree.push_back({c, (c - 1) / 3});
+  const Inputs in{{"parent", graph(tree, Type::I32, "child", "par")}};
+  const Reference ref = reference(sg, in);
+  rt::RunStats one, two;
+  ASSERT_EQ(compare_with_reference(sg, in, ref, {}, &one), "");
+  ASSERT_EQ(compare_with_reference(sg, in, ref, off, &two), "");
+  std::printf("same generation: %lld rounds, %lld waits (%lld without the rotation)\n",
+              static_cast<long long>(one.loop_iterations), static_cast<long long>(one.readbacks),
+              static_cast<long long>(two.readbacks));
+  EXPECT_LE(one.readbacks, 2 * one.loop_iterations + 8);
+  EXPECT_GE(two.readbacks, 3 * two.loop_iterations);
 }
 
 TEST(GpuFixpoint, SameGenerationAndMutualRecursion) {

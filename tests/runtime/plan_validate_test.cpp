@@ -253,11 +253,10 @@ TEST(PlanValidateLoop, PrologueBuffersAreCarriedInto) {
 TEST(PlanValidateLoop, DeviceSizeArgument) {
   Plan p = loop_plan();
   auto& l = std::get<Launch>(p.steps[7]);
-  l.device_size_slot = 0;
-  l.device_size_arg = 1;
+  l.device_sizes = {DeviceSize{0, 1}};
   EXPECT_NO_THROW(validate_plan(p));
-  l.device_size_arg = 2;
-  expect_invalid(p, "device_size_arg is not a pointer argument of the launch");
+  l.device_sizes = {DeviceSize{0, 1}, DeviceSize{1, 2}};
+  expect_invalid(p, "a device size's argument is not a pointer argument of the launch");
 }
 
 TEST(PlanValidateLoop, CarryFromABufferOfBeforeTheLoop) {

@@ -232,11 +232,8 @@ class Context final : public LoweringContext {
                      std::string_view body, const LaunchShape& shape) override {
     const std::string launched = emit_kernel(name, params, body, shape);
     launch(id, launched, params.args(), shape, params.uses_error_flag);
-    if (params.device_size_slot() >= 0) {
-      auto& l = std::get<rt::Launch>(plan_.steps[last_launch_]);
-      l.device_size_slot = params.device_size_slot();
-      l.device_size_arg = params.device_size_arg();
-    }
+    if (!params.device_sizes().empty())
+      std::get<rt::Launch>(plan_.steps[last_launch_]).device_sizes = params.device_sizes();
     return launched;
   }
   std::string emit_kernel(const std::string& name, KernelParams& params, std::string_view body,

@@ -118,8 +118,9 @@ bool rotate(rt::Plan& plan, size_t begin, size_t end) {
     // memory instead (its grid and buffers may be sized by the capacity).
     if (const auto* l = std::get_if<rt::Launch>(&s))
       for (const rt::KernelArg& a : l->args)
-        if (const auto* sa = std::get_if<rt::ArgSlot>(&a);
-            sa && deltas.count(sa->slot) && sa->slot != l->device_size_slot)
+        if (const auto* sa = std::get_if<rt::ArgSlot>(&a); sa && deltas.count(sa->slot) &&
+            std::none_of(l->device_sizes.begin(), l->device_sizes.end(),
+                         [&](const rt::DeviceSize& d) { return d.slot == sa->slot; }))
           return false;
   }
   if (deltas.empty()) return false;
@@ -182,11 +183,10 @@ bool rotate(rt::Plan& plan, size_t begin, size_t end) {
     rt::Step s = plan.steps[i];
     const rt::Launch* original = std::get_if<rt::Launch>(&plan.steps[i]);
     rt::for_each_buffer_and_slot(s, [&](rt::BufferId& b) { b = B(b); }, [&](rt::SlotId& x) { x = S(x); });
-    if (auto* l = std::get_if<rt::Launch>(&s); l && original->device_size_slot >= 0) {
-      auto it = deltas.find(original->device_size_slot);
-      if (it != deltas.end())
-        l->args.at(static_cast<size_t>(l->device_size_arg)) = rt::ArgBuffer{it->second.device};
-    }
+    if (auto* l = std::get_if<rt::Launch>(&s))
+      for (const rt::DeviceSize& d : original->device_sizes)
+        if (auto it = deltas.find(d.slot); it != deltas.end())
+          l->args.at(static_cast<size_t>(d.arg)) = rt::ArgBuffer{it->second.device};
     copy.push_back(std::move(s));
   }
 

@@ -258,8 +258,10 @@ void fields(A& a, Launch& s) {
   }
   a(s.alt_kernel);
   a(s.alt_when);
-  a(s.device_size_slot);
-  a(s.device_size_arg);
+  a.list(s.device_sizes, [&](DeviceSize& d) {
+    a(d.slot);
+    a(d.arg);
+  }, 4);
 }
 template <class A>
 void fields(A& a, SortPairs& s) {

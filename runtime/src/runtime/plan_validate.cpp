@@ -252,11 +252,11 @@ class Validator {
         fail(fmt::format("kernel '{}' is not in plan.kernels", l.alt_kernel));
     }
     expr(l.items);
-    if (l.device_size_slot >= 0) {
-      set(l.device_size_slot);
-      if (l.device_size_arg < 0 || static_cast<size_t>(l.device_size_arg) >= l.args.size() ||
-          std::holds_alternative<ArgSlot>(l.args[static_cast<size_t>(l.device_size_arg)]))
-        fail("device_size_arg is not a pointer argument of the launch");
+    for (const DeviceSize& d : l.device_sizes) {
+      set(d.slot);
+      if (d.arg < 0 || static_cast<size_t>(d.arg) >= l.args.size() ||
+          std::holds_alternative<ArgSlot>(l.args[static_cast<size_t>(d.arg)]))
+        fail("a device size's argument is not a pointer argument of the launch");
     }
     if (l.items_per_block <= 0) fail("items_per_block must be positive");
     if (l.block_threads <= 0 || l.block_threads > 1024) fail("block_threads must be in 1..1024");

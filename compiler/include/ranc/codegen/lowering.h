@@ -110,13 +110,15 @@ class KernelParams {
   // the slot's.
   std::string device_size(rt::SlotId s) {
     const std::string name = fmt::format("dn{}", s);
-    device_size_slot_ = s;
-    device_size_arg_ = static_cast<int32_t>(params_.size());
-    add("const long long* __restrict__", name, rt::ArgConst{0});
+    bool known = false;
+    for (const rt::DeviceSize& d : device_sizes_) known = known || d.slot == s;
+    if (!known) {
+      device_sizes_.push_back(rt::DeviceSize{s, static_cast<int32_t>(params_.size())});
+      add("const long long* __restrict__", name, rt::ArgConst{0});
+    }
     return fmt::format("({0} != nullptr ? *{0} : {1})", name, slot(s));
   }
-  rt::SlotId device_size_slot() const { return device_size_slot_; }
-  int32_t device_size_arg() const { return device_size_arg_; }
+  const std::vector<rt::DeviceSize>& device_sizes() const { return device_sizes_; }
   // "const int* b3, long long s1"
   std::string signature() const {
     std::string s;
@@ -173,8 +175,7 @@ class KernelParams {
   std::vector<Param> params_;
   std::vector<rt::KernelArg> args_;
   std::vector<std::pair<std::string, std::string>> members_;
-  rt::SlotId device_size_slot_ = -1;
-  int32_t device_size_arg_ = -1;
+  std::vector<rt::DeviceSize> device_sizes_;
 };
 
 // An attribute of a view: a column of its dense base read at the row index, or a

@@ -6,7 +6,7 @@
 // read-back of the total, which sizes the join's output; the round ends with the read-back
 // of the new delta's size (the loop's condition and the next round's delta size). That is
 // two waits a round. The pass runs the next round's count at the end of this one, on the
-// new delta, with its row count read from device memory (rt::Launch::device_size_slot),
+// new delta, with its row count read from device memory (rt::Launch::device_sizes),
 // just before the new delta's size is read back: the two read-backs share one wait
 // (Executor's batched read-backs), and the count's total and per-row ranges are carried
 // into the next round. The body's own first steps become the loop's prologue
@@ -20,7 +20,7 @@
 //     ReadSize of element 0 sets later in the body, of a delta the loop's `split` names:
 //     the capacity of its columns bounds the device count), or set before the loop and
 //     nowhere in the body; a Launch takes a delta size as an argument only as its
-//     device_size_slot; no slot it sets is set elsewhere in the body;
+//     device size (rt::Launch::device_sizes); no slot it sets is set elsewhere in the body;
 //   - every buffer it names is allocated in it, or before the loop and not carried into,
 //     or carried into from a buffer the body allocates before the rotated copy's place
 //     (the first ReadSize of a delta size it reads).

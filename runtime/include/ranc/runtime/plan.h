@@ -115,6 +115,11 @@ struct Regrow {
   SlotId needed = -1;
   std::vector<BufferId> grow;
 };
+struct DeviceSize {
+  SlotId slot = -1;
+  int32_t arg = -1;
+  bool operator==(const DeviceSize&) const = default;
+};
 struct Launch {
   std::string kernel;       // extern "C" name in `source`
   SizeExpr items;           // work items; grid = ceil(items / items_per_block)
@@ -133,14 +138,13 @@ struct Launch {
   // by a size (the hash join's global-table kernel beside its partitioned one).
   std::string alt_kernel = {};
   SlotId alt_when = -1;
-  // A kernel that can take the row count in slot `device_size_slot` from device memory:
-  // argument `device_size_arg` (an ArgConst 0, a null `const long long*`) may be replaced by
-  // the buffer whose element 0 holds the count, and the slot's arguments and sizes then
-  // only bound it (the grid covers them, rows past the count do nothing). Set by lowerings
-  // for passes that move a launch before the count is read back (rotate_loop_reads); the
-  // executor does not look at it.
-  SlotId device_size_slot = -1;
-  int32_t device_size_arg = -1;
+  // Row counts the kernel can take from device memory: for each (slot, arg), argument `arg`
+  // (an ArgConst 0, a null `const long long*`) may be replaced by the buffer whose element 0
+  // holds the count of slot `slot`, and the slot's arguments and sizes then only bound it
+  // (the grid covers them, rows past the count do nothing). Set by lowerings for passes that
+  // move a launch before the count is read back (rotate_loop_reads); the executor does not
+  // look at it.
+  std::vector<DeviceSize> device_sizes = {};
 };
 // Built-in device-wide primitives, compiled at build time with nvcc.
 // Stable sort of (key, value) pairs, ascending or descending: keys of elem size 4 or 8
@@ -281,7 +285,7 @@ void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
             if (auto* s = std::get_if<ArgSlot>(&arg)) slot(s->slot);
           }
           if (x.alt_when >= 0) slot(x.alt_when);
-          if (x.device_size_slot >= 0) slot(x.device_size_slot);
+          for (auto& d : x.device_sizes) slot(d.slot);
           if (x.regrow) {
             buffer(x.regrow->header);
             slot(x.regrow->capacity);
