@@ -749,10 +749,12 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
         s.upload_seconds,
         s.execute_seconds,
         s.loop_iterations > 0
-            ? fmt::format(" ({} loop iterations{})", s.loop_iterations,
+            ? fmt::format(" ({} loop iterations{}; {} waits for read-backs, {:.4f} s waited)",
+                          s.loop_iterations,
                           s.split_iterations > 0
                               ? fmt::format(", {} split for memory", s.split_iterations)
-                              : "")
+                              : "",
+                          s.readbacks, s.wait_seconds)
             : "",
         s.download_seconds, ex->device().name, s.peak_device_bytes / 1048576.0);
   } else {

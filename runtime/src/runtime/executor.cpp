@@ -338,7 +338,7 @@ class Run {
         if (!split_iteration()) throw;
       }
     }
-    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    wait();
     stats_.execute_seconds += seconds_since(t0);
   }
 
@@ -578,10 +578,16 @@ class Run {
   }
   // The 8 bytes at device address src, through the pinned read-back buffer (its slot 0: no
   // batch of read_back() is live outside a run of CheckFlag / ReadSize steps).
+  // Waits for the stream (RunStats::wait_seconds).
+  void wait() {
+    const auto t0 = Clock::now();
+    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    stats_.wait_seconds += seconds_since(t0);
+  }
   int64_t copy_back(const void* src) {
     batch_slot_.clear();
     RANC_CUDA_CHECK(cudaMemcpyAsync(readback_, src, sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
-    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    wait();
     return readback_[0];
   }
   void launch(const Launch& l) {
@@ -892,7 +898,7 @@ class Run {
     }
     while (!batch_slot_.empty() && batch_slot_.back() < 0) batch_slot_.pop_back();
     internal_check(!batch_slot_.empty() && batch_slot_[0] >= 0, "read-back without a source");
-    RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    wait();
     ++stats_.readbacks;
     return readback_[batch_slot_[0]];
   }

@@ -66,6 +66,9 @@ struct RunStats {
   int64_t loop_iterations = 0;  // iterations of plan loops (fixpoints), all loops together
   int64_t split_iterations = 0;  // of those, started again on halves of their deltas (out of memory)
   int64_t readbacks = 0;  // waits for read-back flags and sizes (consecutive ones share one)
+  // Of execute_seconds, the time the host spent waiting for the GPU (the read-backs' waits and
+  // the wait at the end); the rest went to issuing steps while the GPU ran ahead or idled.
+  double wait_seconds = 0;
   int64_t bytes_uploaded = 0;
   int64_t bytes_downloaded = 0;
 };
