@@ -20,6 +20,7 @@
 #include "ranc/passes/pass_runner.h"
 #include "ranc/passes/plan_sort_orders.h"
 #include "ranc/passes/plan_top_k.h"
+#include "ranc/passes/rotate_loop_reads.h"
 #include "test_programs.h"
 #ifdef RANC_HAVE_EMBEDDED_TEMPLATES
 #include "ranc/templates/embedded.h"
@@ -673,6 +674,49 @@ output sg;
       for (const rt::DeviceSize& d : l->device_sizes)
         pointed += std::holds_alternative<rt::ArgBuffer>(l->args.at(static_cast<size_t>(d.arg)));
   EXPECT_EQ(pointed, 1);
+}
+
+// What rotate_loop_reads leaves alone (rotate_loop_reads.h): a round whose first join reads the
+// full relation (the non-linear closure: its count's right side is carried from the round's
+// union, which comes after the new tuples are counted), and a loop that stops after N rounds
+// (no split delta bounds the device count). Rotating a plan twice changes nothing.
+TEST(GeneratePlan, RotateLoopReadsLeavesTheFullRelationsJoinAlone) {
+  auto loop_begin = [](const rt::Plan& plan) -> const rt::LoopBegin* {
+    for (const rt::Step& s : plan.steps)
+      if (auto* b = std::get_if<rt::LoopBegin>(&s)) return b;
+    return nullptr;
+  };
+  const char* square = R"(
+input edges(src i32, dst i32);
+fixpoint%s {
+  tc = edges;
+  tc = tc |> join (tc |> project src as mid, dst as to) on dst = mid |> project src, to as dst;
+}
+output tc;
+)";
+  for (const char* limit : {"", " max 4"}) {
+    std::string text = square;
+    text.replace(text.find("%s"), 2, limit);
+    rt::Plan plan = codegen::generate_plan(check(parse_ra(text, "square.ra").program));
+#ifdef RANC_HAVE_RUNTIME
+    EXPECT_NO_THROW(rt::validate_plan(plan));
+#endif
+    ASSERT_NE(loop_begin(plan), nullptr);
+    EXPECT_EQ(loop_begin(plan)->prologue, 0) << "limit '" << limit << "'\n" << codegen::describe_plan(plan);
+  }
+  const char* linear = R"(
+input edges(src i32, dst i32);
+fixpoint {
+  tc = edges;
+  tc = tc |> join (edges |> project src as mid, dst as to) on dst = mid |> project src, to as dst;
+}
+output tc;
+)";
+  rt::Plan plan = codegen::generate_plan(check(parse_ra(linear, "tc.ra").program));
+  const rt::Plan once = plan;
+  EXPECT_EQ(passes::rotate_loop_reads(plan), 0);  // already rotated
+  EXPECT_EQ(plan.steps.size(), once.steps.size());
+  EXPECT_EQ(plan.buffers.size(), once.buffers.size());
 }
 
 // Mutual recursion where one relation has only recursive rules (its base is empty): the
