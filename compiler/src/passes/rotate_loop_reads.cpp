@@ -145,8 +145,14 @@ bool rotate(rt::Plan& plan, size_t begin, size_t end) {
     if (!body_alloc.count(info.column)) return false;
     info.capacity = plan.buffers[static_cast<size_t>(info.column)].count;
   }
-  for (auto& [d, info] : deltas)
+  // Every new delta the copy reads is complete at its place: allocated before it, and no
+  // step between it and the delta's read-back touches its first column or its count.
+  for (auto& [d, info] : deltas) {
     if (body_alloc.at(info.column) >= at) return false;
+    for (size_t i = at; i < info.read_at; ++i)
+      for (rt::BufferId b : buffers_of(plan.steps[i]))
+        if (b == info.column || b == info.device) return false;
+  }
   for (rt::BufferId b : carried_used)
     if (body_alloc.at(carried_buffer.at(b)) >= at) return false;
 
