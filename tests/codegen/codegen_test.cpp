@@ -748,6 +748,25 @@ TEST(GeneratePlan, FixpointBaseLeavesOutRulesOfEmptyRelations) {
   for (size_t i = 0; i < begin; ++i)
     if (auto* l = std::get_if<rt::Launch>(&plan.steps[i]))
       EXPECT_EQ(l->kernel.find("join"), std::string::npos) << l->kernel;
+  // A rule whose union has a part without a recursive relation is not empty in the base case:
+  // it stays (both selects run before the loop).
+  rt::Plan mixed = codegen::generate_plan(check(parse_ra(R"(
+input edges(src i32, dst i32);
+fixpoint {
+  tc = edges |> select src < 3;
+  tc = tc |> join (edges |> project src as mid, dst as to) on dst = mid |> project src, to as dst
+          |> union (edges |> select dst > 5);
+}
+output tc;
+)",
+                                                             "mixed.ra")
+                                                       .program));
+  int selects = 0;
+  for (const rt::Step& s : mixed.steps) {
+    if (std::holds_alternative<rt::LoopBegin>(s)) break;
+    if (auto* l = std::get_if<rt::Launch>(&s)) selects += l->kernel.find("select") != std::string::npos;
+  }
+  EXPECT_EQ(selects, 2) << codegen::describe_plan(mixed);
 }
 
 // The hash group-by's private states per thread (hash_reduce.cuh): 4 for states of up to 8
