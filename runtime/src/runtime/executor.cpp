@@ -576,14 +576,14 @@ class Run {
     ++stats_.readbacks;
     return copy_back(static_cast<const int64_t*>(ptr_[b]) + index);
   }
-  // The 8 bytes at device address src, through the pinned read-back buffer (its slot 0: no
-  // batch of read_back() is live outside a run of CheckFlag / ReadSize steps).
   // Waits for the stream (RunStats::wait_seconds).
   void wait() {
     const auto t0 = Clock::now();
     RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
     stats_.wait_seconds += seconds_since(t0);
   }
+  // The 8 bytes at device address src, through the pinned read-back buffer (its slot 0: no
+  // batch of read_back() is live outside a run of CheckFlag / ReadSize steps).
   int64_t copy_back(const void* src) {
     batch_slot_.clear();
     RANC_CUDA_CHECK(cudaMemcpyAsync(readback_, src, sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
