@@ -341,8 +341,9 @@ class CommandLine {
          },
          "join algorithm on the GPU: hash (inner joins: partitioned hash join; semi/anti "
          "joins: a probe of a hash set of the right keys), merge (sort the right input and "
-         "search it) or auto (the default: inner joins merge, which measures faster on "
-         "TPC-H; semi/anti joins hash unless the right input is already sorted by the keys)")
+         "search it) or auto (the default: hash where neither input is ordered by the "
+         "keys, merge where the right input is or an anti join shares its sort; semi/anti "
+         "joins hash unless the right input is already sorted by the keys)")
         ->type_name("ALGO")
         ->check(CLI::IsMember({"auto", "merge", "hash"}));
     c->add_option_function<std::string>(
