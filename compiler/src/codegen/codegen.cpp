@@ -231,9 +231,9 @@ class Context final : public LoweringContext {
   std::string kernel(NodeId id, const std::string& name, KernelParams& params,
                      std::string_view body, const LaunchShape& shape) override {
     const std::string launched = emit_kernel(name, params, body, shape);
-    launch(id, launched, params.args(), shape, params.uses_error_flag);
-    if (!params.device_sizes().empty())
-      std::get<rt::Launch>(plan_.steps[last_launch_]).device_sizes = params.device_sizes();
+    LaunchShape s = shape;
+    s.device_sizes = params.device_sizes();
+    launch(id, launched, params.args(), s, params.uses_error_flag);
     return launched;
   }
   std::string emit_kernel(const std::string& name, KernelParams& params, std::string_view body,
@@ -279,7 +279,7 @@ class Context final : public LoweringContext {
     l.dynamic_smem = shape.dynamic_smem;
     l.alt_kernel = shape.alt_kernel;
     l.alt_when = shape.alt_when;
-    last_launch_ = plan_.steps.size();
+    l.device_sizes = shape.device_sizes;
     step(std::move(l));
     if (error_flag)
       step(rt::CheckFlag{error_flag_,
@@ -961,7 +961,6 @@ class Context final : public LoweringContext {
   // kernel emitted so far with its name (CodegenOptions::share_kernels).
   bool share_kernels_ = true;
   size_t block_start_ = 0;
-  size_t last_launch_ = 0;  // index in plan_.steps of the last Launch emitted
   std::map<std::string, std::string> kernel_texts_;
   rt::BufferId error_flag_ = -1;
   std::vector<rt::CheckFlag> deferred_checks_;  // check_after_last_use, placed by finish()

@@ -14,18 +14,12 @@ namespace {
 
 constexpr size_t kNone = static_cast<size_t>(-1);
 
-// The slots a step sets.
+// The slots a step of a loop body sets.
 std::vector<rt::SlotId> slots_set(const rt::Step& s) {
   if (const auto* x = std::get_if<rt::SetSize>(&s)) return {x->slot};
   if (const auto* x = std::get_if<rt::ReadSize>(&s)) return {x->slot};
   if (const auto* l = std::get_if<rt::Launch>(&s); l && l->regrow)
     return {l->regrow->capacity, l->regrow->needed};
-  if (const auto* e = std::get_if<rt::LoopEnd>(&s)) {
-    std::vector<rt::SlotId> out;
-    for (auto [dst, src] : e->carry_slots) out.push_back(dst);
-    if (e->iterations >= 0) out.push_back(e->iterations);
-    return out;
-  }
   return {};
 }
 

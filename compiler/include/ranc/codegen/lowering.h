@@ -307,6 +307,9 @@ struct LaunchShape {
   // nonzero value (rt::Launch::alt_kernel).
   std::string alt_kernel = {};
   rt::SlotId alt_when = -1;
+  // Row counts the kernel can read from device memory (rt::Launch::device_sizes); kernel()
+  // takes them from its KernelParams.
+  std::vector<rt::DeviceSize> device_sizes = {};
 };
 
 class LoweringContext {
