@@ -469,6 +469,25 @@ static int read_waits(const rt::Plan& plan, size_t from, size_t to) {
   return waits;
 }
 
+// The plan's loop (its last, where there are several): the indices of its LoopBegin, of the
+// first step after its prologue (rt::LoopBegin::prologue) and of its LoopEnd; zeros without.
+struct LoopSpan {
+  size_t begin = 0, body = 0, end = 0;
+  int32_t prologue = 0;
+};
+static LoopSpan loop_span(const rt::Plan& plan) {
+  LoopSpan l;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (auto* b = std::get_if<rt::LoopBegin>(&plan.steps[i])) {
+      l.begin = i;
+      l.prologue = b->prologue;
+      l.body = i + 1 + static_cast<size_t>(b->prologue);
+    }
+    if (std::holds_alternative<rt::LoopEnd>(plan.steps[i])) l.end = i;
+  }
+  return l;
+}
+
 TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   ProgramBuilder b;
   Rel edges = b.input("edges", {{"src", Type::I32}, {"dst", Type::I32}});
@@ -483,11 +502,7 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
 #ifdef RANC_HAVE_RUNTIME
   EXPECT_NO_THROW(rt::validate_plan(plan));
 #endif
-  size_t begin = 0, end = 0;
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    if (std::holds_alternative<rt::LoopBegin>(plan.steps[i])) begin = i;
-    if (std::holds_alternative<rt::LoopEnd>(plan.steps[i])) end = i;
-  }
+  const auto [begin, body_start, end, prologue] = loop_span(plan);
   ASSERT_LT(begin, end);
   const std::set<rt::BufferId> input(plan.inputs.at(0).columns.begin(),
                                      plan.inputs.at(0).columns.end());
@@ -505,9 +520,7 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   // next round's join count, run on those new tuples before their number is read back; the
   // merge into the full relation is sized without one. The body's first steps (the count
   // of the first round's delta and its read-back) are the loop's prologue.
-  const auto& begin_step = std::get<rt::LoopBegin>(plan.steps[begin]);
-  ASSERT_GT(begin_step.prologue, 0) << codegen::describe_plan(plan);
-  const size_t body_start = begin + 1 + static_cast<size_t>(begin_step.prologue);
+  ASSERT_GT(prologue, 0) << codegen::describe_plan(plan);
   EXPECT_TRUE(std::holds_alternative<rt::ReadSize>(plan.steps[body_start - 1]));
   EXPECT_EQ(read_waits(plan, begin + 1, body_start), 1);
   EXPECT_EQ(read_waits(plan, body_start, end), 1) << codegen::describe_plan(plan);
@@ -578,21 +591,17 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
       EXPECT_EQ(e->max_iterations, 3);
       EXPECT_TRUE(e->split.empty());
     }
-    // Without splits no delta's capacity bounds a count from device memory: two waits.
-    if (auto* l = std::get_if<rt::LoopBegin>(&s)) EXPECT_EQ(l->prologue, 0);
   }
+  // Without splits no delta's capacity bounds a count from device memory: two waits.
+  EXPECT_EQ(loop_span(limited).prologue, 0);
   // rotate_loop_reads switched off: the count at the start of every round, two waits.
   {
     codegen::CodegenOptions off;
     off.disabled_passes = {"rotate_loop_reads"};
     rt::Plan two = codegen::generate_plan(b.check(), off);
-    size_t b0 = 0, e0 = 0;
-    for (size_t i = 0; i < two.steps.size(); ++i) {
-      if (std::holds_alternative<rt::LoopBegin>(two.steps[i])) b0 = i;
-      if (std::holds_alternative<rt::LoopEnd>(two.steps[i])) e0 = i;
-    }
-    EXPECT_EQ(std::get<rt::LoopBegin>(two.steps[b0]).prologue, 0);
-    EXPECT_EQ(read_waits(two, b0 + 1, e0), 2);
+    const LoopSpan l = loop_span(two);
+    EXPECT_EQ(l.prologue, 0);
+    EXPECT_EQ(read_waits(two, l.begin + 1, l.end), 2);
 #ifdef RANC_HAVE_RUNTIME
     EXPECT_NO_THROW(rt::validate_plan(two));
 #endif
@@ -622,16 +631,10 @@ TEST(GeneratePlan, ReachabilityRoundWaitsOnce) {
 #ifdef RANC_HAVE_RUNTIME
   EXPECT_NO_THROW(rt::validate_plan(plan));
 #endif
-  size_t begin = 0, end = 0;
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    if (std::holds_alternative<rt::LoopBegin>(plan.steps[i])) begin = i;
-    if (std::holds_alternative<rt::LoopEnd>(plan.steps[i])) end = i;
-  }
+  const auto [begin, body_start, end, prologue] = loop_span(plan);
   ASSERT_LT(begin, end);
-  const int32_t prologue = std::get<rt::LoopBegin>(plan.steps[begin]).prologue;
   ASSERT_GT(prologue, 0) << codegen::describe_plan(plan);
-  const size_t body = begin + 1 + static_cast<size_t>(prologue);
-  EXPECT_EQ(read_waits(plan, body, end), 1) << codegen::describe_plan(plan);
+  EXPECT_EQ(read_waits(plan, body_start, end), 1) << codegen::describe_plan(plan);
   for (size_t i = begin; i < end; ++i)
     if (auto* l = std::get_if<rt::Launch>(&plan.steps[i])) EXPECT_FALSE(l->regrow) << l->kernel;
 }
@@ -641,35 +644,17 @@ TEST(GeneratePlan, ReachabilityRoundWaitsOnce) {
 // rotates too; the second join (over the first's output) keeps its read-back: two waits a
 // round.
 TEST(GeneratePlan, SameGenerationRotatesTheDeltaOnTheRight) {
-  Program p = check(parse_ra(R"(
-input parent(child i32, par i32);
-fixpoint {
-  sg = parent |> join (parent |> project child as c2, par as p2) on par = p2
-              |> select child <> c2 |> project child as x, c2 as y;
-  sg = parent |> join sg on par = x
-              |> join (parent |> project child as c2, par as p2) on y = p2
-              |> project child as x, c2 as y;
-}
-output sg;
-)",
-                             "sg.ra")
-                       .program);
+  Program p = check(parse_ra(testing::kSameGeneration, "sg.ra").program);
   rt::Plan plan = codegen::generate_plan(p);
 #ifdef RANC_HAVE_RUNTIME
   EXPECT_NO_THROW(rt::validate_plan(plan));
 #endif
-  size_t begin = 0, end = 0;
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    if (std::holds_alternative<rt::LoopBegin>(plan.steps[i])) begin = i;
-    if (std::holds_alternative<rt::LoopEnd>(plan.steps[i])) end = i;
-  }
-  const int32_t prologue = std::get<rt::LoopBegin>(plan.steps[begin]).prologue;
+  const auto [begin, body_start, end, prologue] = loop_span(plan);
   ASSERT_GT(prologue, 0) << codegen::describe_plan(plan);
-  const size_t body = begin + 1 + static_cast<size_t>(prologue);
-  EXPECT_EQ(read_waits(plan, body, end), 2) << codegen::describe_plan(plan);
+  EXPECT_EQ(read_waits(plan, body_start, end), 2) << codegen::describe_plan(plan);
   // The rotated count: one device size pointed at a buffer (the delta's, the right side).
   int pointed = 0;
-  for (size_t i = body; i < end; ++i)
+  for (size_t i = body_start; i < end; ++i)
     if (auto* l = std::get_if<rt::Launch>(&plan.steps[i]))
       for (const rt::DeviceSize& d : l->device_sizes)
         pointed += std::holds_alternative<rt::ArgBuffer>(l->args.at(static_cast<size_t>(d.arg)));
@@ -681,11 +666,6 @@ output sg;
 // union, which comes after the new tuples are counted), and a loop that stops after N rounds
 // (no split delta bounds the device count). Rotating a plan twice changes nothing.
 TEST(GeneratePlan, RotateLoopReadsLeavesTheFullRelationsJoinAlone) {
-  auto loop_begin = [](const rt::Plan& plan) -> const rt::LoopBegin* {
-    for (const rt::Step& s : plan.steps)
-      if (auto* b = std::get_if<rt::LoopBegin>(&s)) return b;
-    return nullptr;
-  };
   const char* square = R"(
 input edges(src i32, dst i32);
 fixpoint%s {
@@ -701,8 +681,8 @@ output tc;
 #ifdef RANC_HAVE_RUNTIME
     EXPECT_NO_THROW(rt::validate_plan(plan));
 #endif
-    ASSERT_NE(loop_begin(plan), nullptr);
-    EXPECT_EQ(loop_begin(plan)->prologue, 0) << "limit '" << limit << "'\n" << codegen::describe_plan(plan);
+    ASSERT_GT(loop_span(plan).end, 0u);
+    EXPECT_EQ(loop_span(plan).prologue, 0) << "limit '" << limit << "'\n" << codegen::describe_plan(plan);
   }
   const char* linear = R"(
 input edges(src i32, dst i32);
@@ -741,9 +721,7 @@ TEST(GeneratePlan, FixpointBaseLeavesOutRulesOfEmptyRelations) {
 #ifdef RANC_HAVE_RUNTIME
   EXPECT_NO_THROW(rt::validate_plan(plan));
 #endif
-  size_t begin = 0;
-  for (size_t i = 0; i < plan.steps.size(); ++i)
-    if (std::holds_alternative<rt::LoopBegin>(plan.steps[i])) begin = i;
+  const size_t begin = loop_span(plan).begin;
   ASSERT_GT(begin, 0u);
   for (size_t i = 0; i < begin; ++i)
     if (auto* l = std::get_if<rt::Launch>(&plan.steps[i]))

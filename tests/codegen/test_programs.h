@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -273,5 +274,19 @@ inline std::string kernel_group_mismatch(const passes::PipelineResult& r) {
                          pn[i].kernel, op_kind_name(r.physical.program.node(pn[i].kernel).kind));
   return "";
 }
+
+// Same generation (.ra text): x and y are of the same generation if they are siblings, or if
+// their parents are. Its recursive rule joins the delta as the right input of its first join.
+inline constexpr std::string_view kSameGeneration = R"(
+input parent(child i32, par i32);
+fixpoint {
+  sg = parent |> join (parent |> project child as c2, par as p2) on par = p2
+              |> select child <> c2 |> project child as x, c2 as y;
+  sg = parent |> join sg on par = x
+              |> join (parent |> project child as c2, par as p2) on y = p2
+              |> project child as x, c2 as y;
+}
+output sg;
+)";
 
 }  // namespace ranc::testing

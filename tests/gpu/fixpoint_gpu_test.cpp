@@ -11,6 +11,7 @@
 #include <random>
 
 #include "gpu_test_util.h"
+#include "test_programs.h"
 #include "ranc/frontend/ra_parser.h"
 #include "ranc/runtime/errors.h"
 #include "ranc/runtime/executor.h"
@@ -38,19 +39,7 @@ fixpoint {
 output tc;
 )";
 
-// Same generation: x and y are of the same generation if they are siblings, or if their
-// parents are.
-constexpr std::string_view kSameGeneration = R"(
-input parent(child i32, par i32);
-fixpoint {
-  sg = parent |> join (parent |> project child as c2, par as p2) on par = p2
-              |> select child <> c2 |> project child as x, c2 as y;
-  sg = parent |> join sg on par = x
-              |> join (parent |> project child as c2, par as p2) on y = p2
-              |> project child as x, c2 as y;
-}
-output sg;
-)";
+using ranc::testing::kSameGeneration;
 
 // Paths of odd and of even length (two edges or more): mutual recursion over pairs.
 constexpr std::string_view kOddEvenPaths = R"(
@@ -158,16 +147,21 @@ TEST(GpuFixpoint, OneReadBackARound) {
   cycle.push_back({89, 0});
   const std::vector<std::vector<std::pair<int64_t, int64_t>>> graphs = {
       chain(200), cycle, random_graph(500, 600, 7), {}, {{3, 3}}};
-  for (size_t g = 0; g < graphs.size(); ++g) {
-    const Inputs in{{"edges", graph(graphs[g])}};
-    const Reference ref = reference(tc, in);
-    rt::RunStats one, two;
-    ASSERT_EQ(compare_with_reference(tc, in, ref, {}, &one), "") << "graph " << g;
-    ASSERT_EQ(compare_with_reference(tc, in, ref, off, &two), "") << "graph " << g;
-    EXPECT_EQ(one.loop_iterations, two.loop_iterations) << "graph " << g;
-    std::printf("graph %zu: %lld rounds, %lld waits (%lld without the rotation)\n", g,
+  // `prog` with the pass on (`one`) and off (`two`), each against the reference.
+  rt::RunStats one, two;
+  auto run_both = [&](const Program& prog, const Inputs& in, const std::string& label) {
+    one = two = rt::RunStats{};
+    const Reference ref = reference(prog, in);
+    ASSERT_EQ(compare_with_reference(prog, in, ref, {}, &one), "") << label;
+    ASSERT_EQ(compare_with_reference(prog, in, ref, off, &two), "") << label;
+    std::printf("%s: %lld rounds, %lld waits (%lld without the rotation)\n", label.c_str(),
                 static_cast<long long>(one.loop_iterations), static_cast<long long>(one.readbacks),
                 static_cast<long long>(two.readbacks));
+  };
+  for (size_t g = 0; g < graphs.size(); ++g) {
+    run_both(tc, {{"edges", graph(graphs[g])}}, fmt::format("graph {}", g));
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(one.loop_iterations, two.loop_iterations) << "graph " << g;
     // The waits outside the loop (the base case, the first count) are a few.
     EXPECT_LE(one.readbacks, one.loop_iterations + 8) << "graph " << g;
     if (g == 0) {
@@ -186,16 +180,12 @@ fixpoint {
 output reach;
 )");
   for (size_t g = 0; g < graphs.size(); ++g) {
-    const Inputs in{{"edges", graph(graphs[g])},
-                    {"start", make_relation(Schema{{{"node", Type::I32}}, 0},
-                                            {column_from_keys(Type::I32, {0, 3})})}};
-    const Reference ref = reference(reach, in);
-    rt::RunStats one, two;
-    ASSERT_EQ(compare_with_reference(reach, in, ref, {}, &one), "") << "reach, graph " << g;
-    ASSERT_EQ(compare_with_reference(reach, in, ref, off, &two), "") << "reach, graph " << g;
-    std::printf("reach, graph %zu: %lld rounds, %lld waits (%lld without the rotation)\n", g,
-                static_cast<long long>(one.loop_iterations), static_cast<long long>(one.readbacks),
-                static_cast<long long>(two.readbacks));
+    run_both(reach,
+             {{"edges", graph(graphs[g])},
+              {"start", make_relation(Schema{{{"node", Type::I32}}, 0},
+                                      {column_from_keys(Type::I32, {0, 3})})}},
+             fmt::format("reach, graph {}", g));
+    if (HasFatalFailure()) return;
     EXPECT_LE(one.readbacks, one.loop_iterations + 8) << "reach, graph " << g;
   }
   // Same generation (the delta on the right of its first join, a second join after it): two
@@ -203,14 +193,8 @@ output reach;
   Program sg = parse_and_check(kSameGeneration);
   std::vector<std::pair<int64_t, int64_t>> tree;  // (child, par): a ternary tree of 400 nodes
   for (int64_t c = 1; c < 400; ++c) tree.push_back({c, (c - 1) / 3});
-  const Inputs in{{"parent", graph(tree, Type::I32, "child", "par")}};
-  const Reference ref = reference(sg, in);
-  rt::RunStats one, two;
-  ASSERT_EQ(compare_with_reference(sg, in, ref, {}, &one), "");
-  ASSERT_EQ(compare_with_reference(sg, in, ref, off, &two), "");
-  std::printf("same generation: %lld rounds, %lld waits (%lld without the rotation)\n",
-              static_cast<long long>(one.loop_iterations), static_cast<long long>(one.readbacks),
-              static_cast<long long>(two.readbacks));
+  run_both(sg, {{"parent", graph(tree, Type::I32, "child", "par")}}, "same generation");
+  if (HasFatalFailure()) return;
   EXPECT_LE(one.readbacks, 2 * one.loop_iterations + 8);
   EXPECT_GE(two.readbacks, 3 * two.loop_iterations);
 }
