@@ -130,16 +130,22 @@ TEST(GpuFixpoint, ChainsCyclesSelfLoopsAndNoEdges) {
   for (size_t g = 0; g < graphs.size(); ++g) {
     rt::RunStats stats;
     EXPECT_EQ(run_and_compare(tc, {{"edges", graph(graphs[g])}}, {}, &stats), "") << "graph " << g;
-    if (g == 3) EXPECT_GE(stats.loop_iterations, 255) << "a chain of 257 needs 255 iterations";
+    if (g == 3) {
+      EXPECT_GE(stats.loop_iterations, 255) << "a chain of 257 needs 255 iterations";
+    }
   }
 }
 
 // One wait for read-backs a round (rotate_loop_reads): a chain's closure takes about as many
 // waits as rounds, where the count at the start of every round (the pass switched off) takes
 // two a round; both match the reference, also on a cycle and a random graph, and through
-// rounds that split.
+// rounds that split. The wait counts are those of the default plan: unfused
+// (RANC_NO_FUSION=1), a round's distinct and anti join are two kernels with a read-back
+// between them, so only the results are compared then.
 TEST(GpuFixpoint, OneReadBackARound) {
   RANC_REQUIRE_GPU();
+  const bool default_plan =
+      !pass_off_by_environment("fuse_pipelines") && !pass_off_by_environment("rotate_loop_reads");
   Program tc = parse_and_check(kTc);
   codegen::CodegenOptions off;
   off.disabled_passes = {"rotate_loop_reads"};
@@ -163,7 +169,9 @@ TEST(GpuFixpoint, OneReadBackARound) {
     if (HasFatalFailure()) return;
     EXPECT_EQ(one.loop_iterations, two.loop_iterations) << "graph " << g;
     // The waits outside the loop (the base case, the first count) are a few.
-    EXPECT_LE(one.readbacks, one.loop_iterations + 8) << "graph " << g;
+    if (default_plan) {
+      EXPECT_LE(one.readbacks, one.loop_iterations + 8) << "graph " << g;
+    }
     if (g == 0) {
       EXPECT_GE(one.loop_iterations, 198);
       EXPECT_GE(two.readbacks, 2 * two.loop_iterations) << "graph " << g;
@@ -186,7 +194,9 @@ output reach;
                                       {column_from_keys(Type::I32, {0, 3})})}},
              fmt::format("reach, graph {}", g));
     if (HasFatalFailure()) return;
-    EXPECT_LE(one.readbacks, one.loop_iterations + 8) << "reach, graph " << g;
+    if (default_plan) {
+      EXPECT_LE(one.readbacks, one.loop_iterations + 8) << "reach, graph " << g;
+    }
   }
   // Same generation (the delta on the right of its first join, a second join after it): two
   // waits a round, where three without the rotation.
@@ -195,7 +205,9 @@ output reach;
   for (int64_t c = 1; c < 400; ++c) tree.push_back({c, (c - 1) / 3});
   run_both(sg, {{"parent", graph(tree, Type::I32, "child", "par")}}, "same generation");
   if (HasFatalFailure()) return;
-  EXPECT_LE(one.readbacks, 2 * one.loop_iterations + 8);
+  if (default_plan) {
+    EXPECT_LE(one.readbacks, 2 * one.loop_iterations + 8);
+  }
   EXPECT_GE(two.readbacks, 3 * two.loop_iterations);
 }
 

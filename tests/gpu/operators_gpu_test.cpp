@@ -631,7 +631,13 @@ TEST(GpuPaged, EstimateShortGrowsOnceAndMatches) {
                                     &stats),
                     "")
               << "n " << n << (fk ? " foreign key" : " many-to-many") << (fold ? ", folded" : "");
-          EXPECT_EQ(stats.regrows, fk || fold ? 0 : 1) << "n " << n << (fold ? ", folded" : "");
+          // Regrows are the default plan's: unfused (RANC_NO_FUSION) no reduce folds into the
+          // join, and dense (RANC_NO_PAGED) its matches are written otherwise; either way the
+          // output may grow another number of times, and the results alone are compared.
+          if (!pass_off_by_environment("fuse_pipelines") &&
+              !pass_off_by_environment("plan_paged_edges")) {
+            EXPECT_EQ(stats.regrows, fk || fold ? 0 : 1) << "n " << n << (fold ? ", folded" : "");
+          }
         }
       }
     }
