@@ -938,13 +938,15 @@ int steps_of(const rt::Plan& plan) {
 // row 0 and their group counts to elements 0 and 1 of one buffer, read back at `over`.
 // CodegenOptions::hash_records sets the room.
 TEST(GeneratePlan, HashReducePlansTheSortForManyGroups) {
-  ProgramBuilder b;
-  Rel r = b.input("r", {{"g", Type::I32}, {"v", Type::I32}, {"w", Type::F64}});
-  b.output(r.select(col("w") > 0.0).reduce({"g"}, {sum(col("v"), "s"), count("n")}), "out");
-  const Program p = b.check();
+  for (const bool filtered : {true, false})
   for (int64_t room : {int64_t{0}, int64_t{777}}) {
+    SCOPED_TRACE(filtered ? "a select fused in front" : "no select");
+    ProgramBuilder b;
+    Rel r = b.input("r", {{"g", Type::I32}, {"v", Type::I32}, {"w", Type::F64}});
+    b.output((filtered ? r.select(col("w") > 0.0) : r).reduce({"g"}, {sum(col("v"), "s"), count("n")}), "out");
+    const Program p = b.check();
     const rt::Plan plan = codegen::generate_plan(p, {.hash_records = room});
-    int launches = 0, over_slots = 0;
+    int launches = 0, over_slots = 0, room_rules = 0;
     rt::SlotId over = -1;
     for (const rt::Step& st : plan.steps) {
       if (const auto* l = std::get_if<rt::Launch>(&st)) {
@@ -957,10 +959,22 @@ TEST(GeneratePlan, HashReducePlansTheSortForManyGroups) {
         over = ss->slot;
       }
       if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.at_least == 1 && ss->value.at_most > 1 &&
-                                                          ss->value.terms.size() == 1 && ss->value.divisor == 1)
+                                                          ss->value.terms.size() == 1 && ss->value.divisor == 1) {
         EXPECT_TRUE(room > 0 ? ss->value.at_most == room : ss->value.at_most % 512 == 0)
             << "the records' room (default: 512 blocks' table slots): " << ss->value.at_most;
+        ++room_rules;
+      }
+      // The default room of a filtered input: a sixteenth of its rows, at least 512 blocks'
+      // table slots, at most 128 MiB of records.
+      if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.divisor == 16) {
+        EXPECT_TRUE(filtered && room == 0);
+        EXPECT_EQ(ss->value.at_least % 512, 0) << ss->value.at_least;
+        EXPECT_GE(ss->value.at_most, ss->value.at_least);
+        EXPECT_LE(ss->value.at_most, (int64_t{128} << 20) / 16) << "records of 16 bytes or more";
+        ++room_rules;
+      }
     }
+    EXPECT_EQ(room_rules, 1);
     EXPECT_EQ(launches, 1);
     ASSERT_EQ(over_slots, 1);
     int reads_at_over = 0;
@@ -971,8 +985,10 @@ TEST(GeneratePlan, HashReducePlansTheSortForManyGroups) {
     EXPECT_NE(plan.source.find("_hash_reduce_merge("), std::string::npos);
     EXPECT_NE(plan.source.find("Agent::run(temp, "), std::string::npos);
     EXPECT_EQ(steps_of<rt::SortPairs>(plan), 2);
-    EXPECT_TRUE(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos ||
-                plan.source.find("ranc::tpl::SelectValuesAgent<") != std::string::npos);
+    if (filtered) {  // the sorting way materialises the select
+      EXPECT_TRUE(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos ||
+                  plan.source.find("ranc::tpl::SelectValuesAgent<") != std::string::npos);
+    }
     expect_frees_after_last_use(plan);
 #ifdef RANC_HAVE_RUNTIME
     EXPECT_NO_THROW(rt::validate_plan(plan));
