@@ -96,7 +96,8 @@ struct CodegenOptions {
   // Chosen per run from the rows kept; the same results.
   int64_t hash_join_global_rows = int64_t{1} << 21;
   // The hash group-by's room for phase 1's records (hash_reduce.cuh); 0: the grid's blocks
-  // times a block table's slots (at most the input's rows). When the records pass it (many
+  // times a block table's slots, or for a filtered input (a select fused in front) a
+  // sixteenth of its rows when that is more, at most 128 MiB of records (at most the rows). When the records pass it (many
   // groups), the input is sorted and reduced instead (ra_ops/reduce/lowering.cpp). Tests set
   // it small to take both ways on small inputs (RANC_HASH_RECORDS overrides). Same results.
   int64_t hash_records = 0;
