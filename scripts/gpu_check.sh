@@ -3,7 +3,8 @@
 # from a folder of built binaries (as collected by scripts/collect_gpu_binaries.sh),
 # writing one log per step and a summary to $OUT (default /tmp/ranc-gpu-check).
 #   scripts/gpu_check.sh BIN_DIR [steps...]
-#   steps: runtime templates ops ops_more ops_unfused tpch random memcheck racecheck large bench
+#   steps: suite suite_unfused runtime templates ops ops_more ops_unfused tpch random memcheck
+#          racecheck large bench
 #          merges merges_expand merges_tune joins_ab groupby sortedreduce hashpaged selvalues phj
 #          partition
 # Steps are independent: several invocations (each with its own OUT) may run at once.
@@ -27,8 +28,32 @@ step() {
   echo "== $name: rc=$rc, $((SECONDS - t0)) s" >>"$OUT/summary.txt"
   grep -E "PASSED|FAILED|SKIPPED|ERROR SUMMARY" "$OUT/$name.log" | tail -4 >>"$OUT/summary.txt"
 }
+# Every test of gpu_tests but RandomPrograms and GpuOperatorsLarge (steps of their own), in
+# SHARDS (default 14) parallel gtest shards of one NVRTC thread each, under `timeout $2`: the
+# whole suite in about 6 minutes on the 16-core H100 host (session 33: 351 s fused, 328 s
+# unfused), where one process takes well over the device's 10 minutes a command.
+suite() {
+  local name=$1 limit=$2 n=${SHARDS:-14} t0=$SECONDS
+  for i in $(seq 0 $((n - 1))); do
+    RANC_JIT_THREADS=1 GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout "$limit" "$BIN/gpu_tests" \
+      --gtest_filter='*-RandomPrograms.*:GpuOperatorsLarge.*' >"$OUT/$name.$i.log" 2>&1 &
+  done
+  wait
+  echo "== $name: $n shards, $((SECONDS - t0)) s" >>"$OUT/summary.txt"
+  for i in $(seq 0 $((n - 1))); do
+    local f="$OUT/$name.$i.log" last
+    last=$(grep -E '^\[  PASSED  \]' "$f" | head -1)
+    echo "shard $i: $(grep -c '^\[       OK \]' "$f") ok | ${last:-NOT FINISHED, last: $(grep '^\[ RUN' "$f" | tail -1)}" \
+      >>"$OUT/summary.txt"
+    grep '^\[  FAILED  \].*(' "$f" >>"$OUT/summary.txt"
+  done
+}
 for s in $STEPS; do
   case $s in
+    # The whole suite, fused (the default) and with fusion off: the same results (assertions
+    # about the default plan's shape, as waits or regrows, apply to the fused run only).
+    suite) suite suite 480 ;;
+    suite_unfused) RANC_NO_FUSION=1 suite suite_unfused 480 ;;
     runtime) step runtime 120 "$BIN/runtime_tests" ;;
     templates) [ -x "$BIN/templates_gpu_test" ] && step templates 300 "$BIN/templates_gpu_test" ;;
     # Split in two: with a cold kernel cache the whole set passed 560 s on the H100 (session 23).
