@@ -519,6 +519,11 @@ TEST(RandomPrograms, OrderedOutputsCompareTiesAsMultisets) {
   // Different values inside a run.
   const HostRelation other = rel({1, 1, 1, 2, 3, 3}, {5, 6, 4, 1, 9, 8});
   EXPECT_NE(compare_outputs("o", other, ref, by_k, true, 0), "");
+  EXPECT_NE(compare_outputs("o", other, ref, {}, false, 0), "");
+  // A row twice where the reference has two rows: the same rows as a set, not as a multiset.
+  const HostRelation twice = rel({1, 1, 1, 2, 3, 3}, {5, 6, 7, 1, 9, 9});
+  EXPECT_NE(compare_outputs("o", twice, ref, {}, false, 0), "");
+  EXPECT_NE(compare_outputs("o", twice, ref, by_k, true, 0), "");
 }
 
 TEST(RandomPrograms, MatchTheReferenceOnTheGpu) {

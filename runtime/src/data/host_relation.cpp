@@ -253,12 +253,57 @@ std::strong_ordering compare_rows(const std::vector<Value>& a, const std::vector
   return a.size() <=> b.size();
 }
 
+std::strong_ordering HostRelation::compare_row_ids(size_t i, size_t j) const {
+  for (const Column& col : columns_) {
+    if (col.nullable()) {
+      const bool ni = col.is_null(i), nj = col.is_null(j);
+      if (ni || nj) {
+        if (ni != nj) return nj <=> ni;  // NULL first, as total_compare
+        continue;                        // NULL = NULL
+      }
+    }
+    std::strong_ordering c = std::strong_ordering::equal;
+    switch (col.type()) {
+      case Type::Bool:
+        c = (col.data<uint8_t>()[i] != 0) <=> (col.data<uint8_t>()[j] != 0);
+        break;
+      case Type::I32:
+      case Type::Date:
+        c = col.data<int32_t>()[i] <=> col.data<int32_t>()[j];
+        break;
+      case Type::String:  // codes of an order-preserving dictionary order as the strings
+        col.dictionary();   // assigns the codes of strings appended since the last read
+        c = col.data<int32_t>()[i] <=> col.data<int32_t>()[j];
+        break;
+      case Type::I64:
+        c = col.data<int64_t>()[i] <=> col.data<int64_t>()[j];
+        break;
+      case Type::F32:
+        c = total_compare_f32(col.data<float>()[i], col.data<float>()[j]);
+        break;
+      case Type::F64:
+        c = total_compare_f64(col.data<double>()[i], col.data<double>()[j]);
+        break;
+    }
+    if (c != 0) return c;
+  }
+  return std::strong_ordering::equal;
+}
+
+std::vector<size_t> HostRelation::sorted_row_ids() const {
+  for (const Column& col : columns_)
+    if (col.type() == Type::String) col.dictionary();  // codes final before the sort reads them
+  std::vector<size_t> ids(num_rows());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  std::stable_sort(ids.begin(), ids.end(),
+                   [this](size_t a, size_t b) { return compare_row_ids(a, b) < 0; });
+  return ids;
+}
+
 std::vector<std::vector<Value>> HostRelation::sorted_rows() const {
   std::vector<std::vector<Value>> rows;
   rows.reserve(num_rows());
-  for (size_t i = 0; i < num_rows(); ++i) rows.push_back(row(i));
-  std::sort(rows.begin(), rows.end(),
-            [](const auto& a, const auto& b) { return compare_rows(a, b) < 0; });
+  for (size_t i : sorted_row_ids()) rows.push_back(row(i));
   return rows;
 }
 

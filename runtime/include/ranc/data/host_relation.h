@@ -137,6 +137,12 @@ class HostRelation {
   static HostRelation from_rows(Schema schema, const std::vector<std::vector<Value>>& rows);
   // Rows sorted by the total order, for order-insensitive comparison.
   std::vector<std::vector<Value>> sorted_rows() const;
+  // The row ids in sorted_rows()' order (rows that compare equal in row-id order),
+  // compared on the columns themselves, with no Value per cell: for comparing large
+  // relations (a test's 16M-row output sorts in about a second instead of half a minute).
+  std::vector<size_t> sorted_row_ids() const;
+  // compare_rows(row(i), row(j)), on the columns.
+  std::strong_ordering compare_row_ids(size_t i, size_t j) const;
   // An aligned text table with a header line (what `ranc run` prints).
   std::string to_table(size_t max_rows = SIZE_MAX) const;
 
