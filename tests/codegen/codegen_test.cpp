@@ -488,6 +488,15 @@ static LoopSpan loop_span(const rt::Plan& plan) {
   return l;
 }
 
+// The plan of `p`, checked by rt::validate_plan where the runtime is built.
+static rt::Plan valid_plan(const Program& p, const codegen::CodegenOptions& options = {}) {
+  rt::Plan plan = codegen::generate_plan(p, options);
+#ifdef RANC_HAVE_RUNTIME
+  EXPECT_NO_THROW(rt::validate_plan(plan));
+#endif
+  return plan;
+}
+
 TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   ProgramBuilder b;
   Rel edges = b.input("edges", {{"src", Type::I32}, {"dst", Type::I32}});
@@ -498,10 +507,7 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   fp.rule(tc, tc.join(e.project({as(col("src"), "mid"), as(col("dst"), "to")}), {"dst"}, {"mid"})
                   .project({"src", as(col("to"), "dst")}));
   b.output(fp.result(tc), "tc");
-  rt::Plan plan = codegen::generate_plan(b.check());
-#ifdef RANC_HAVE_RUNTIME
-  EXPECT_NO_THROW(rt::validate_plan(plan));
-#endif
+  rt::Plan plan = valid_plan(b.check());
   const auto [begin, body_start, end, prologue] = loop_span(plan);
   ASSERT_LT(begin, end);
   const std::set<rt::BufferId> input(plan.inputs.at(0).columns.begin(),
@@ -598,13 +604,10 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   {
     codegen::CodegenOptions off;
     off.disabled_passes = {"rotate_loop_reads"};
-    rt::Plan two = codegen::generate_plan(b.check(), off);
+    rt::Plan two = valid_plan(b.check(), off);
     const LoopSpan l = loop_span(two);
     EXPECT_EQ(l.prologue, 0);
     EXPECT_EQ(read_waits(two, l.begin + 1, l.end), 2);
-#ifdef RANC_HAVE_RUNTIME
-    EXPECT_NO_THROW(rt::validate_plan(two));
-#endif
   }
   for (const auto& k : plan.kernels) {
     if (k.rfind("ranc_", 0) != 0) {
@@ -627,10 +630,7 @@ TEST(GeneratePlan, ReachabilityRoundWaitsOnce) {
   fp.rule(reach, fp.use(start));
   fp.rule(reach, reach.join(fp.use(edges), {"node"}, {"src"}).project({as(col("dst"), "node")}));
   b.output(fp.result(reach), "reach");
-  rt::Plan plan = codegen::generate_plan(b.check());
-#ifdef RANC_HAVE_RUNTIME
-  EXPECT_NO_THROW(rt::validate_plan(plan));
-#endif
+  rt::Plan plan = valid_plan(b.check());
   const auto [begin, body_start, end, prologue] = loop_span(plan);
   ASSERT_LT(begin, end);
   ASSERT_GT(prologue, 0) << codegen::describe_plan(plan);
@@ -645,10 +645,7 @@ TEST(GeneratePlan, ReachabilityRoundWaitsOnce) {
 // round.
 TEST(GeneratePlan, SameGenerationRotatesTheDeltaOnTheRight) {
   Program p = check(parse_ra(testing::kSameGeneration, "sg.ra").program);
-  rt::Plan plan = codegen::generate_plan(p);
-#ifdef RANC_HAVE_RUNTIME
-  EXPECT_NO_THROW(rt::validate_plan(plan));
-#endif
+  rt::Plan plan = valid_plan(p);
   const auto [begin, body_start, end, prologue] = loop_span(plan);
   ASSERT_GT(prologue, 0) << codegen::describe_plan(plan);
   EXPECT_EQ(read_waits(plan, body_start, end), 2) << codegen::describe_plan(plan);
@@ -666,33 +663,14 @@ TEST(GeneratePlan, SameGenerationRotatesTheDeltaOnTheRight) {
 // union, which comes after the new tuples are counted), and a loop that stops after N rounds
 // (no split delta bounds the device count). Rotating a plan twice changes nothing.
 TEST(GeneratePlan, RotateLoopReadsLeavesTheFullRelationsJoinAlone) {
-  const char* square = R"(
-input edges(src i32, dst i32);
-fixpoint%s {
-  tc = edges;
-  tc = tc |> join (tc |> project src as mid, dst as to) on dst = mid |> project src, to as dst;
-}
-output tc;
-)";
   for (const char* limit : {"", " max 4"}) {
-    std::string text = square;
-    text.replace(text.find("%s"), 2, limit);
-    rt::Plan plan = codegen::generate_plan(check(parse_ra(text, "square.ra").program));
-#ifdef RANC_HAVE_RUNTIME
-    EXPECT_NO_THROW(rt::validate_plan(plan));
-#endif
+    std::string text(testing::kTcSquare);
+    text.replace(text.find("fixpoint"), 8, std::string("fixpoint") + limit);
+    rt::Plan plan = valid_plan(check(parse_ra(text, "square.ra").program));
     ASSERT_GT(loop_span(plan).end, 0u);
     EXPECT_EQ(loop_span(plan).prologue, 0) << "limit '" << limit << "'\n" << codegen::describe_plan(plan);
   }
-  const char* linear = R"(
-input edges(src i32, dst i32);
-fixpoint {
-  tc = edges;
-  tc = tc |> join (edges |> project src as mid, dst as to) on dst = mid |> project src, to as dst;
-}
-output tc;
-)";
-  rt::Plan plan = codegen::generate_plan(check(parse_ra(linear, "tc.ra").program));
+  rt::Plan plan = codegen::generate_plan(check(parse_ra(testing::kTc, "tc.ra").program));
   const rt::Plan once = plan;
   EXPECT_EQ(passes::rotate_loop_reads(plan), 0);  // already rotated
   EXPECT_EQ(plan.steps.size(), once.steps.size());
@@ -717,10 +695,7 @@ TEST(GeneratePlan, FixpointBaseLeavesOutRulesOfEmptyRelations) {
   fp.rule(odd, step(even));
   b.output(fp.result(odd), "odd");
   b.output(fp.result(even), "even");
-  rt::Plan plan = codegen::generate_plan(b.check());
-#ifdef RANC_HAVE_RUNTIME
-  EXPECT_NO_THROW(rt::validate_plan(plan));
-#endif
+  rt::Plan plan = valid_plan(b.check());
   const size_t begin = loop_span(plan).begin;
   ASSERT_GT(begin, 0u);
   for (size_t i = 0; i < begin; ++i)

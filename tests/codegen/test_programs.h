@@ -275,6 +275,26 @@ inline std::string kernel_group_mismatch(const passes::PipelineResult& r) {
   return "";
 }
 
+// Transitive closure (.ra text), linear: each round joins the new paths with the edges.
+inline constexpr std::string_view kTc = R"(
+input edges(src i32, dst i32);
+fixpoint {
+  tc = edges;
+  tc = tc |> join (edges |> project src as mid, dst as to) on dst = mid |> project src, to as dst;
+}
+output tc;
+)";
+
+// The same closure written non-linearly (tc joined with itself): two recursive occurrences.
+inline constexpr std::string_view kTcSquare = R"(
+input edges(src i32, dst i32);
+fixpoint {
+  tc = edges;
+  tc = tc |> join (tc |> project src as mid, dst as to) on dst = mid |> project src, to as dst;
+}
+output tc;
+)";
+
 // Same generation (.ra text): x and y are of the same generation if they are siblings, or if
 // their parents are. Its recursive rule joins the delta as the right input of its first join.
 inline constexpr std::string_view kSameGeneration = R"(

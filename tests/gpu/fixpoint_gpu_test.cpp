@@ -13,6 +13,7 @@
 #include "gpu_test_util.h"
 #include "test_programs.h"
 #include "ranc/frontend/ra_parser.h"
+#include "ranc/passes/pass_runner.h"
 #include "ranc/runtime/errors.h"
 #include "ranc/runtime/executor.h"
 #include "ranc/runtime/memory.h"
@@ -20,26 +21,9 @@
 namespace ranc::gputest {
 namespace {
 
-constexpr std::string_view kTc = R"(
-input edges(src i32, dst i32);
-fixpoint {
-  tc = edges;
-  tc = tc |> join (edges |> project src as mid, dst as to) on dst = mid |> project src, to as dst;
-}
-output tc;
-)";
-
-// The same closure written non-linearly (tc joined with itself): two recursive occurrences.
-constexpr std::string_view kTcSquare = R"(
-input edges(src i32, dst i32);
-fixpoint {
-  tc = edges;
-  tc = tc |> join (tc |> project src as mid, dst as to) on dst = mid |> project src, to as dst;
-}
-output tc;
-)";
-
 using ranc::testing::kSameGeneration;
+using ranc::testing::kTc;
+using ranc::testing::kTcSquare;
 
 // Paths of odd and of even length (two edges or more): mutual recursion over pairs.
 constexpr std::string_view kOddEvenPaths = R"(
@@ -144,8 +128,10 @@ TEST(GpuFixpoint, ChainsCyclesSelfLoopsAndNoEdges) {
 // between them, so only the results are compared then.
 TEST(GpuFixpoint, OneReadBackARound) {
   RANC_REQUIRE_GPU();
+  // The environment's switches apply to every plan of the process (RANC_NO_FUSION=1 runs the
+  // suites unfused).
   const bool default_plan =
-      !pass_off_by_environment("fuse_pipelines") && !pass_off_by_environment("rotate_loop_reads");
+      passes::pass_enabled("fuse_pipelines", {}) && passes::pass_enabled("rotate_loop_reads", {});
   Program tc = parse_and_check(kTc);
   codegen::CodegenOptions off;
   off.disabled_passes = {"rotate_loop_reads"};

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <numeric>
 
 #include "ranc/ra_ops/ra_ops.h"
@@ -159,25 +158,6 @@ HostRelation make_relation(const Schema& schema, std::vector<Column> columns) {
 
 bool have_gpu() {
   return rt::gpu_available();
-}
-
-bool pass_off_by_environment(std::string_view pass) {
-  auto on = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v && *v && std::string_view(v) != "0";
-  };
-  if (pass == "fuse_pipelines" && on("RANC_NO_FUSION")) return true;
-  if (pass == "plan_paged_edges" && on("RANC_NO_PAGED")) return true;
-  const char* list = std::getenv("RANC_DISABLE_PASSES");
-  if (!list) return false;
-  std::string_view rest(list);
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    if (rest.substr(0, comma) == pass) return true;
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
-  }
-  return false;
 }
 
 namespace {

@@ -8,7 +8,6 @@
 #include <map>
 #include <random>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -78,13 +77,6 @@ std::string compare_outputs(const std::string& name, const HostRelation& gpu,
 
 // Skips the current test when there is no GPU.
 bool have_gpu();
-
-// Whether the environment switches a pass off for every plan of this process, as the
-// pass runner reads it (RANC_NO_FUSION=1, RANC_NO_PAGED=1, or the pass named in
-// RANC_DISABLE_PASSES): the suites then run unfused or dense, and assertions about the
-// shape of the default plan (waits for read-backs, regrown paged outputs) do not apply,
-// while every result is still compared with the reference.
-bool pass_off_by_environment(std::string_view pass);
 #define RANC_REQUIRE_GPU()                                      \
   do {                                                          \
     if (!::ranc::gputest::have_gpu()) GTEST_SKIP() << "no GPU"; \

@@ -634,8 +634,8 @@ TEST(GpuPaged, EstimateShortGrowsOnceAndMatches) {
           // Regrows are the default plan's: unfused (RANC_NO_FUSION) no reduce folds into the
           // join, and dense (RANC_NO_PAGED) its matches are written otherwise; either way the
           // output may grow another number of times, and the results alone are compared.
-          if (!pass_off_by_environment("fuse_pipelines") &&
-              !pass_off_by_environment("plan_paged_edges")) {
+          if (passes::pass_enabled("fuse_pipelines", {}) &&
+              passes::pass_enabled("plan_paged_edges", {})) {
             EXPECT_EQ(stats.regrows, fk || fold ? 0 : 1) << "n " << n << (fold ? ", folded" : "");
           }
         }

@@ -105,7 +105,7 @@ class KernelParams {
     return name;
   }
   // A `const long long*` parameter through which the kernel may read slot `s`'s value from
-  // device memory (rt::Launch::device_size_slot): null (ArgConst 0) unless a pass points it
+  // device memory (rt::Launch::device_sizes): null (ArgConst 0) unless a pass points it
   // at the count. The expression to use for the count: the device value when given, else
   // the slot's.
   std::string device_size(rt::SlotId s) {
