@@ -800,6 +800,49 @@ TEST(GpuHashReduce, PrivateStatesAroundTheirCount) {
   }
 }
 
+// The hash group-by behind fused selects of every selectivity (hash_reduce.cuh: a warp's items
+// with some lanes' rows dropped): none to all of the rows kept, spread at random or in runs (a
+// warp sees all or none), one key to more than a block's table holds (records, and past the
+// filtered input's room the sorting way), states of 8 and 16 bytes (a tile's rows loaded before
+// the first is used) and larger (row by row), private states on and off, against the reference.
+TEST(GpuHashReduce, FusedSelectsOfEverySelectivity) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(97);
+  Schema s{{{"k", Type::I32}, {"v", Type::I32}, {"w", Type::F64}, {"p", Type::I32}}, 0};
+  const int64_t n = 200003;
+  for (int64_t keys : {int64_t{1}, int64_t{7}, int64_t{1000}, int64_t{100000}}) {
+    std::vector<Column> cols;
+    for (const auto& a : s.attributes) cols.emplace_back(a.type);
+    for (int64_t i = 0; i < n; ++i) {
+      cols[0].append(Value::i32(static_cast<int32_t>(rng() % static_cast<uint64_t>(keys)) - 3));
+      cols[1].append(Value::i32(static_cast<int32_t>(rng() % 20001) - 10000));
+      cols[2].append(Value::f64(static_cast<double>(rng() % 1000) / 8.0));
+      // p: uniform in [0, 1000) row by row for the first half, in runs of 700 rows after
+      cols[3].append(Value::i32(i < n / 2 ? static_cast<int32_t>(rng() % 1000)
+                                          : static_cast<int32_t>((i / 700 * 389) % 1000)));
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, std::move(cols)));
+    ProgramBuilder b;
+    Rel r = b.input("r", s.attributes);
+    // (a select each: one shared by several reduces would be materialised, not fused)
+    for (int keep : {0, 1, 30, 450, 550, 1000}) {
+      b.output(r.select(col("p") < keep).reduce({"k"}, {ranc::sum(col("w"), "sw")}),
+               fmt::format("f64_sum_{}", keep));
+      b.output(r.select(col("p") < keep).reduce({"k"}, {ranc::count("n"), ranc::sum(col("v"), "sv")}),
+               fmt::format("count_sum_{}", keep));
+      b.output(r.select(col("p") < keep)
+                   .reduce({"k"}, {ranc::count("n"), ranc::sum(col("v"), "sv"),
+                                   ranc::min(col("w"), "mn"), ranc::max(col("v"), "mx")}),
+               fmt::format("large_{}", keep));
+    }
+    Program p = b.check();
+    for (int privates : {-1, 0})
+      EXPECT_EQ(run_and_compare(p, in, {.hash_private_states = privates}), "")
+          << keys << " keys, private states " << privates;
+  }
+}
+
 // The hash group-by's integer sums by 32-bit atomic adds (common.cuh, atomic_add_words): i32
 // values at the type's limits in 64-bit states (a word's carry on most adds, the high word
 // moving for either sign), i64 values of up to 2^40 either side in 128-bit states (carries
@@ -843,10 +886,12 @@ TEST(GpuHashReduce, ExactIntegerSumsByWordAtomics) {
 // (every input with two records takes the fallback), 300 (around it: blocks cross it at
 // different keys counts) and the default (the hash path), for one i32 key, two keys (a string
 // and a date: the sort packs them), an f32 key with -0.0/+0.0/NaN/infinities, a fused select
-// (the fallback materialises a copy of the view over its rows) and a computed key (a project);
-// each output is read through a sort by its keys, which the planner drops when the reduce
-// already orders them (so the GPU output is compared row by row: the fallback's order must be
-// the hash path's). Sizes from 1 row to more than a block's tiles.
+// (the fallback materialises a copy of the view over its rows), a computed key (a project) and
+// counts only (the sort then carries the keys alone); the input has attributes no reduce reads,
+// which the fallback's sort leaves out. Each output is read through a sort by its keys, which
+// the planner drops when the reduce already orders them (so the GPU output is compared row by
+// row: the fallback's order must be the hash path's). Sizes from 1 row to more than a block's
+// tiles.
 TEST(GpuHashReduce, SortsTheInputWhenRecordsPassTheirRoom) {
   RANC_REQUIRE_GPU();
   std::mt19937_64 rng(53);
@@ -884,6 +929,10 @@ TEST(GpuHashReduce, SortsTheInputWhenRecordsPassTheirRoom) {
     b.output(r.select(col("v") > 0).reduce({"k"}, aggs()).sort({"k"}), "filtered");
     b.output(r.project({as(col("k") / 7, "q"), "v", "w"}).reduce({"q"}, aggs()).sort({"q"}),
              "computed_key");
+    // Counts only: the fallback's sort carries no attribute but the keys (the others are left
+    // out), keys-only on the packed word of two keys and on one i32 key.
+    b.output(r.reduce({"ks", "kd"}, {ranc::count("n")}).sort({"ks", "kd"}), "string_date_count");
+    b.output(r.reduce({"k"}, {ranc::count("n")}).sort({"k"}), "i32_count");
     Program p = b.check();
     // Every user sort is a no-op: the reduces' hashed outputs are ordered by their keys.
     const passes::PhysicalPlan phys = passes::plan_sort_orders(p, {});
@@ -894,7 +943,7 @@ TEST(GpuHashReduce, SortsTheInputWhenRecordsPassTheirRoom) {
       hashed += node.kind == OpKind::Reduce && pn.hash_reduce;
     }
     EXPECT_EQ(sorts, 0);
-    EXPECT_EQ(hashed, 6);
+    EXPECT_EQ(hashed, 8);
     const Reference ref = reference(p, in);
     for (int64_t room : {int64_t{1}, int64_t{300}, int64_t{0}})
       for (int privates : {-1, 0})

@@ -599,8 +599,10 @@ class Context final : public LoweringContext {
   // packed key (and the row ids), CUB sorts it; each more significant word is written
   // through the row ids so far and sorted in turn. A last kernel writes the output: the
   // key attributes inside the first word unpacked from the sorted words, the others
-  // gathered through the row ids. With one word and no other attribute the sort is
-  // keys-only (sort_whole_rows); with one word and a single other 4-byte attribute, that
+  // gathered through the row ids. An attribute whose buffer is -1 is left out (the
+  // consumer does not read it: nothing gathered, -1 in the output too). With one word and
+  // no other attribute the sort is keys-only (sort_whole_rows when the keys are the whole
+  // tuple); with one word and a single other 4-byte attribute, that
   // attribute is the sort's payload itself (no row ids, no gather). A single integer key
   // (i32, i64, date, string code) is not packed: CUB sorts the column itself, which is then
   // the output's.
@@ -622,10 +624,13 @@ class Context final : public LoweringContext {
       is_key[c] = true;
       if (unpack[c] < 0 && layout.inside(layout.fields[f], 0)) unpack[c] = static_cast<int>(f);
     }
-    std::vector<size_t> others;  // columns not unpacked
-    for (size_t c = 0; c < ncols; ++c)
-      if (unpack[c] < 0) others.push_back(c);
-    const bool keys_only = nw == 1 && others.empty();  // here only a native key
+    std::vector<size_t> others;  // columns not unpacked (nor left out: buffer -1)
+    for (size_t c = 0; c < ncols; ++c) {
+      internal_check(rel.columns[c] >= 0 || !is_key[c],
+                     fmt::format("codegen: n{} sorts by an attribute it leaves out", id));
+      if (unpack[c] < 0 && rel.columns[c] >= 0) others.push_back(c);
+    }
+    const bool keys_only = nw == 1 && others.empty();
     const bool direct =
         nw == 1 && others.size() == 1 && type_size(rel.types[others[0]]) == 4 && !is_key[others[0]];
     const Type t0 = layout.fields[0].type;
@@ -664,6 +669,8 @@ class Context final : public LoweringContext {
       rt::BufferId values_in = perm;
       if (first && direct) {
         values_in = rel.columns[others[0]];
+      } else if (first && keys_only) {
+        values_in = -1;  // every carried attribute is inside the word: a keys-only sort
       } else if (first) {
         values_in = allocate(fmt::format("n{}.rowid", id), 4, count, id);
         stmts += fmt::format(" {}[i] = (unsigned int)i;",
@@ -677,9 +684,11 @@ class Context final : public LoweringContext {
       kernel(id, kernel_name(id, fmt::format("sortword{}", w)), params, body, map_launch(count),
              agent);
       sorted = allocate(fmt::format("n{}.sortedword{}", id, w), word.wide() ? 8 : 4, count, id);
-      const rt::BufferId values_out = allocate(
-          direct ? fmt::format("n{}.c{}", id, others[0]) : fmt::format("n{}.perm{}", id, w), 4,
-          count, id);
+      const rt::BufferId values_out =
+          values_in < 0 ? -1
+                        : allocate(direct ? fmt::format("n{}.c{}", id, others[0])
+                                          : fmt::format("n{}.perm{}", id, w),
+                                   4, count, id);
       rt::SortPairs sp{win, sorted, values_in, values_out,
                        word.wide() ? Type::I64 : Type::I32, false, count, id};
       sp.encoded = true;
@@ -696,6 +705,10 @@ class Context final : public LoweringContext {
     if (!direct && !others.empty())
       stmts += fmt::format(" const unsigned int r = {}[i];", params.buffer(perm, "unsigned int"));
     for (size_t c = 0; c < ncols; ++c) {
+      if (rel.columns[c] < 0) {
+        out.columns.push_back(-1);
+        continue;
+      }
       if (direct && c == others[0]) {
         out.columns.push_back(perm);
         continue;

@@ -397,7 +397,8 @@ class LoweringContext {
   // With `keep_words` (PhysicalNode::keeps_words), a sort that packs whole tuples into
   // one word returns its sorted words as a packed view (RowView::packed) instead. `rel`
   // may be a view only for such a sort (its input chain is fused into the kernel that
-  // writes the words); any other sort needs a dense `rel`.
+  // writes the words); any other sort needs a dense `rel`. A non-key attribute whose
+  // buffer is -1 in `rel` is left out (not gathered; -1 in the result as well).
   virtual DeviceRelation sort(NodeId id, const DeviceRelation& rel, const passes::Order& keys,
                               bool keep_words = false) = 0;
   // `rel` itself when it is dense; a view materialised by one kernel (once per view:
