@@ -131,6 +131,29 @@ DeviceRelation top_k_rows(LoweringContext& ctx, const Node& n, const DeviceRelat
 
 }  // namespace
 
+namespace {
+// A sort the planner inserted for a reduce alone (its group-by by sorting) moves only the
+// attributes the reduce reads: its input may carry others for other consumers (TPC-H Q17's
+// lineitem also feeds a join: l_extendedprice, gathered for nothing, was half of the sort's
+// gather). The others are left out (buffer -1: LoweringContext::sort gathers nothing).
+DeviceRelation only_what_a_reduce_reads(LoweringContext& ctx, const Node& n, DeviceRelation in) {
+  if (in.view || !ctx.physical(n.id).inserted || ctx.physical(n.id).keeps_words) return in;
+  const Node* reader = nullptr;
+  for (const Node& m : ctx.program().nodes()) {
+    for (NodeId i : m.inputs) {
+      if (i != n.id) continue;
+      if (reader) return in;  // more than one reader
+      reader = &m;
+    }
+  }
+  if (!reader || reader->kind != OpKind::Reduce) return in;
+  const std::vector<bool> reads = reduce_attributes_read(*reader, in.columns.size());
+  for (size_t c = 0; c < in.columns.size(); ++c)
+    if (!reads[c]) in.columns[c] = -1;
+  return in;
+}
+}  // namespace
+
 void lower_sort(LoweringContext& ctx, const Node& n) {
   // A global barrier: its input is materialised, except a chain fused into the kernel that
   // packs whole tuples into words (fuse_pipelines), whose sorted words may stay packed for
@@ -143,7 +166,8 @@ void lower_sort(LoweringContext& ctx, const Node& n) {
     ctx.set_relation(n.id, ctx.sort(n.id, top_k_rows(ctx, n, in, p.sort_keys, p.top_k), p.sort_keys));
     return;
   }
-  ctx.set_relation(n.id, ctx.sort(n.id, in, p.sort_keys, p.keeps_words));
+  ctx.set_relation(n.id, ctx.sort(n.id, only_what_a_reduce_reads(ctx, n, in), p.sort_keys,
+                                  p.keeps_words));
 }
 
 }  // namespace ranc::codegen
