@@ -94,6 +94,25 @@ TEST(Package, HashJoinGatesAndAltKernelsSurvive) {
   EXPECT_GT(alts, 0);
 }
 
+// The hash group-by's phase 1 launches in whole waves (Launch::whole_waves); the flag comes
+// back from serialization, and no other launch of the plan has it.
+TEST(Package, WholeWavesSurvive) {
+  const rt::Plan p = plan_of("q1", {});
+  const rt::Plan back = rt::deserialize_plan(rt::serialize_plan(p));
+  ASSERT_EQ(back.steps.size(), p.steps.size());
+  int waves = 0;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const auto* l = std::get_if<rt::Launch>(&p.steps[i]);
+    if (!l) continue;
+    EXPECT_EQ(std::get<rt::Launch>(back.steps[i]).whole_waves, l->whole_waves) << l->kernel;
+    EXPECT_EQ(l->whole_waves, l->kernel.find("hash_reduce") != std::string::npos &&
+                                  l->kernel.find("hash_reduce_") == std::string::npos)
+        << l->kernel;
+    waves += l->whole_waves;
+  }
+  EXPECT_EQ(waves, 1);
+}
+
 // A recursive program's loop keeps its split deltas (LoopEnd::split) through serialization.
 TEST(Package, FixpointLoopsKeepTheirSplitDeltas) {
   for (const char* ex : {"transitive_closure", "same_generation"}) {

@@ -843,6 +843,36 @@ TEST(GpuHashReduce, FusedSelectsOfEverySelectivity) {
   }
 }
 
+// The hash group-by's phase 1 in whole waves (rt::Launch::whole_waves): over enough tiles that
+// its grid passes one wave of the GPU (5M rows: 650 tiles of 7680 rows, more than the H100's 2
+// or 3 blocks an SM x 132), so the executor rounds it to a whole number of waves; few and many
+// groups, with and without a fused select, states of one word and of several, against the
+// reference.
+TEST(GpuHashReduce, WholeWavesOverManyTiles) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(113);
+  Schema s{{{"k", Type::I32}, {"v", Type::I32}, {"w", Type::F64}}, 0};
+  const int64_t n = 5000003;
+  for (int64_t keys : {int64_t{9}, int64_t{3000}}) {
+    std::vector<Column> cols;
+    for (const auto& a : s.attributes) cols.emplace_back(a.type);
+    for (int64_t i = 0; i < n; ++i) {
+      cols[0].append(Value::i32(static_cast<int32_t>(rng() % static_cast<uint64_t>(keys))));
+      cols[1].append(Value::i32(static_cast<int32_t>(rng() % 2001) - 1000));
+      cols[2].append(Value::f64(static_cast<double>(rng() % 1000) / 8.0));
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, std::move(cols)));
+    ProgramBuilder b;
+    Rel r = b.input("r", s.attributes);
+    b.output(r.reduce({"k"}, {ranc::sum(col("v"), "sv")}), "sum");
+    b.output(r.select(col("v") < -200).reduce({"k"}, {ranc::count("n"), ranc::sum(col("w"), "sw"),
+                                                      ranc::min(col("v"), "mn")}),
+             "filtered");
+    EXPECT_EQ(run_and_compare(b.check(), in), "") << keys << " keys";
+  }
+}
+
 // The hash group-by's integer sums by 32-bit atomic adds (common.cuh, atomic_add_words): i32
 // values at the type's limits in 64-bit states (a word's carry on most adds, the high word
 // moving for either sign), i64 values of up to 2^40 either side in 128-bit states (carries

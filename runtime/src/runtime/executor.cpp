@@ -194,6 +194,23 @@ class Run {
       RANC_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernels_.at(name)),
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     }
+    // The blocks of one wave of each whole-waves launch (Launch::whole_waves).
+    step_wave_blocks_.assign(plan_.steps.size(), 0);
+    int sms = 0;
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      const auto* l = std::get_if<Launch>(&plan_.steps[i]);
+      if (!l || !l->whole_waves) continue;
+      if (sms == 0) {
+        int device = 0;
+        RANC_CUDA_CHECK(cudaGetDevice(&device));
+        RANC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+      }
+      int per_sm = 0;
+      RANC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, reinterpret_cast<const void*>(step_kernel_[i]), l->block_threads,
+          static_cast<size_t>(l->dynamic_smem)));
+      step_wave_blocks_[i] = static_cast<int64_t>(per_sm) * sms;
+    }
     // Schemas first, so a mistake is reported before anything is uploaded. A bound
     // relation may have more attributes than the plan's input (prune_attributes keeps
     // only those the program uses): they are taken by name.
@@ -595,6 +612,8 @@ class Run {
     if (items == 0 && l.skip_if_empty) return;
     int64_t grid = items / l.items_per_block + (items % l.items_per_block != 0);
     if (grid < 1) grid = 1;
+    if (const int64_t wave = step_wave_blocks_.at(step_index_); wave > 0 && grid > wave)
+      grid = (grid + wave / 2) / wave * wave;  // the nearest whole number of waves
     if (grid > INT32_MAX) {
       throw SizeLimitError(
           fmt::format("kernel {} needs {} blocks (more than 2^31-1)", l.kernel, grid),
@@ -1121,6 +1140,7 @@ class Run {
   std::optional<ActiveLoop> loop_;
   std::vector<cudaKernel_t> step_kernel_;      // per step: a Launch's kernel
   std::vector<cudaKernel_t> step_alt_kernel_;  // and its alt_kernel (nullptr: none)
+  std::vector<int64_t> step_wave_blocks_;      // per step: a whole-waves Launch's wave (0: none)
   std::vector<int64_t> launch_values_;     // launch()'s kernel arguments
   std::vector<void*> launch_args_;
   std::deque<Piece> pending_;     // pieces of split deltas still to run, in order

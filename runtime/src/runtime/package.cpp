@@ -262,6 +262,7 @@ void fields(A& a, Launch& s) {
     a(d.slot);
     a(d.arg);
   }, 4);
+  a(s.whole_waves);
 }
 template <class A>
 void fields(A& a, SortPairs& s) {

@@ -310,6 +310,7 @@ struct LaunchShape {
   // Row counts the kernel can read from device memory (rt::Launch::device_sizes); kernel()
   // takes them from its KernelParams.
   std::vector<rt::DeviceSize> device_sizes = {};
+  bool whole_waves = false;  // rt::Launch::whole_waves
 };
 
 class LoweringContext {

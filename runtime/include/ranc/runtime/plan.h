@@ -145,6 +145,12 @@ struct Launch {
   // move a launch before the count is read back (rotate_loop_reads); the executor does not
   // look at it.
   std::vector<DeviceSize> device_sizes = {};
+  // Whole waves: a grid of more blocks than the GPU holds at once (this kernel's occupancy at
+  // block_threads and dynamic_smem, times the SMs) is rounded to the nearest whole number of
+  // such waves, so no last, partial wave leaves SMs idle. Only for kernels whose blocks stride
+  // over their work (any grid covers it; blocks past it do nothing): the hash group-by's phase
+  // 1, whose grid of 512 blocks was 1.29 waves on the H100 at 3 blocks an SM.
+  bool whole_waves = false;
 };
 // Built-in device-wide primitives, compiled at build time with nvcc.
 // Stable sort of (key, value) pairs, ascending or descending: keys of elem size 4 or 8
