@@ -876,14 +876,12 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   ctx.set_relation(n.id, out);
 }
 
-}  // namespace
-
-namespace {
 void mark_attributes(const ExprPtr& e, std::vector<bool>& reads) {
   if (!e) return;
   if (e->kind == ExprKind::Attr) reads.at(static_cast<size_t>(e->attr_index)) = true;
   for (const auto& a : e->args) mark_attributes(a, reads);
 }
+
 }  // namespace
 
 std::vector<bool> reduce_attributes_read(const Node& n, size_t arity) {

@@ -129,9 +129,6 @@ DeviceRelation top_k_rows(LoweringContext& ctx, const Node& n, const DeviceRelat
   return out;
 }
 
-}  // namespace
-
-namespace {
 // A sort the planner inserted for a reduce alone (its group-by by sorting) moves only the
 // attributes the reduce reads: its input may carry others for other consumers (TPC-H Q17's
 // lineitem also feeds a join: l_extendedprice, gathered for nothing, was half of the sort's
@@ -152,6 +149,7 @@ DeviceRelation only_what_a_reduce_reads(LoweringContext& ctx, const Node& n, Dev
     if (!reads[c]) in.columns[c] = -1;
   return in;
 }
+
 }  // namespace
 
 void lower_sort(LoweringContext& ctx, const Node& n) {
