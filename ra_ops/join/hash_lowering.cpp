@@ -101,12 +101,12 @@ struct Side {
   DeviceRelation rel;
   std::vector<int32_t> key_cols;
   std::string_view name;      // "left" or "right"
-  std::vector<int32_t> needed;  // the attributes the join's output reads
+  std::vector<int32_t> needed = {};  // the attributes the join's output reads
   rt::SlotId kept = -1;       // rows taking part
   rt::BufferId hashed = -1, keys = -1;  // hashed keys: row order, partition order
   rt::BufferId ids = -1, rows = -1;     // row ids (uint32), when an attribute is read by Row
-  std::vector<int32_t> carried;         // attributes read by Carried
-  std::vector<rt::BufferId> carried_in, carried_out;  // their 32-bit words: row, partition order
+  std::vector<int32_t> carried = {};    // attributes read by Carried
+  std::vector<rt::BufferId> carried_in = {}, carried_out = {};  // their 32-bit words: row, partition order
   rt::BufferId bounds = -1;   // first row of every partition: parts + 1 int64
 
   Read read(int32_t c) const {
