@@ -5,6 +5,7 @@
 // architecture is an error naming the ones the package has.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -92,6 +93,28 @@ TEST(Package, HashJoinGatesAndAltKernelsSurvive) {
   }
   EXPECT_GT(gates, 0);
   EXPECT_GT(alts, 0);
+}
+
+// An 8-byte sort payload (CodegenOptions::sort_wide_payload): TPC-H Q17's group-by sorts
+// (l_partkey, l_quantity) with the f64 as the sort's values and gathers nothing after it;
+// value_bytes comes back from serialization. Off (the default), the sort moves row ids.
+TEST(Package, EightByteSortValuesSurvive) {
+  for (bool wide : {true, false}) {
+    const rt::Plan p = plan_of("q17", {.sort_wide_payload = wide});
+    const rt::Plan back = rt::deserialize_plan(rt::serialize_plan(p));
+    ASSERT_EQ(back.steps.size(), p.steps.size());
+    int eight = 0;
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      const auto* s = std::get_if<rt::SortPairs>(&p.steps[i]);
+      if (!s) continue;
+      EXPECT_EQ(std::get<rt::SortPairs>(back.steps[i]).value_bytes, s->value_bytes);
+      eight += s->value_bytes == 8;
+    }
+    EXPECT_EQ(eight, wide ? 1 : 0);
+    const bool gathers =
+        std::find(p.kernels.begin(), p.kernels.end(), "n2_sorted") != p.kernels.end();
+    EXPECT_EQ(gathers, !wide);
+  }
 }
 
 // The hash group-by's phase 1 launches in whole waves (Launch::whole_waves); the flag comes

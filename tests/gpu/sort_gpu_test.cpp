@@ -253,6 +253,50 @@ TEST(GpuSortNarrowing, SampledBitsAndKeysBetweenTheSamples) {
   }
 }
 
+// An 8-byte attribute as the sort's own values (CodegenOptions::sort_wide_payload: SortPairs
+// with value_bytes 8, no row ids and no gather) in the sorts of group-bys (user sorts break
+// ties on every attribute, so their keys are whole tuples): an f64 behind an i64 key (an
+// inserted sort), an i64 behind a date and an i32 packed into one word, an f64 behind an i32
+// key (the hash group-by's sorting way, or an inserted sort with --group-by=sort); keys of full
+// entropy, of a small range, and all equal (the executor's copy instead of a sort), sizes below
+// and above the executor's narrowing (2^17 keys); on and off, against the reference.
+TEST(GpuSortWords, EightBytePayloadsMoveWithTheKeys) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(171);
+  Schema s{{{"k", Type::I32}, {"l", Type::I64}, {"d", Type::Date}, {"x", Type::F64}, {"y", Type::I64}},
+           0};
+  for (int64_t n : {int64_t{1}, int64_t{1000}, (int64_t{1} << 17) + 9}) {
+    for (int shape = 0; shape < 3; ++shape) {
+      std::vector<Column> cols;
+      for (const auto& a : s.attributes) cols.emplace_back(a.type);
+      for (int64_t i = 0; i < n; ++i) {
+        const uint64_t x = rng();
+        const int64_t k = shape == 0 ? static_cast<int64_t>(x) : shape == 1 ? static_cast<int64_t>(x % 300) : 4;
+        cols[0].append(Value::i32(static_cast<int32_t>(k)));
+        cols[1].append(Value::i64(shape == 0 ? static_cast<int64_t>(rng()) : k - 100));
+        cols[2].append(Value::date(static_cast<int32_t>(9000 + k % 50)));
+        cols[3].append(Value::f64(static_cast<double>(rng() % 100000) / 16.0 - 1000.0));
+        cols[4].append(Value::i64(static_cast<int64_t>(rng() % (uint64_t{1} << 40))));
+      }
+      Inputs in;
+      in.emplace_back("r", make_relation(s, std::move(cols)));
+      ProgramBuilder b;
+      auto r = b.input("r", s.attributes);
+      b.output(r.reduce({"l"}, {ranc::sum(col("x"), "sx")}), "by_i64");
+      b.output(r.reduce({"d", "k"}, {ranc::sum(col("y"), "sy"), ranc::min(col("y"), "my")}),
+               "by_packed");
+      b.output(r.reduce({"k"}, {ranc::avg(col("x"), "ax")}), "by_i32");
+      const Program p = b.check();
+      for (auto g : {codegen::GroupBy::Auto, codegen::GroupBy::Sort})
+        for (bool wide : {true, false})
+          EXPECT_EQ(run_and_compare(p, in, {.group_by = g, .hash_records = 1, .sort_wide_payload = wide}),
+                    "")
+              << "n " << n << ", shape " << shape << ", sort group-by "
+              << (g == codegen::GroupBy::Sort) << ", wide " << wide;
+    }
+  }
+}
+
 // Top-k sorts (passes/plan_top_k.h, templates/topk.cuh): sorts that only limits read,
 // against the reference's full sort and window. Every type as the first key, both directions,
 // windows with offsets, a window past the input, two limits of one sort, a select in front,

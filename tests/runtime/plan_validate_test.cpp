@@ -97,6 +97,37 @@ TEST(PlanValidate, PartitionMovingSeveralValueArrays) {
   expect_invalid(p, "v1");
 }
 
+// 8-byte sort values (SortPairs::value_bytes): value buffers of 8 bytes, integer or encoded
+// keys only, no radix partition; any other width is rejected.
+TEST(PlanValidate, EightByteSortValues) {
+  Plan p = scale_plan();
+  p.num_slots = 1;
+  p.buffers.push_back(BufferDecl{"k", 4, SizeExpr::slot(0), 1});
+  p.buffers.push_back(BufferDecl{"k.sorted", 4, SizeExpr::slot(0), 1});
+  p.buffers.push_back(BufferDecl{"x", 8, SizeExpr::slot(0), 1});
+  p.buffers.push_back(BufferDecl{"x.sorted", 8, SizeExpr::slot(0), 1});
+  auto plan = [&](Type key, int32_t bytes, bool encoded) {
+    Plan q = p;
+    q.steps = {};
+    for (BufferId b = 2; b < 6; ++b) q.steps.push_back(Alloc{b});
+    SortPairs s{2, 3, 4, 5, key, false, SizeExpr::slot(0), 1, encoded};
+    s.value_bytes = bytes;
+    q.steps.push_back(s);
+    q.steps.push_back(Alloc{1});
+    for (BufferId b = 2; b < 6; ++b) q.steps.push_back(Free{b});
+    return q;
+  };
+  EXPECT_NO_THROW(validate_plan(plan(Type::I32, 8, false)));
+  EXPECT_NO_THROW(validate_plan(plan(Type::Date, 8, false)));
+  EXPECT_NO_THROW(validate_plan(plan(Type::I32, 8, true)));
+  expect_invalid(plan(Type::I32, 4, false), "x");  // 8-byte buffers for 4-byte values
+  expect_invalid(plan(Type::I32, 2, false), "values of 2 bytes");
+  expect_invalid(plan(Type::F32, 8, false), "integer or encoded keys");
+  Plan r = plan(Type::I32, 8, true);
+  std::get<SortPairs>(r.steps[4]).radix_bits = 0;
+  expect_invalid(r, "no radix partition");
+}
+
 TEST(PlanValidate, UnknownKernel) {
   Plan p = scale_plan();
   p.kernels.clear();

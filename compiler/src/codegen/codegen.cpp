@@ -603,8 +603,9 @@ class Context final : public LoweringContext {
   // gathered through the row ids. An attribute whose buffer is -1 is left out (the
   // consumer does not read it: nothing gathered, -1 in the output too). With one word and
   // no other attribute the sort is keys-only (sort_whole_rows when the keys are the whole
-  // tuple); with one word and a single other 4-byte attribute, that
-  // attribute is the sort's payload itself (no row ids, no gather). A single integer key
+  // tuple); with one word and a single other 4-byte attribute (or 8-byte:
+  // CodegenOptions::sort_wide_payload), that attribute is the sort's payload itself (no row
+  // ids, no gather). A single integer key
   // (i32, i64, date, string code) is not packed: CUB sorts the column itself, which is then
   // the output's.
   DeviceRelation sort(NodeId id, const DeviceRelation& rel, const passes::Order& keys,
@@ -632,8 +633,9 @@ class Context final : public LoweringContext {
       if (unpack[c] < 0 && rel.columns[c] >= 0) others.push_back(c);
     }
     const bool keys_only = nw == 1 && others.empty();
-    const bool direct =
-        nw == 1 && others.size() == 1 && type_size(rel.types[others[0]]) == 4 && !is_key[others[0]];
+    const int64_t payload = others.size() == 1 ? type_size(rel.types[others[0]]) : 0;
+    const bool direct = nw == 1 && others.size() == 1 && !is_key[others[0]] &&
+                        (payload == 4 || (payload == 8 && options_.sort_wide_payload));
     const Type t0 = layout.fields[0].type;
     const bool native = layout.fields.size() == 1 && (is_integer(t0) || t0 == Type::Date ||
                                                      t0 == Type::String);
@@ -649,15 +651,17 @@ class Context final : public LoweringContext {
         rt::BufferId values_in = -1, values_out = -1;
         if (direct) {
           values_in = rel.columns[others[0]];
-          values_out = allocate(fmt::format("n{}.c{}", id, others[0]), 4, count, id);
+          values_out = allocate(fmt::format("n{}.c{}", id, others[0]), payload, count, id);
         } else if (!keys_only) {
           values_in = allocate(fmt::format("n{}.rowid", id), 4, count, id);
           step(rt::Iota{values_in, count});
           values_out = allocate(fmt::format("n{}.perm0", id), 4, count, id);
         }
         sorted = allocate(fmt::format("n{}.c{}", id, f.column), type_size(f.type), count, id);
-        step(rt::SortPairs{rel.columns[static_cast<size_t>(f.column)], sorted, values_in,
-                           values_out, f.type, f.descending, count, id});
+        rt::SortPairs sp{rel.columns[static_cast<size_t>(f.column)], sorted, values_in,
+                         values_out, f.type, f.descending, count, id};
+        if (direct) sp.value_bytes = static_cast<int32_t>(payload);
+        step(std::move(sp));
         perm = values_out;
         break;
       }
@@ -689,10 +693,11 @@ class Context final : public LoweringContext {
           values_in < 0 ? -1
                         : allocate(direct ? fmt::format("n{}.c{}", id, others[0])
                                           : fmt::format("n{}.perm{}", id, w),
-                                   4, count, id);
+                                   direct ? payload : 4, count, id);
       rt::SortPairs sp{win, sorted, values_in, values_out,
                        word.wide() ? Type::I64 : Type::I32, false, count, id};
       sp.encoded = true;
+      if (direct) sp.value_bytes = static_cast<int32_t>(payload);
       step(std::move(sp));
       perm = values_out;
     }

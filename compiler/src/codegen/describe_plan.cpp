@@ -84,9 +84,10 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
                          buf(p, o->keys_in), buf(p, o->keys_out), buf(p, o->values_in),
                          buf(p, o->values_out), more, keys, o->radix_bits, size_text(o->count));
     }
-    return fmt::format("sort_pairs {} -> {}, {} -> {} [{}{}] count {}", buf(p, o->keys_in),
+    return fmt::format("sort_pairs {} -> {}, {} -> {} [{}{}{}] count {}", buf(p, o->keys_in),
                        buf(p, o->keys_out), buf(p, o->values_in), buf(p, o->values_out), keys,
-                       o->descending ? " desc" : "", size_text(o->count));
+                       o->descending ? " desc" : "", o->value_bytes == 8 ? ", 8-byte values" : "",
+                       size_text(o->count));
   }
   if (auto* c = std::get_if<rt::ScanInt64>(&s))
     return fmt::format("scan {} -> {} count {}", buf(p, c->in), buf(p, c->out),

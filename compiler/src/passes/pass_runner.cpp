@@ -228,6 +228,8 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
                              lower_options.hash_join_global_rows));
   if (const char* v = std::getenv("RANC_REDUCE_STAGE"); v && *v)
     lower_options.stage_reduce_inputs = std::string_view(v) != "0";
+  if (const char* v = std::getenv("RANC_SORT_WIDE_PAYLOAD"); v && *v)
+    lower_options.sort_wide_payload = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_SETOP_STAGE"); v && *v)
     lower_options.stage_set_op_inputs = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_TOPK_BIN_ROWS"); v && *v)

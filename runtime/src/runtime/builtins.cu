@@ -193,10 +193,10 @@ struct WordLess {
   __device__ bool operator()(Bits a, Bits b) const { return a < b; }
 };
 
-template <typename Bits>
+template <typename Bits, typename V>
 cudaError_t sort_words_typed(bool descending, bool pairs, void* temp, size_t& temp_bytes,
                              int begin_bit, int end_bit, const void* keys_in, void* keys_out,
-                             const uint32_t* values_in, uint32_t* values_out, int64_t n,
+                             const V* values_in, V* values_out, int64_t n,
                              cudaStream_t stream) {
   const auto* kin = static_cast<const Bits*>(keys_in);
   auto* kout = static_cast<Bits*>(keys_out);
@@ -219,24 +219,42 @@ cudaError_t sort_words_typed(bool descending, bool pairs, void* temp, size_t& te
                                    begin_bit, end_bit, stream);
 }
 
-cudaError_t sort_words_any(Word w, bool descending, bool pairs, void* temp, size_t& temp_bytes,
-                           int begin_bit, int end_bit, const void* keys_in, void* keys_out,
-                           const uint32_t* values_in, uint32_t* values_out, int64_t n,
-                           cudaStream_t stream) {
+template <typename V>
+cudaError_t sort_words_values(Word w, bool descending, bool pairs, void* temp, size_t& temp_bytes,
+                              int begin_bit, int end_bit, const void* keys_in, void* keys_out,
+                              const void* values_in, void* values_out, int64_t n,
+                              cudaStream_t stream) {
+  const auto* vin = static_cast<const V*>(values_in);
+  auto* vout = static_cast<V*>(values_out);
   switch (w) {
     case Word::U32:
-      return sort_words_typed<uint32_t>(descending, pairs, temp, temp_bytes, begin_bit, end_bit,
-                                        keys_in, keys_out, values_in, values_out, n, stream);
+      return sort_words_typed<uint32_t, V>(descending, pairs, temp, temp_bytes, begin_bit, end_bit,
+                                           keys_in, keys_out, vin, vout, n, stream);
     case Word::U64:
-      return sort_words_typed<uint64_t>(descending, pairs, temp, temp_bytes, begin_bit, end_bit,
-                                        keys_in, keys_out, values_in, values_out, n, stream);
+      return sort_words_typed<uint64_t, V>(descending, pairs, temp, temp_bytes, begin_bit, end_bit,
+                                           keys_in, keys_out, vin, vout, n, stream);
     case Word::I32:
-      return sort_words_typed<int32_t>(descending, pairs, temp, temp_bytes, begin_bit, end_bit,
-                                       keys_in, keys_out, values_in, values_out, n, stream);
+      return sort_words_typed<int32_t, V>(descending, pairs, temp, temp_bytes, begin_bit, end_bit,
+                                          keys_in, keys_out, vin, vout, n, stream);
     case Word::I64:
-      return sort_words_typed<int64_t>(descending, pairs, temp, temp_bytes, begin_bit, end_bit,
-                                       keys_in, keys_out, values_in, values_out, n, stream);
+      return sort_words_typed<int64_t, V>(descending, pairs, temp, temp_bytes, begin_bit, end_bit,
+                                          keys_in, keys_out, vin, vout, n, stream);
   }
+  return cudaErrorInvalidValue;
+}
+
+// Values of 4 bytes (row ids, 4-byte payloads) or 8 (an 8-byte payload column: no row ids
+// and no gather after the sort).
+cudaError_t sort_words_any(Word w, bool descending, bool pairs, void* temp, size_t& temp_bytes,
+                           int begin_bit, int end_bit, const void* keys_in, void* keys_out,
+                           const void* values_in, void* values_out, int64_t n,
+                           cudaStream_t stream, int value_bytes) {
+  if (value_bytes == 8)
+    return sort_words_values<uint64_t>(w, descending, pairs, temp, temp_bytes, begin_bit, end_bit,
+                                       keys_in, keys_out, values_in, values_out, n, stream);
+  if (value_bytes == 4)
+    return sort_words_values<uint32_t>(w, descending, pairs, temp, temp_bytes, begin_bit, end_bit,
+                                       keys_in, keys_out, values_in, values_out, n, stream);
   return cudaErrorInvalidValue;
 }
 
@@ -289,19 +307,19 @@ cudaError_t differing_bits(Word w, const void* keys, int64_t n, unsigned long lo
 }
 
 size_t sort_words_temp_bytes(Word w, bool descending, bool pairs, int begin_bit, int end_bit,
-                             int64_t n) {
+                             int64_t n, int value_bytes) {
   size_t bytes = 0;
   cudaError_t e = sort_words_any(w, descending, pairs, nullptr, bytes, begin_bit, end_bit,
-                                 nullptr, nullptr, nullptr, nullptr, n, nullptr);
+                                 nullptr, nullptr, nullptr, nullptr, n, nullptr, value_bytes);
   return e == cudaSuccess ? bytes : 0;
 }
 
 cudaError_t sort_words(Word w, bool descending, int begin_bit, int end_bit, const void* keys_in,
-                       void* keys_out, const uint32_t* values_in, uint32_t* values_out, int64_t n,
-                       void* temp, size_t temp_bytes, cudaStream_t stream) {
+                       void* keys_out, const void* values_in, void* values_out, int64_t n,
+                       void* temp, size_t temp_bytes, cudaStream_t stream, int value_bytes) {
   if (n <= 0) return cudaSuccess;
   return sort_words_any(w, descending, values_in != nullptr, temp, temp_bytes, begin_bit, end_bit,
-                        keys_in, keys_out, values_in, values_out, n, stream);
+                        keys_in, keys_out, values_in, values_out, n, stream, value_bytes);
 }
 
 size_t scan_int64_temp_bytes(int64_t n) {

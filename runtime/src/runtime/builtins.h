@@ -38,11 +38,12 @@ cudaError_t sort_pairs(SortKey key, bool descending, const void* keys_in, void* 
 // kernels at those sizes, and equal words are equal keys, so stability is moot.
 enum class Word : uint8_t { U32, U64, I32, I64 };
 int word_bits(Word w);
+// Values (when pairs) of value_bytes 4 or 8 each: row ids or a payload column.
 size_t sort_words_temp_bytes(Word w, bool descending, bool pairs, int begin_bit, int end_bit,
-                             int64_t n);
+                             int64_t n, int value_bytes = 4);
 cudaError_t sort_words(Word w, bool descending, int begin_bit, int end_bit, const void* keys_in,
-                       void* keys_out, const uint32_t* values_in, uint32_t* values_out, int64_t n,
-                       void* temp, size_t temp_bytes, cudaStream_t stream);
+                       void* keys_out, const void* values_in, void* values_out, int64_t n,
+                       void* temp, size_t temp_bytes, cudaStream_t stream, int value_bytes = 4);
 // A stable radix partition of n unsigned key words (U32 or U64) on bits [0, bits), 0 < bits
 // <= the word's bits, that moves nv <= kPartitionMaxValues arrays of 4-byte values along (the
 // hash join's partitions with all carried columns at once; partition.cu): the same result as

@@ -661,6 +661,7 @@ class Run {
       sort_words(s, *word, n);
       return;
     }
+    internal_check(s.value_bytes == 4, "8-byte sort values with a transformed key");
     builtins::SortKey key = sort_key_for(s.key_type);
     DeviceBuffer key_scratch = scratch(n * builtins::sort_key_bytes(key), s.node, "sort scratch");
     size_t temp_bytes = builtins::sort_pairs_temp_bytes(key, s.descending, n);
@@ -788,7 +789,8 @@ class Run {
     const int64_t key_bytes = builtins::word_bits(word) / 8;
     const bool pairs = s.values_in >= 0;
     const void* keys_in = ptr_[s.keys_in];
-    const auto* values_in = pairs ? static_cast<const uint32_t*>(ptr_[s.values_in]) : nullptr;
+    const int64_t vb = s.value_bytes;
+    const void* values_in = pairs ? ptr_[s.values_in] : nullptr;
     DeviceBuffer keys_copy, values_copy;
     if (s.keys_in == s.keys_out) {
       keys_copy = scratch(n * key_bytes, s.node, "sort scratch");
@@ -797,10 +799,10 @@ class Run {
       keys_in = keys_copy.get();
     }
     if (pairs && s.values_in == s.values_out) {
-      values_copy = scratch(n * 4, s.node, "sort scratch");
-      RANC_CUDA_CHECK(cudaMemcpyAsync(values_copy.get(), values_in, static_cast<size_t>(n) * 4,
+      values_copy = scratch(n * vb, s.node, "sort scratch");
+      RANC_CUDA_CHECK(cudaMemcpyAsync(values_copy.get(), values_in, static_cast<size_t>(n * vb),
                                       cudaMemcpyDeviceToDevice, stream_));
-      values_in = static_cast<const uint32_t*>(values_copy.get());
+      values_in = values_copy.get();
     }
     unsigned long long x = ~0ull >> (64 - builtins::word_bits(word));  // every bit
     if (narrow_on && n >= kNarrowSortRows) {
@@ -823,7 +825,7 @@ class Run {
                                         cudaMemcpyDeviceToDevice, stream_));
       }
       if (pairs) {
-        RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[s.values_out], values_in, static_cast<size_t>(n) * 4,
+        RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[s.values_out], values_in, static_cast<size_t>(n * vb),
                                         cudaMemcpyDeviceToDevice, stream_));
       }
       return;
@@ -831,12 +833,13 @@ class Run {
     const int begin_bit = __builtin_ctzll(x);
     const int end_bit = 64 - __builtin_clzll(x);
     const size_t temp_bytes =
-        builtins::sort_words_temp_bytes(word, s.descending, pairs, begin_bit, end_bit, n);
+        builtins::sort_words_temp_bytes(word, s.descending, pairs, begin_bit, end_bit, n,
+                                        static_cast<int>(vb));
     DeviceBuffer temp = scratch(static_cast<int64_t>(temp_bytes), s.node, "sort scratch");
     RANC_CUDA_CHECK(builtins::sort_words(
         word, s.descending, begin_bit, end_bit, keys_in, ptr_[s.keys_out], values_in,
-        pairs ? static_cast<uint32_t*>(ptr_[s.values_out]) : nullptr, n, temp.get(), temp_bytes,
-        stream_));
+        pairs ? ptr_[s.values_out] : nullptr, n, temp.get(), temp_bytes, stream_,
+        static_cast<int>(vb)));
     ++stats_.kernel_launches;
   }
   void exec(const ScanInt64& s) {

@@ -274,6 +274,7 @@ void fields(A& a, SortPairs& s) {
   a(s.descending);
   fields(a, s.count);
   a(s.node);
+  a(s.value_bytes);
   a(s.encoded);
   a(s.radix_bits);
   a.list(s.more_values, [&](std::pair<BufferId, BufferId>& v) {

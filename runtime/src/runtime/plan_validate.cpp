@@ -292,10 +292,17 @@ class Validator {
     expect_elem(s.keys_out, type_size(s.key_type));
     if ((s.values_in < 0) != (s.values_out < 0))
       fail("SortPairs has values_in or values_out but not both");
+    if (s.value_bytes != 4 && s.value_bytes != 8)
+      fail(fmt::format("SortPairs has values of {} bytes (4 or 8)", s.value_bytes));
+    if (s.value_bytes == 8 &&
+        (s.radix_bits >= 0 ||
+         (!s.encoded && s.key_type != Type::I32 && s.key_type != Type::I64 &&
+          s.key_type != Type::Date && s.key_type != Type::String)))
+      fail("8-byte SortPairs values need integer or encoded keys, and no radix partition");
     if (s.values_in >= 0) {
       for (BufferId b : {s.values_in, s.values_out}) live(b);
-      expect_elem(s.values_in, 4);
-      expect_elem(s.values_out, 4);
+      expect_elem(s.values_in, s.value_bytes);
+      expect_elem(s.values_out, s.value_bytes);
     }
     if (s.encoded) {
       if (s.keys_in == s.keys_out) fail("an encoded SortPairs has keys_in equal to keys_out");

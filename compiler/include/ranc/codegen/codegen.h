@@ -105,6 +105,13 @@ struct CodegenOptions {
   // shared memory (coalesced 16-byte copies, reduce.cuh's stage hook) before folding them,
   // up to 32 KB a tile; false reads them in place (RANC_REDUCE_STAGE=0). Same results.
   bool stage_reduce_inputs = true;
+  // A sort whose keys take one word and that carries one other attribute of 8 bytes (an f64,
+  // an i64) moves it as the CUB sort's values (SortPairs::value_bytes 8) instead of row ids
+  // and a gather through them after the sort: 4 more bytes a row in each radix pass against a
+  // random 8-byte read a row (TPC-H Q17's l_quantity by l_partkey: its 60M-row gather took
+  // about 2 ms of 5.8 on the H100). Off until measured on the GPU (RANC_SORT_WIDE_PAYLOAD=1
+  // turns it on). Same results.
+  bool sort_wide_payload = false;
   // A union of tuples that pack into one 64-bit order word copies each tile's rows of both
   // inputs' columns into shared memory (cp.async, set_ops.cuh's SetOpStagedAgent) and writes
   // the kept rows from the copies; false stages the order words only and reads the kept rows

@@ -154,7 +154,8 @@ struct Launch {
 };
 // Built-in device-wide primitives, compiled at build time with nvcc.
 // Stable sort of (key, value) pairs, ascending or descending: keys of elem size 4 or 8
-// of the given scalar type, values uint32 (row ids or a 4-byte payload column).
+// of the given scalar type, values uint32 (row ids or a 4-byte payload column) or, with
+// value_bytes 8, an 8-byte payload column.
 // `encoded`: the keys are already unsigned words whose unsigned order is the wanted one
 // (packed sort keys, codegen's sort); key_type then only gives their width (I32: 32-bit
 // words, I64: 64-bit). values_in and values_out may both be -1: a keys-only sort.
@@ -176,6 +177,10 @@ struct SortPairs {
   bool encoded = false;
   SlotId radix_bits = -1;
   std::vector<std::pair<BufferId, BufferId>> more_values = {};
+  // Bytes of each value: 4, or 8 for an 8-byte payload column moved by the sort itself
+  // (codegen's sort with one other attribute of 8 bytes; native and encoded keys only, not
+  // radix partitions).
+  int32_t value_bytes = 4;
 };
 // Exclusive prefix sum over int64: out[i] = sum(in[0..i)), out[count] = total.
 struct ScanInt64 {
