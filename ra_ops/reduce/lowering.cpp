@@ -23,6 +23,7 @@
 // the total order, count counts tuples; an aggregate with a filter (Aggregate::filter, from
 // lower_nulls) folds only the rows it keeps.
 #include "ranc/codegen/lowering.h"
+#include "ranc/passes/prune_attributes.h"
 
 #include <algorithm>
 
@@ -865,7 +866,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   // Only the attributes the reduce reads go through the sort: the others' gathers were the
   // largest step of TPC-H Q17 at SF 10 (lineitem by l_partkey, 60M rows: the gather of
   // l_quantity and of l_extendedprice, which only the query's join reads, 4.3 ms of 7.8).
-  const std::vector<bool> reads = reduce_attributes_read(n, rows.columns.size());
+  const std::vector<bool> reads = passes::reduce_attributes_read(n, rows.columns.size());
   for (size_t c = 0; c < rows.columns.size(); ++c)
     if (!reads[c]) rows.columns[c] = -1;
   passes::Order keys;
@@ -876,23 +877,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   ctx.set_relation(n.id, out);
 }
 
-void mark_attributes(const ExprPtr& e, std::vector<bool>& reads) {
-  if (!e) return;
-  if (e->kind == ExprKind::Attr) reads.at(static_cast<size_t>(e->attr_index)) = true;
-  for (const auto& a : e->args) mark_attributes(a, reads);
-}
-
 }  // namespace
-
-std::vector<bool> reduce_attributes_read(const Node& n, size_t arity) {
-  std::vector<bool> reads(arity, false);
-  for (int32_t k : n.group_key_index) reads.at(static_cast<size_t>(k)) = true;
-  for (const Aggregate& a : n.aggregates) {
-    mark_attributes(a.arg.ptr(), reads);
-    mark_attributes(a.filter.ptr(), reads);
-  }
-  return reads;
-}
 
 void lower_reduce(LoweringContext& ctx, const Node& n) {
   DeviceRelation in = ctx.relation(n.inputs.at(0));

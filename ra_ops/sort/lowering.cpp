@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "ranc/codegen/lowering.h"
+#include "ranc/passes/prune_attributes.h"
 
 namespace ranc::codegen {
 namespace {
@@ -135,16 +136,11 @@ DeviceRelation top_k_rows(LoweringContext& ctx, const Node& n, const DeviceRelat
 // gather). The others are left out (buffer -1: LoweringContext::sort gathers nothing).
 DeviceRelation only_what_a_reduce_reads(LoweringContext& ctx, const Node& n, DeviceRelation in) {
   if (in.view || !ctx.physical(n.id).inserted || ctx.physical(n.id).keeps_words) return in;
-  const Node* reader = nullptr;
-  for (const Node& m : ctx.program().nodes()) {
-    for (NodeId i : m.inputs) {
-      if (i != n.id) continue;
-      if (reader) return in;  // more than one reader
-      reader = &m;
-    }
-  }
-  if (!reader || reader->kind != OpKind::Reduce) return in;
-  const std::vector<bool> reads = reduce_attributes_read(*reader, in.columns.size());
+  const auto readers = passes::consumers_of(ctx.program()).at(static_cast<size_t>(n.id));
+  if (readers.size() != 1) return in;
+  const Node& reader = ctx.program().node(readers[0].first);
+  if (reader.kind != OpKind::Reduce) return in;
+  const std::vector<bool> reads = passes::reduce_attributes_read(reader, in.columns.size());
   for (size_t c = 0; c < in.columns.size(); ++c)
     if (!reads[c]) in.columns[c] = -1;
   return in;

@@ -91,13 +91,12 @@ void propagate(const Node& n, const Live& out, std::vector<Live>& live) {
       }
       return;
     }
-    case OpKind::Reduce:
-      for (int32_t k : n.group_key_index) input(0)[static_cast<size_t>(k)] = true;
-      for (const auto& a : n.aggregates) {
-        mark_expr(a.arg.ptr(), input(0));
-        mark_expr(a.filter.ptr(), input(0));
-      }
+    case OpKind::Reduce: {
+      const Live reads = reduce_attributes_read(n, input(0).size());
+      for (size_t c = 0; c < reads.size(); ++c)
+        if (reads[c]) input(0)[c] = true;
       return;
+    }
   }
 }
 
@@ -115,6 +114,16 @@ size_t cheapest_attribute(const Schema& s) {
 }
 
 }  // namespace
+
+std::vector<bool> reduce_attributes_read(const Node& n, size_t arity) {
+  Live reads(arity, false);
+  for (int32_t k : n.group_key_index) reads.at(static_cast<size_t>(k)) = true;
+  for (const auto& a : n.aggregates) {
+    mark_expr(a.arg.ptr(), reads);
+    mark_expr(a.filter.ptr(), reads);
+  }
+  return reads;
+}
 
 Program prune_attributes(const Program& checked, std::vector<InputPruning>* report) {
   internal_check(checked.checked(), "prune_attributes needs a checked program");

@@ -160,7 +160,8 @@ class Run {
       if (owned_[i] && ptr_[i]) pool_.free_noexcept(ptr_[i]);
   }
 
-  void bind(const std::map<std::string, InputBinding>& inputs, cudaLibrary_t lib) {
+  // `sms`: the device's SMs (DeviceInfo::sm_count), for whole-waves launches.
+  void bind(const std::map<std::string, InputBinding>& inputs, cudaLibrary_t lib, int sms) {
     for (const auto& name : plan_.kernels) {
       cudaKernel_t k = nullptr;
       cudaError_t err = cudaLibraryGetKernel(&k, lib, name.c_str());
@@ -196,15 +197,9 @@ class Run {
     }
     // The blocks of one wave of each whole-waves launch (Launch::whole_waves).
     step_wave_blocks_.assign(plan_.steps.size(), 0);
-    int sms = 0;
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
       const auto* l = std::get_if<Launch>(&plan_.steps[i]);
       if (!l || !l->whole_waves) continue;
-      if (sms == 0) {
-        int device = 0;
-        RANC_CUDA_CHECK(cudaGetDevice(&device));
-        RANC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-      }
       int per_sm = 0;
       RANC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
           &per_sm, reinterpret_cast<const void*>(step_kernel_[i]), l->block_threads,
@@ -789,7 +784,7 @@ class Run {
     const int64_t key_bytes = builtins::word_bits(word) / 8;
     const bool pairs = s.values_in >= 0;
     const void* keys_in = ptr_[s.keys_in];
-    const int64_t vb = s.value_bytes;
+    const int vb = s.value_bytes;
     const void* values_in = pairs ? ptr_[s.values_in] : nullptr;
     DeviceBuffer keys_copy, values_copy;
     if (s.keys_in == s.keys_out) {
@@ -833,13 +828,11 @@ class Run {
     const int begin_bit = __builtin_ctzll(x);
     const int end_bit = 64 - __builtin_clzll(x);
     const size_t temp_bytes =
-        builtins::sort_words_temp_bytes(word, s.descending, pairs, begin_bit, end_bit, n,
-                                        static_cast<int>(vb));
+        builtins::sort_words_temp_bytes(word, s.descending, pairs, begin_bit, end_bit, n, vb);
     DeviceBuffer temp = scratch(static_cast<int64_t>(temp_bytes), s.node, "sort scratch");
     RANC_CUDA_CHECK(builtins::sort_words(
         word, s.descending, begin_bit, end_bit, keys_in, ptr_[s.keys_out], values_in,
-        pairs ? ptr_[s.values_out] : nullptr, n, temp.get(), temp_bytes, stream_,
-        static_cast<int>(vb)));
+        pairs ? ptr_[s.values_out] : nullptr, n, temp.get(), temp_bytes, stream_, vb));
     ++stats_.kernel_launches;
   }
   void exec(const ScanInt64& s) {
@@ -1231,7 +1224,7 @@ RunResult Executor::run_bound(const Plan& plan, const std::map<std::string, Inpu
   int64_t allocs_before = pool.stats().allocations;
   {
     Run run(plan, pool, ex.stream, ex.opts.sync_each_step, st, ex.uploader, ex.readback);
-    run.bind(inputs, lib_it->second);
+    run.bind(inputs, lib_it->second, ex.info.sm_count);
     run.execute();
     result.outputs = run.download_outputs();
   }

@@ -739,9 +739,5 @@ void lower_fixpoint(LoweringContext& ctx, const Node& n);
 void lower_union_all(LoweringContext& ctx, const Node& n);
 void lower_scalar(LoweringContext& ctx, const Node& n);
 
-// The attributes of its input (of `arity` attributes) that reduce `n` reads: its group keys
-// and those its aggregates' arguments and filters name (ra_ops/reduce/lowering.cpp). A sort
-// that feeds only the reduce leaves the others out (LoweringContext::sort).
-std::vector<bool> reduce_attributes_read(const Node& n, size_t arity);
 
 }  // namespace ranc::codegen

@@ -48,6 +48,11 @@ struct InputPruning {
 // again). `report`, when given, receives one entry per input, in input order.
 Program prune_attributes(const Program& checked, std::vector<InputPruning>* report = nullptr);
 
+// The attributes of its input (of `arity` attributes) that reduce `n` reads: the rule above
+// (its group keys, its aggregates' arguments and filters). Lowerings use it too: a sort that
+// feeds only the reduce leaves the others out (LoweringContext::sort).
+std::vector<bool> reduce_attributes_read(const Node& n, size_t arity);
+
 // "lineitem: 7 of 16 attributes (l_quantity, ...)" per input, one line each.
 std::string print_pruning(const std::vector<InputPruning>& report);
 

@@ -33,7 +33,8 @@
 //
 // Kernels, in order on one stream (P = its policy, tiles = max(1, ceil(n / P::tile_items))):
 //   1. HashGroupAgent<P, Capacity, Private>::run(temp, n, keep, key, agg, keys, states, capacity, header)
-//      grid min(tiles, the generator's block limit), P::block_threads threads, dynamic shared
+//      grid min(tiles, the generator's block limit), or that rounded to whole waves of the GPU
+//      (rt::Launch::whole_waves: a block past the tiles does nothing), P::block_threads threads, dynamic shared
 //      memory sizeof(TempStorageT<State>); header (3 x u64: claims, records, blocks done) zeroed before.
 // Buffers: keys: capacity u64; states: capacity * sizeof(State) bytes (void*); header: 3 u64.
 #pragma once
