@@ -97,7 +97,7 @@ TEST(Package, HashJoinGatesAndAltKernelsSurvive) {
 
 // An 8-byte sort payload (CodegenOptions::sort_wide_payload): TPC-H Q17's group-by sorts
 // (l_partkey, l_quantity) with the f64 as the sort's values and gathers nothing after it;
-// value_bytes comes back from serialization. Off (the default), the sort moves row ids.
+// value_bytes comes back from serialization. Off, the sort moves row ids (on is the default).
 TEST(Package, EightByteSortValuesSurvive) {
   for (bool wide : {true, false}) {
     const rt::Plan p = plan_of("q17", {.sort_wide_payload = wide});

@@ -109,9 +109,10 @@ struct CodegenOptions {
   // an i64) moves it as the CUB sort's values (SortPairs::value_bytes 8) instead of row ids
   // and a gather through them after the sort: 4 more bytes a row in each radix pass against a
   // random 8-byte read a row (TPC-H Q17's l_quantity by l_partkey: its 60M-row gather took
-  // about 2 ms of 5.8 on the H100). Off until measured on the GPU (RANC_SORT_WIDE_PAYLOAD=1
-  // turns it on). Same results.
-  bool sort_wide_payload = false;
+  // about 2 ms of 5.8 on the H100; with it Q17 took 3.71 ms instead of 5.57, Q18 11.97 against
+  // 11.72, whose lineitem rows arrive nearly sorted, so its gather was sequential: bench/RESULTS.md,
+  // session 35). RANC_SORT_WIDE_PAYLOAD=0 turns it off. Same results.
+  bool sort_wide_payload = true;
   // A union of tuples that pack into one 64-bit order word copies each tile's rows of both
   // inputs' columns into shared memory (cp.async, set_ops.cuh's SetOpStagedAgent) and writes
   // the kept rows from the copies; false stages the order words only and reads the kept rows
