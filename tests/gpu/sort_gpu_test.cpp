@@ -253,6 +253,48 @@ TEST(GpuSortNarrowing, SampledBitsAndKeysBetweenTheSamples) {
   }
 }
 
+// Keys that arrive in the order a sort asks for (data sorted by its key) are copied, not
+// sorted: the executor's sample of 2^14 keys is in order, the pass over all keys confirms it
+// (RunStats::sorts_skipped). Shape 0: a user sort of an i32 ascending over negative and
+// positive keys with ties (a signed order: as unsigned words the negatives would come last),
+// of an i64 descending through zero, and a group-by's inserted sort: all three skip. Shape 1:
+// the same keys but one adjacent pair swapped between the sample points (the sample is in
+// order, the keys are not), and the i64 ascending, against the descending sort asked: none
+// skips, and every output still equals the reference.
+TEST(GpuSortPresorted, KeysInOrderAreCopiedAndOneSwapIsSorted) {
+  RANC_REQUIRE_GPU();
+  const int64_t n = (int64_t{1} << 18) + 5;
+  std::mt19937_64 rng(35);
+  Schema s{{{"a", Type::I32}, {"l", Type::I64}, {"v", Type::I32}}, 0};
+  ProgramBuilder b;
+  auto r = b.input("r", s.attributes);
+  b.output(r.project({"a"}).sort({"a"}), "a");
+  b.output(r.project({"l"}).sort({desc("l")}), "l");
+  b.output(r.project({"a", "v"}).reduce({"a"}, {ranc::sum(col("v"), "sv"), ranc::count("n")}), "g");
+  const Program p = b.check();
+  for (int shape = 0; shape < 2; ++shape) {
+    Column a(Type::I32), l(Type::I64);
+    for (int64_t i = 0; i < n; ++i) {
+      a.data<int32_t>().push_back(static_cast<int32_t>(i / 3 - n / 6));
+      const int64_t down = (n / 4 - i / 2) * 1000000007;
+      l.data<int64_t>().push_back(shape == 0 ? down : -down);
+    }
+    if (shape == 1) {  // rows 16 * 1000 + 7 and + 8: never sample points (stride 16)
+      auto& av = a.data<int32_t>();
+      av[16007] = av[16008] + 1;
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, {std::move(a), std::move(l), random_column(Type::I32, n, rng)}));
+    rt::RunStats stats;
+    EXPECT_EQ(run_and_compare(p, in, {.group_by = codegen::GroupBy::Sort}, &stats), "")
+        << "shape " << shape;
+    if (shape == 0)
+      EXPECT_GE(stats.sorts_skipped, 3);
+    else
+      EXPECT_EQ(stats.sorts_skipped, 0);
+  }
+}
+
 // An 8-byte attribute as the sort's own values (CodegenOptions::sort_wide_payload: SortPairs
 // with value_bytes 8, no row ids and no gather) in the sorts of group-bys (user sorts break
 // ties on every attribute, so their keys are whole tuples): an f64 behind an i64 key (an

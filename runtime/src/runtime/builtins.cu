@@ -258,25 +258,44 @@ cudaError_t sort_words_any(Word w, bool descending, bool pairs, void* temp, size
   return cudaErrorInvalidValue;
 }
 
-// *out |= keys[i * stride] ^ keys[0] over all i < m: a grid-stride pass, a warp and block
-// OR, one atomicOr per block.
-template <typename Bits>
-__global__ void differing_bits_kernel(const Bits* keys, int64_t m, int64_t stride,
+// out[0] |= keys[i * stride] ^ keys[0] over all i < m, and out[1] = 1 when a key read comes
+// after one it should precede (a larger one ascending, a smaller one descending, in T's order:
+// signed for a signed key column): a grid-stride pass, a warp and block OR, one atomicOr per
+// block and word.
+template <typename T>
+__global__ void differing_bits_kernel(const T* keys, int64_t m, int64_t stride, bool descending,
                                       unsigned long long* out) {
-  const unsigned long long first = static_cast<unsigned long long>(keys[0]);
+  using Bits = std::make_unsigned_t<T>;
+  const unsigned long long first = static_cast<Bits>(keys[0]);
   unsigned long long x = 0;
+  bool disorder = false;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < m;
        i += int64_t(gridDim.x) * blockDim.x) {
-    x |= static_cast<unsigned long long>(keys[i * stride]) ^ first;
+    const T k = keys[i * stride];
+    x |= static_cast<unsigned long long>(static_cast<Bits>(k)) ^ first;
+    if (i + 1 < m) {
+      const T next = keys[(i + 1) * stride];
+      disorder |= descending ? k < next : next < k;
+    }
   }
   for (int o = 16; o > 0; o /= 2) x |= __shfl_xor_sync(0xffffffffu, x, o);
+  disorder = __any_sync(0xffffffffu, disorder);
   __shared__ unsigned long long warp_or[kThreads / 32];
-  if (threadIdx.x % 32 == 0) warp_or[threadIdx.x / 32] = x;
+  __shared__ bool warp_disorder[kThreads / 32];
+  if (threadIdx.x % 32 == 0) {
+    warp_or[threadIdx.x / 32] = x;
+    warp_disorder[threadIdx.x / 32] = disorder;
+  }
   __syncthreads();
   if (threadIdx.x == 0) {
     unsigned long long b = 0;
-    for (int k = 0; k < kThreads / 32; ++k) b |= warp_or[k];
-    if (b != 0) atomicOr(out, b);
+    bool d = false;
+    for (int k = 0; k < kThreads / 32; ++k) {
+      b |= warp_or[k];
+      d = d || warp_disorder[k];
+    }
+    if (b != 0) atomicOr(&out[0], b);
+    if (d) atomicOr(&out[1], 1ull);
   }
 }
 }  // namespace
@@ -286,8 +305,8 @@ int word_bits(Word w) {
 }
 
 cudaError_t differing_bits(Word w, const void* keys, int64_t n, unsigned long long* out,
-                           cudaStream_t stream, int64_t samples) {
-  if (cudaError_t e = cudaMemsetAsync(out, 0, sizeof *out, stream); e != cudaSuccess) return e;
+                           cudaStream_t stream, int64_t samples, bool descending) {
+  if (cudaError_t e = cudaMemsetAsync(out, 0, 2 * sizeof *out, stream); e != cudaSuccess) return e;
   if (n <= 1) return cudaSuccess;
   // Every key, or about `samples` of them evenly spaced (the first included).
   const int64_t stride = samples > 0 && samples < n ? n / samples : 1;
@@ -295,13 +314,25 @@ cudaError_t differing_bits(Word w, const void* keys, int64_t n, unsigned long lo
   // A few blocks per SM: the pass is bandwidth-bound and the atomics stay few.
   int64_t blocks = (m + kThreads - 1) / kThreads;
   if (blocks > 1024) blocks = 1024;
-  // The raw bits: a signed key differs where its unsigned bits do.
-  if (word_bits(w) == 32) {
-    differing_bits_kernel<uint32_t><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-        static_cast<const uint32_t*>(keys), m, stride, out);
-  } else {
-    differing_bits_kernel<uint64_t><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-        static_cast<const uint64_t*>(keys), m, stride, out);
+  const auto grid = static_cast<unsigned>(blocks);
+  // The raw bits: a signed key differs where its unsigned bits do; the order is the word's.
+  switch (w) {
+    case Word::U32:
+      differing_bits_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const uint32_t*>(keys), m,
+                                                           stride, descending, out);
+      break;
+    case Word::I32:
+      differing_bits_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const int32_t*>(keys), m,
+                                                           stride, descending, out);
+      break;
+    case Word::U64:
+      differing_bits_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const uint64_t*>(keys), m,
+                                                           stride, descending, out);
+      break;
+    case Word::I64:
+      differing_bits_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const int64_t*>(keys), m,
+                                                           stride, descending, out);
+      break;
   }
   return cudaGetLastError();
 }

@@ -58,11 +58,13 @@ size_t partition_columns_temp_bytes(Word w, int bits, int nv, int64_t n);
 cudaError_t partition_columns(Word w, int bits, const void* keys_in, void* keys_out,
                               const uint32_t* const* values_in, uint32_t* const* values_out, int nv,
                               int64_t n, void* temp, size_t temp_bytes, cudaStream_t stream);
-// *out (device) = the OR over all keys of key ^ keys[0]: the bits in which keys differ
-// (0: all keys are equal). One pass over the keys; with samples > 0, over about that many
-// keys evenly spaced instead, which gives a subset of those bits.
+// out[0] (device) = the OR over all keys of key ^ keys[0]: the bits in which keys differ
+// (0: all keys are equal); out[1] = 0 when every key is at or after the one before it in the
+// order asked (the word's: signed for I32 and I64; non-increasing when descending), else 1.
+// One pass over the keys; with samples > 0, over about that many keys evenly spaced instead,
+// which gives a subset of those bits and the order of the sample only. out: 2 words.
 cudaError_t differing_bits(Word w, const void* keys, int64_t n, unsigned long long* out,
-                           cudaStream_t stream, int64_t samples = 0);
+                           cudaStream_t stream, int64_t samples = 0, bool descending = false);
 
 // out[0] = 0, out[i] = in[0] + ... + in[i-1] for i <= n.
 size_t scan_int64_temp_bytes(int64_t n);

@@ -602,6 +602,12 @@ class Run {
     wait();
     return readback_[0];
   }
+  std::pair<int64_t, int64_t> copy_back_pair(const void* src) {
+    batch_slot_.clear();
+    RANC_CUDA_CHECK(cudaMemcpyAsync(readback_, src, 2 * sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
+    wait();
+    return {readback_[0], readback_[1]};
+  }
   void launch(const Launch& l) {
     int64_t items = eval(l.items, l.node);
     if (items == 0 && l.skip_if_empty) return;
@@ -775,12 +781,18 @@ class Run {
   // kNarrowSamples keys goes first: the bits in which the sample differs are a subset of
   // the keys', so when they already span more than the last radix pass's worth (keys of
   // full entropy, e.g. hashes or random ids), no narrowing can save a pass and the full
-  // pass over the keys (5% of a 2^28 pair sort) is skipped; all bits are sorted.
+  // pass over the keys (5% of a 2^28 pair sort) is skipped; all bits are sorted. Keys already
+  // in the order asked need no sort either (a stable sort of them changes nothing: keys and
+  // values are copied): data often arrives sorted by its key (TPC-H's lineitem by l_orderkey,
+  // time series by time), so a sample in order brings the pass over all keys, which also
+  // checks every key's order (RunStats::sorts_skipped counts the sorts it saved;
+  // RANC_SORT_PRESORTED=0 sorts them anyway, to measure it).
   static constexpr int64_t kNarrowSortRows = int64_t{1} << 17;
   static constexpr int64_t kNarrowSamples = int64_t{1} << 14;
   static constexpr int kRadixBits = 8;  // bits a onesweep pass sorts (CUB's default for 4/8-byte keys)
   void sort_words(const SortPairs& s, builtins::Word word, int64_t n) {
     static const bool narrow_on = env_switch("RANC_SORT_NARROW").value_or(true);
+    static const bool presorted_on = env_switch("RANC_SORT_PRESORTED").value_or(true);
     const int64_t key_bytes = builtins::word_bits(word) / 8;
     const bool pairs = s.values_in >= 0;
     const void* keys_in = ptr_[s.keys_in];
@@ -800,26 +812,38 @@ class Run {
       values_in = values_copy.get();
     }
     unsigned long long x = ~0ull >> (64 - builtins::word_bits(word));  // every bit
+    bool in_order = false;
     if (narrow_on && n >= kNarrowSortRows) {
-      DeviceBuffer diff = scratch(8, s.node, "sort scratch");
+      DeviceBuffer diff = scratch(16, s.node, "sort scratch");
       auto* diff_dev = static_cast<unsigned long long*>(diff.get());
       auto differing = [&](int64_t samples) {
-        RANC_CUDA_CHECK(builtins::differing_bits(word, keys_in, n, diff_dev, stream_, samples));
+        RANC_CUDA_CHECK(builtins::differing_bits(word, keys_in, n, diff_dev, stream_, samples,
+                                                 s.descending));
         ++stats_.kernel_launches;
-        return static_cast<unsigned long long>(copy_back(diff_dev));
+        const std::pair<int64_t, int64_t> back = copy_back_pair(diff_dev);
+        x = static_cast<unsigned long long>(back.first);
+        in_order = back.second == 0;
       };
       const int width = builtins::word_bits(word);
-      const unsigned long long sample = differing(kNarrowSamples);
-      const int span = sample == 0 ? 0 : 64 - __builtin_clzll(sample) - __builtin_ctzll(sample);
-      if (span <= width - kRadixBits) x = differing(0);
+      differing(kNarrowSamples);
+      const int span = x == 0 ? 0 : 64 - __builtin_clzll(x) - __builtin_ctzll(x);
+      // A sample in order may be keys in order (data that arrives sorted by the key, as
+      // TPC-H's lineitem by l_orderkey): the pass over all keys tells.
+      in_order = in_order && presorted_on;
+      if (span <= width - kRadixBits || in_order)
+        differing(0);
+      else
+        x = ~0ull >> (64 - width);
+      in_order = in_order && presorted_on;
     }
-    if (x == 0) {  // all keys equal: a stable sort changes nothing
+    if (x == 0 || in_order) {  // all keys equal, or already in order: a stable sort changes nothing
+      ++stats_.sorts_skipped;
       if (ptr_[s.keys_out] != keys_in) {
         RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[s.keys_out], keys_in,
                                         static_cast<size_t>(n * key_bytes),
                                         cudaMemcpyDeviceToDevice, stream_));
       }
-      if (pairs) {
+      if (pairs && ptr_[s.values_out] != values_in) {
         RANC_CUDA_CHECK(cudaMemcpyAsync(ptr_[s.values_out], values_in, static_cast<size_t>(n * vb),
                                         cudaMemcpyDeviceToDevice, stream_));
       }

@@ -63,6 +63,9 @@ struct RunStats {
   int64_t device_allocations = 0;
   int64_t kernel_launches = 0;  // generated kernels and built-ins
   int64_t regrows = 0;          // paged outputs rerun after their estimate fell short
+  // Sorts of at least 2^17 keys that found them all equal or already in the order asked (a
+  // pass over the keys, after a sample of them was in order): copied, not sorted.
+  int64_t sorts_skipped = 0;
   int64_t loop_iterations = 0;  // iterations of plan loops (fixpoints), all loops together
   int64_t split_iterations = 0;  // of those, started again on halves of their deltas (out of memory)
   int64_t readbacks = 0;  // waits for read-back flags and sizes (consecutive ones share one)
