@@ -10,7 +10,8 @@ after sorting; numbers to a relative 1e-6, since float sums may add in another o
       [--queries 3,5,9] [--algos merge,hash,auto] [--repeat 2]
 
 An algorithm may carry environment settings after '+': `hash+RANC_HASH_GLOBAL_ROWS=0` is
---join=hash with the hash join's global table off (each variant compiles its own kernels).
+--join=hash with the hash join's global table off (each variant compiles its own kernels);
+a setting that starts with '--' is a command-line option: `auto+--observe-order`.
 
 Needs a GPU and TPC-H .tbl (or .rcol) files in DIR (scripts/tpch_gen.sh).
 """
@@ -41,8 +42,9 @@ def run(ranc, query, data, algo, out_csv, cache):
     name = output_name(query)
     if name:
         cmd += ["--output", f"{name}={out_csv}"]
+    cmd += [s for s in settings if s.startswith("--")]
     env = dict(os.environ, RANC_CACHE_DIR=cache)
-    env.update(s.split("=", 1) for s in settings)
+    env.update(s.split("=", 1) for s in settings if not s.startswith("--"))
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"q{query} --join={algo} failed ({p.returncode}): {p.stderr.strip()}")

@@ -155,6 +155,52 @@ TEST_F(CliTest, RunWithInputOverrideAndOutputFile) {
   EXPECT_NE(err_.find("time: load"), std::string::npos) << err_;
 }
 
+// `ranc run --observe-order` plans an input that arrives sorted by an attribute as if it were
+// declared `sorted by` it (the first such attribute, integers and dates, 2^16 rows or more),
+// and says so with --time; the executors still verify the order. Outputs are the same without
+// the option, inputs out of order (one swapped pair) or too small are planned as declared, and
+// an input already declared `sorted by` keeps its declaration.
+TEST_F(CliTest, RunPlansInputsInOrderAsSorted) {
+  const int n = 70000;
+  std::string sorted_csv = "x,k,v\n", swapped_csv = "x,k,v\n", small_csv = "x,k,v\n";
+  for (int i = 0; i < n; ++i) {
+    const int x = (i * 7919) % 1000, k = i / 3 - 5000, v = i % 97;
+    auto row = [&](int key) {
+      return std::to_string(x) + "," + std::to_string(key) + "," + std::to_string(v) + "\n";
+    };
+    sorted_csv += row(k);
+    swapped_csv += row(i == 40000 ? k + 1 : i == 40001 ? k - 1 : k);
+    if (i < 1000) small_csv += row(k);
+  }
+  write("sorted.csv", sorted_csv);
+  write("swapped.csv", swapped_csv);
+  write("small.csv", small_csv);
+  const std::string body =
+      "q = r |> join (r |> project k as j, v as w) on k = j |> reduce by k s = sum(w), n = count()\n"
+      "  |> select n > 8 |> sort k;\n"
+      "output q;\n";
+  std::string prog = write("q.ra", "input r(x i32, k i32, v i64) from \"sorted.csv\";\n" + body);
+  std::string declared =
+      write("d.ra", "input r(x i32, k i32, v i64) from \"sorted.csv\" sorted by k;\n" + body);
+  ASSERT_EQ(run({"run", "--cpu", "--time", "--observe-order", prog}), kOk) << err_;
+  EXPECT_NE(err_.find("inputs in order (planned as sorted by): r by k"), std::string::npos) << err_;
+  const std::string observed = out_;
+  EXPECT_NE(observed.find("(23333 rows in all)"), std::string::npos) << observed;  // the last key has one row
+  ASSERT_EQ(run({"run", "--cpu", "--time", prog}), kOk) << err_;
+  EXPECT_EQ(err_.find("inputs in order"), std::string::npos) << err_;
+  EXPECT_EQ(out_, observed);
+  ASSERT_EQ(run({"run", "--cpu", "--time", "--observe-order", declared}), kOk) << err_;
+  EXPECT_EQ(err_.find("inputs in order"), std::string::npos) << err_;
+  EXPECT_EQ(out_, observed);
+  for (const char* other : {"swapped.csv", "small.csv"}) {
+    ASSERT_EQ(run({"run", "--cpu", "--time", "--observe-order", "--input",
+                   std::string("r=") + (dir_ / other).string(), prog}),
+              kOk)
+        << err_;
+    EXPECT_EQ(err_.find("inputs in order"), std::string::npos) << other << "\n" << err_;
+  }
+}
+
 // Only the attributes the program uses are loaded (prune_attributes): a value that is
 // not even valid in an unused column does not stop the run, explain lists what is
 // loaded, and with the pass switched off the whole row is converted again.
