@@ -176,6 +176,33 @@ TEST(PlanSortOrders, JoinSortsRightInputOnly) {
             "n4 output(n3)\n");
 }
 
+// CodegenOptions::merge_ordered_pairs_only (off by default): an inner join whose right input
+// alone is ordered by the keys hashes instead of binary-searching it a left row; two ordered
+// inputs still merge, and semi joins keep their search. Off, the right's order alone picks
+// sort-merge (the default).
+TEST(PlanSortOrders, MergeOnlyOrderedPairs) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}}, 0);
+  auto rs = b.input("rs", {{"k", Type::I32}, {"v", Type::I64}}, 0, {SortSpec("k")});
+  auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}}, 0, {SortSpec("qk")});
+  b.output(r.join(q, {"k"}, {"qk"}), "right_only");
+  b.output(rs.join(q, {"k"}, {"qk"}), "both");
+  b.output(r.semi_join(q, {"k"}, {"qk"}), "semi");
+  const Program p = b.check();
+  auto choices = [&](bool pairs) {
+    codegen::CodegenOptions o{.group_by = codegen::GroupBy::Sort};
+    o.merge_ordered_pairs_only = pairs;
+    return passes::print_join_choices(passes::plan_sort_orders(p, o));
+  };
+  const std::string on = choices(true), off = choices(false);
+  EXPECT_EQ(count_of(on, "join inner: hash join"), 1) << on;
+  EXPECT_NE(on.find("only the right input is ordered by the keys"), std::string::npos) << on;
+  EXPECT_EQ(count_of(on, "join inner: sort-merge"), 1) << on;
+  EXPECT_EQ(count_of(on, "join semi: sort-merge"), 1) << on;
+  EXPECT_EQ(count_of(off, "join inner: sort-merge"), 2) << off;
+  EXPECT_EQ(count_of(off, "join inner: hash"), 0) << off;
+}
+
 // Auto hashes an inner join when no input is ordered by its keys (no sort at all); it stays
 // sort-merge when the right input is already ordered by the keys (no sort either), or when
 // an anti join of the same right input by the same keys shares the right's sort (a left

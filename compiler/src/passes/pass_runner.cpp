@@ -190,6 +190,8 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
     plan_options.group_by = codegen::GroupBy::Sort;
   if (const char* v = std::getenv("RANC_HASH_FOLD"); v && *v)
     plan_options.fold_hash_joins = std::string_view(v) != "0";
+  if (const char* v = std::getenv("RANC_MERGE_ORDERED_PAIRS"); v && *v)
+    plan_options.merge_ordered_pairs_only = std::string_view(v) != "0";
   run("plan_sort_orders", [&] { r.physical = plan_sort_orders(program, plan_options); },
       physical_text);
   run("plan_top_k", [&] { plan_top_k(r.physical); }, physical_text);

@@ -259,6 +259,12 @@ class Planner {
     // hash join beat sort + merge on TPC-H SF 10 Q2, Q3, Q5, Q7, Q8, Q9 and Q10 by 1.16-1.58x
     // (H100, bench/RESULTS.md, session 31); at 2^27 x 2^27 unsorted PK-FK rows by 4.6x.
     if (groups_by(phys(n.inputs.at(1)).order, n.right_key_index)) {
+      if (options_.merge_ordered_pairs_only &&
+          !groups_by(phys(n.inputs.at(0)).order, n.left_key_index)) {
+        why = "auto: only the right input is ordered by the keys: hashing instead of a binary "
+              "search a left row (RANC_MERGE_ORDERED_PAIRS)";
+        return JoinAlgorithm::Hash;
+      }
       why = "auto: the right input is already ordered by the keys: searched or merged, no sort";
       return JoinAlgorithm::SortMerge;
     }

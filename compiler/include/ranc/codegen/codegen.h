@@ -37,6 +37,13 @@ struct CodegenOptions {
   JoinAlgorithm join = JoinAlgorithm::Auto;
   // `ranc --group-by=sort`, RANC_GROUP_BY=sort.
   GroupBy group_by = GroupBy::Auto;
+  // --join=auto, inner joins whose right input is ordered by the keys: true merges only when
+  // the left input is ordered by them too and hashes otherwise, where false binary-searches the
+  // right input once per left row (log2(n) dependent loads against one or two for a hash
+  // probe). Off until measured: with `ranc run --observe-order` on TPC-H SF 10 the search lost
+  // to hashing on Q19 (1.18 against 0.77 ms) and Q9, while merges of two ordered inputs won
+  // (bench/RESULTS.md, session 35). RANC_MERGE_ORDERED_PAIRS=1 turns it on. Same results.
+  bool merge_ordered_pairs_only = false;
   // Target architecture for the tuning table (TuningTable<Arch>); 900 = sm_90.
   int arch = 900;
   // Comments in the source that quote the program (sanitised); off gives source that
