@@ -680,10 +680,10 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   if (a.gpu && !rt::gpu_available())
     throw rt::NoGpuError(fmt::format("--gpu: no GPU available: {}", rt::no_gpu_reason()));
 
-  // With --observe-order, an input that arrives sorted by an attribute is planned as if
-  // declared `sorted by` it (both executors still verify the order): the plan then waits for
-  // the load. Otherwise the plan depends on the program only, so NVRTC compiles it on another thread while
-  // the inputs load; the executor then finds the CUBIN in the kernel cache's memory.
+  // The plan depends on the program only, so NVRTC compiles it on another thread while
+  // the inputs load; the executor then finds the CUBIN in the kernel cache's memory. With
+  // --observe-order an input that arrives sorted by an attribute is planned as if declared
+  // `sorted by` it (both executors still verify the order), so the plan waits for the load.
   const bool observe_order = a.observe_order && !l.package;
   // The GPU is set up (context, pool, pinned staging buffers) on a thread meanwhile too.
   // A package brings its plan and CUBINs: nothing is generated or compiled.
@@ -820,7 +820,6 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
                           s.readbacks, s.wait_seconds)
             : "",
         s.download_seconds, ex->device().name, s.peak_device_bytes / 1048576.0);
-    if (!observed.empty()) timing += fmt::format("inputs in order (planned as sorted by): {}\n", observed);
   } else {
     auto outs = execute_reference(program, inputs);
     for (size_t i = 0; i < outs.size(); ++i)
@@ -828,8 +827,9 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
     timing =
         fmt::format("time: load {:.3f} s ({:.1f} MB/s), execute (CPU reference) {:.3f} s\n", load_s,
                     load_s > 0 ? bytes_loaded / load_s / 1e6 : 0.0, seconds_since(t_exec));
-    if (!observed.empty()) timing += fmt::format("inputs in order (planned as sorted by): {}\n", observed);
   }
+
+  if (!observed.empty()) timing += fmt::format("inputs in order (planned as sorted by): {}\n", observed);
 
   bool first = true;
   for (auto& [name, rel] : results) {

@@ -739,5 +739,4 @@ void lower_fixpoint(LoweringContext& ctx, const Node& n);
 void lower_union_all(LoweringContext& ctx, const Node& n);
 void lower_scalar(LoweringContext& ctx, const Node& n);
 
-
 }  // namespace ranc::codegen
