@@ -316,23 +316,14 @@ cudaError_t differing_bits(Word w, const void* keys, int64_t n, unsigned long lo
   if (blocks > 1024) blocks = 1024;
   const auto grid = static_cast<unsigned>(blocks);
   // The raw bits: a signed key differs where its unsigned bits do; the order is the word's.
+  auto launch = [&](auto* typed) {
+    differing_bits_kernel<<<grid, kThreads, 0, stream>>>(typed, m, stride, descending, out);
+  };
   switch (w) {
-    case Word::U32:
-      differing_bits_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const uint32_t*>(keys), m,
-                                                           stride, descending, out);
-      break;
-    case Word::I32:
-      differing_bits_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const int32_t*>(keys), m,
-                                                           stride, descending, out);
-      break;
-    case Word::U64:
-      differing_bits_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const uint64_t*>(keys), m,
-                                                           stride, descending, out);
-      break;
-    case Word::I64:
-      differing_bits_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const int64_t*>(keys), m,
-                                                           stride, descending, out);
-      break;
+    case Word::U32: launch(static_cast<const uint32_t*>(keys)); break;
+    case Word::I32: launch(static_cast<const int32_t*>(keys)); break;
+    case Word::U64: launch(static_cast<const uint64_t*>(keys)); break;
+    case Word::I64: launch(static_cast<const int64_t*>(keys)); break;
   }
   return cudaGetLastError();
 }

@@ -798,19 +798,6 @@ class Run {
     const void* keys_in = ptr_[s.keys_in];
     const int vb = s.value_bytes;
     const void* values_in = pairs ? ptr_[s.values_in] : nullptr;
-    DeviceBuffer keys_copy, values_copy;
-    if (s.keys_in == s.keys_out) {
-      keys_copy = scratch(n * key_bytes, s.node, "sort scratch");
-      RANC_CUDA_CHECK(cudaMemcpyAsync(keys_copy.get(), keys_in, static_cast<size_t>(n * key_bytes),
-                                      cudaMemcpyDeviceToDevice, stream_));
-      keys_in = keys_copy.get();
-    }
-    if (pairs && s.values_in == s.values_out) {
-      values_copy = scratch(n * vb, s.node, "sort scratch");
-      RANC_CUDA_CHECK(cudaMemcpyAsync(values_copy.get(), values_in, static_cast<size_t>(n * vb),
-                                      cudaMemcpyDeviceToDevice, stream_));
-      values_in = values_copy.get();
-    }
     unsigned long long x = ~0ull >> (64 - builtins::word_bits(word));  // every bit
     bool in_order = false;
     if (narrow_on && n >= kNarrowSortRows) {
@@ -822,19 +809,17 @@ class Run {
         ++stats_.kernel_launches;
         const std::pair<int64_t, int64_t> back = copy_back_pair(diff_dev);
         x = static_cast<unsigned long long>(back.first);
-        in_order = back.second == 0;
+        in_order = back.second == 0 && presorted_on;
       };
       const int width = builtins::word_bits(word);
       differing(kNarrowSamples);
       const int span = x == 0 ? 0 : 64 - __builtin_clzll(x) - __builtin_ctzll(x);
       // A sample in order may be keys in order (data that arrives sorted by the key, as
       // TPC-H's lineitem by l_orderkey): the pass over all keys tells.
-      in_order = in_order && presorted_on;
       if (span <= width - kRadixBits || in_order)
         differing(0);
       else
         x = ~0ull >> (64 - width);
-      in_order = in_order && presorted_on;
     }
     if (x == 0 || in_order) {  // all keys equal, or already in order: a stable sort changes nothing
       ++stats_.sorts_skipped;
@@ -848,6 +833,21 @@ class Run {
                                         cudaMemcpyDeviceToDevice, stream_));
       }
       return;
+    }
+    // A sort in place reads copies (CUB's onesweep writes its output while reading its input),
+    // made only now that the sort is known to be needed.
+    DeviceBuffer keys_copy, values_copy;
+    if (s.keys_in == s.keys_out) {
+      keys_copy = scratch(n * key_bytes, s.node, "sort scratch");
+      RANC_CUDA_CHECK(cudaMemcpyAsync(keys_copy.get(), keys_in, static_cast<size_t>(n * key_bytes),
+                                      cudaMemcpyDeviceToDevice, stream_));
+      keys_in = keys_copy.get();
+    }
+    if (pairs && s.values_in == s.values_out) {
+      values_copy = scratch(n * vb, s.node, "sort scratch");
+      RANC_CUDA_CHECK(cudaMemcpyAsync(values_copy.get(), values_in, static_cast<size_t>(n * vb),
+                                      cudaMemcpyDeviceToDevice, stream_));
+      values_in = values_copy.get();
     }
     const int begin_bit = __builtin_ctzll(x);
     const int end_bit = 64 - __builtin_clzll(x);
