@@ -176,10 +176,12 @@ TEST(PlanSortOrders, JoinSortsRightInputOnly) {
             "n4 output(n3)\n");
 }
 
-// CodegenOptions::merge_ordered_pairs_only (off by default): an inner join whose right input
-// alone is ordered by the keys hashes instead of binary-searching it a left row; two ordered
-// inputs still merge, and semi joins keep their search. Off, the right's order alone picks
-// sort-merge (the default).
+// CodegenOptions::merge_ordered_pairs_only (on by default): an inner or semi join whose right
+// input alone is ordered by the keys, as an input declares, hashes (a table, a hash set) instead of binary-searching it a left row;
+// two ordered inputs still merge (or search, for the semi join). A fixpoint's loop body
+// (CodegenOptions::loop_body) keeps its searches of the relations the loop carries, and a right
+// input ordered by an operator (a reduce, a sort) is searched. Off, the right's order alone
+// picks sort-merge.
 TEST(PlanSortOrders, MergeOnlyOrderedPairs) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}}, 0);
@@ -188,19 +190,28 @@ TEST(PlanSortOrders, MergeOnlyOrderedPairs) {
   b.output(r.join(q, {"k"}, {"qk"}), "right_only");
   b.output(rs.join(q, {"k"}, {"qk"}), "both");
   b.output(r.semi_join(q, {"k"}, {"qk"}), "semi");
+  b.output(rs.semi_join(q, {"k"}, {"qk"}), "semi_both");
+  // Ordered by an operator (a reduce's output), not as declared: still searched.
+  b.output(r.join(q.reduce({"qk"}, {ranc::sum(col("w"), "s")}), {"k"}, {"qk"}), "made");
   const Program p = b.check();
-  auto choices = [&](bool pairs) {
+  auto choices = [&](bool pairs, bool loop_body) {
     codegen::CodegenOptions o{.group_by = codegen::GroupBy::Sort};
     o.merge_ordered_pairs_only = pairs;
+    o.loop_body = loop_body;
     return passes::print_join_choices(passes::plan_sort_orders(p, o));
   };
-  const std::string on = choices(true), off = choices(false);
+  const std::string on = choices(true, false), off = choices(false, false),
+                    body = choices(true, true);
   EXPECT_EQ(count_of(on, "join inner: hash join"), 1) << on;
   EXPECT_NE(on.find("only the right input is ordered by the keys"), std::string::npos) << on;
-  EXPECT_EQ(count_of(on, "join inner: sort-merge"), 1) << on;
+  EXPECT_EQ(count_of(on, "join inner: sort-merge"), 2) << on;
+  EXPECT_EQ(count_of(on, "join semi: hash set"), 1) << on;
   EXPECT_EQ(count_of(on, "join semi: sort-merge"), 1) << on;
-  EXPECT_EQ(count_of(off, "join inner: sort-merge"), 2) << off;
-  EXPECT_EQ(count_of(off, "join inner: hash"), 0) << off;
+  for (const std::string& all_search : {off, body}) {
+    EXPECT_EQ(count_of(all_search, "join inner: sort-merge"), 3) << all_search;
+    EXPECT_EQ(count_of(all_search, "join semi: sort-merge"), 2) << all_search;
+    EXPECT_EQ(count_of(all_search, "hash"), 0) << all_search;
+  }
 }
 
 // Auto hashes an inner join when no input is ordered by its keys (no sort at all); it stays

@@ -764,6 +764,7 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
       auto it = order.find(n.name);
       if (it == order.end() || !n.sort_keys.empty()) continue;
       n.sort_keys = {SortKey{it->second, false, n.loc}};
+      n.order_trusted = true;  // every row was just compared (first_sorted_attribute)
       observed += fmt::format("{}{} by {}", observed.empty() ? "" : ", ", n.name, it->second);
       changed = true;
     }

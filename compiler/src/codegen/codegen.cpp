@@ -351,6 +351,7 @@ class Context final : public LoweringContext {
     o.kernel_prefix = ns + "_";
     o.dump_after.clear();
     if (loop_body) o.one_pass_merge_join = false;
+    o.loop_body = loop_body;
     rt::Plan sub = passes::run_pipeline(checked, o).plan;
 
     // The unit: the sub-program's code without the prelude this unit already has.

@@ -211,6 +211,26 @@ class Planner {
     return {insert_sort(input, o), o};
   }
 
+  // Whether node `id`'s order is an input's declared order, kept by selects and projects (a
+  // relation as loaded, possibly large), rather than one an operator made (a reduce's or a
+  // sort's output, already materialised and compact).
+  bool declared_order(NodeId id) const {
+    for (;;) {
+      const Node& m = node(id);
+      if (m.kind == OpKind::Input) return !m.sort_keys.empty();
+      if (m.kind != OpKind::Select && m.kind != OpKind::Project) return false;
+      id = m.inputs.at(0);
+    }
+  }
+  // Under merge_ordered_pairs_only, whether a join whose right input is ordered by its keys
+  // hashes instead of searching: the left input is not ordered by them and the right's order
+  // is a declared input's (a loop body keeps its searches of the relations its loop carries).
+  bool hash_instead_of_search(const Node& n) const {
+    return options_.merge_ordered_pairs_only && !options_.loop_body &&
+           !groups_by(phys(n.inputs.at(0)).order, n.left_key_index) &&
+           declared_order(n.inputs.at(1));
+  }
+
   // The join algorithm of join node `n` (inputs already planned; `old` is the node in the
   // checked program); see plan_sort_orders.h.
   codegen::JoinAlgorithm join_algorithm(const Node& n, const Node& old, std::string& why) const {
@@ -240,6 +260,11 @@ class Planner {
       // input by the same keys, the sort is shared and the search is the cheaper addition
       // (TPC-H Q13's left outer join, lowered to an inner join and an anti join).
       if (groups_by(phys(n.inputs.at(1)).order, n.right_key_index)) {
+        if (hash_instead_of_search(n)) {
+          why = "only the right input is ordered by the keys (as declared): a hash set of them "
+                "instead of a binary search a left row";
+          return JoinAlgorithm::Hash;
+        }
         why = "the right input is already ordered by the keys: searched, no preparation";
         return JoinAlgorithm::SortMerge;
       }
@@ -259,10 +284,9 @@ class Planner {
     // hash join beat sort + merge on TPC-H SF 10 Q2, Q3, Q5, Q7, Q8, Q9 and Q10 by 1.16-1.58x
     // (H100, bench/RESULTS.md, session 31); at 2^27 x 2^27 unsorted PK-FK rows by 4.6x.
     if (groups_by(phys(n.inputs.at(1)).order, n.right_key_index)) {
-      if (options_.merge_ordered_pairs_only &&
-          !groups_by(phys(n.inputs.at(0)).order, n.left_key_index)) {
-        why = "auto: only the right input is ordered by the keys: hashing instead of a binary "
-              "search a left row (RANC_MERGE_ORDERED_PAIRS)";
+      if (hash_instead_of_search(n)) {
+        why = "auto: only the right input is ordered by the keys (as declared): hashing instead "
+              "of a binary search a left row";
         return JoinAlgorithm::Hash;
       }
       why = "auto: the right input is already ordered by the keys: searched or merged, no sort";

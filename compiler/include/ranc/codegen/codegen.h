@@ -37,13 +37,20 @@ struct CodegenOptions {
   JoinAlgorithm join = JoinAlgorithm::Auto;
   // `ranc --group-by=sort`, RANC_GROUP_BY=sort.
   GroupBy group_by = GroupBy::Auto;
-  // --join=auto, inner joins whose right input is ordered by the keys: true merges only when
-  // the left input is ordered by them too and hashes otherwise, where false binary-searches the
-  // right input once per left row (log2(n) dependent loads against one or two for a hash
-  // probe). Off until measured: with `ranc run --observe-order` on TPC-H SF 10 the search lost
-  // to hashing on Q19 (1.18 against 0.77 ms) and Q9, while merges of two ordered inputs won
-  // (bench/RESULTS.md, session 35). RANC_MERGE_ORDERED_PAIRS=1 turns it on. Same results.
-  bool merge_ordered_pairs_only = false;
+  // --join=auto, inner and semi joins whose right input is ordered by the keys as an input
+  // declares it (through selects and projects): true merges (or, a semi join, searches) only
+  // when the left input is ordered by them too and hashes otherwise, where false binary-searches
+  // the right input once per left row (log2(n) dependent loads against one or two for a hash
+  // probe). A right input ordered by an operator (a reduce's or a sort's output) is searched
+  // either way, and so are a fixpoint's loop-carried relations (loop_body). With
+  // `ranc run --observe-order` on TPC-H SF 10 (H100, bench/RESULTS.md, session 36) the hashing
+  // undid the search's losses (Q19 1.11 -> 0.74 ms) and kept the merges' wins.
+  // RANC_MERGE_ORDERED_PAIRS=0 turns it off. Same results.
+  bool merge_ordered_pairs_only = true;
+  // The program is a fixpoint's loop body (set by LoweringContext::inline_program): its joins
+  // search the relations the loop carries (sorted sets that change every round) rather than
+  // hashing them again each round, whatever merge_ordered_pairs_only says.
+  bool loop_body = false;
   // Target architecture for the tuning table (TuningTable<Arch>); 900 = sm_90.
   int arch = 900;
   // Comments in the source that quote the program (sanitised); off gives source that

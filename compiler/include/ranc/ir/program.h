@@ -208,7 +208,8 @@ struct Node {
   // (an input that is not sorted as declared is an ExecutionError).
   std::vector<SortKey> sort_keys;
   // Input: the declared order holds by construction, so it is not verified. Set only by
-  // the compiler (a fixpoint's loop-carried relations, which its own unions keep sorted).
+  // the compiler (a fixpoint's loop-carried relations, which its own unions keep sorted) and
+  // by `ranc run --observe-order` (which compared every row of the bound data on the host).
   bool order_trusted = false;
   // Union: the inputs are sets with no tuple in common, so the output has exactly the sum
   // of their sizes (no count read back). Set only by the compiler (a fixpoint's merge of

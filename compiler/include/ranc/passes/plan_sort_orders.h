@@ -24,7 +24,11 @@
 //              of the same right input by the same keys would share the right's sort (a
 //              left outer join). The hash join then builds on the side whose join keys are
 //              its key (build_left) and takes one global table instead of partitions for
-//              mid-sized build sides (ra_ops/join/hash_lowering.cpp).
+//              mid-sized build sides (ra_ops/join/hash_lowering.cpp). A right input
+//              ordered by the keys as an input declares it (CodegenOptions::
+//              merge_ordered_pairs_only) is merged or searched only when the left input is
+//              ordered by them too; otherwise inner and semi joins hash it. One ordered by
+//              an operator, or a fixpoint's loop-carried relation, is searched.
 #pragma once
 
 #include <utility>
