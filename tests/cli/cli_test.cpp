@@ -201,6 +201,57 @@ TEST_F(CliTest, RunPlansInputsInOrderAsSorted) {
   }
 }
 
+// `ranc import` records the attributes by which a file's rows ascend, and `ranc run` plans an
+// input read from such a file (2^16 rows or more) as sorted by the first one it uses, before
+// the load (--no-recorded-order ignores it): the same output as without.
+TEST_F(CliTest, RunPlansRecordedOrdersAsSorted) {
+  const int n = 70000;
+  std::string sorted_csv = "x,k,v\n", swapped_csv = "x,k,v\n";
+  for (int i = 0; i < n; ++i) {
+    const int x = (i * 7919) % 1000, k = i / 3 - 5000, v = i % 97;
+    auto row = [&](int key) {
+      return std::to_string(x) + "," + std::to_string(key) + "," + std::to_string(v) + "\n";
+    };
+    sorted_csv += row(k);
+    swapped_csv += row(i == 40000 ? k + 1 : i == 40001 ? k - 1 : k);
+  }
+  write("sorted.csv", sorted_csv);
+  write("swapped.csv", swapped_csv);
+  // x is not used: k is the first ascending attribute the program reads.
+  std::string prog = write(
+      "q.ra",
+      "input r(x i32, k i32, v i64) from \"sorted.csv\";\n"
+      "q = r |> join (r |> project k as j, v as w) on k = j |> reduce by k s = sum(w), n = count()\n"
+      "  |> select n > 8 |> sort k;\n"
+      "output q;\n");
+  const std::string rcol = (dir_ / "rcol").string();
+  ASSERT_EQ(run({"run", "--cpu", prog}), kOk) << err_;
+  const std::string expected = out_;
+  for (const char* csv : {"sorted.csv", "swapped.csv"}) {
+    const std::string file = (dir_ / "rcol" / (std::string(csv) + ".rcol")).string();
+    fs::create_directories(rcol);
+    ASSERT_EQ(run({"import", prog, "-o", rcol, "--input", std::string("r=") + (dir_ / csv).string()}),
+              kOk)
+        << err_;
+    fs::rename(dir_ / "rcol" / "r.rcol", file);
+    const bool ascends = std::string(csv) == "sorted.csv";
+    EXPECT_EQ(out_.find("rows, 3 attributes") != std::string::npos, true) << out_;
+    EXPECT_EQ(out_.find(", ascending by k\n") != std::string::npos, ascends) << out_;
+    ASSERT_EQ(run({"run", "--cpu", "--time", "--input", "r=" + file, prog}), kOk) << err_;
+    EXPECT_EQ(err_.find("inputs in order (planned as sorted by): r by k (recorded)") !=
+                  std::string::npos,
+              ascends)
+        << csv << "\n" << err_;
+    if (ascends) {
+      EXPECT_EQ(out_, expected);
+    }
+    ASSERT_EQ(run({"run", "--cpu", "--time", "--no-recorded-order", "--input", "r=" + file, prog}),
+              kOk)
+        << err_;
+    EXPECT_EQ(err_.find("inputs in order"), std::string::npos) << err_;
+  }
+}
+
 // Only the attributes the program uses are loaded (prune_attributes): a value that is
 // not even valid in an unused column does not stop the run, explain lists what is
 // loaded, and with the pass switched off the whole row is converted again.

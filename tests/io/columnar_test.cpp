@@ -308,13 +308,14 @@ TEST_F(ColumnarTest, WrongMagicAndOtherVersionsAreRefused) {
   std::memcpy(newer.data() + 8, &v, 4);
   write_bytes(p, reseal(newer));
   m = data_error([&] { read_columnar(p); });
-  EXPECT_NE(m.find("written by format version 3.0, this ranc reads versions 1 and 2"),
+  EXPECT_NE(m.find(fmt::format("written by format version 3.{}, this ranc reads versions 1 and 2",
+                               kColumnarMinorVersion)),
             std::string::npos)
       << m;
   EXPECT_EQ(m.find("corrupt"), std::string::npos) << m;
   write_bytes(p, newer);  // the header checksum no longer matches either
   m = data_error([&] { read_columnar(p); });
-  EXPECT_NE(m.find("written by format version 3.0"), std::string::npos) << m;
+  EXPECT_NE(m.find("written by format version 3."), std::string::npos) << m;
   EXPECT_NE(m.find("or the header is corrupt"), std::string::npos) << m;
   // A newer minor version of the same major is read.
   std::string minor = good;
@@ -739,11 +740,95 @@ TEST_F(ColumnarTest, DamagedValiditySections) {
   f = good.substr(0, vlast + 10);
   expect("truncated", f, false,
          fmt::format("truncated: the validity of column t needs bytes {}..{}", vlast, vlast + 64));
-  // The other flag bits are reserved for minor versions: a reader ignores them.
+  // Bit 1 (ascending, 2.1) belongs to i32, i64 and date columns without NULLs.
   f = good;
   f[entry_at(0) + 13] = 0x03;
+  expect("ascending and nullable", f, true,
+         "corrupt schema table: column x of type i32 null is flagged ascending");
+  // The other flag bits are reserved for minor versions: a reader ignores them.
+  f = good;
+  f[entry_at(0) + 13] = 0x05;
   write_bytes(p, reseal(f));
   expect_identical(rel, read_columnar(p, rel.schema()));
+}
+
+// Since 2.1 the writer flags i32, i64 and date columns without NULLs whose rows ascend
+// (non-decreasing, the first less than the last), and a read of a flagged column checks it:
+// a flag on rows out of order, or on equal rows, is an error naming the column and the row.
+TEST_F(ColumnarTest, AscendingColumnsAreFlaggedAndChecked) {
+  Schema s = schema_of({{"up", Type::I32},      // ascending with ties, negative to positive
+                        {"down", Type::I64},    // descending
+                        {"same", Type::Date},   // constant
+                        {"big", Type::I64},     // ascending through INT64_MIN..INT64_MAX
+                        {"f", Type::F64},       // ascending, but not a flagged type
+                        {"n", Type::I32},       // ascending, nullable
+                        {"day", Type::Date}});  // ascending by one day a row
+  s.attributes[5].nullable = true;
+  HostRelation rel(s);
+  const int rows = 1000;
+  for (int r = 0; r < rows; ++r)
+    rel.append_row({Value::i32(r / 3 - 100), Value::i64(rows - r), Value::date(7),
+                    Value::i64(r == 0 ? INT64_MIN : r == rows - 1 ? INT64_MAX : r),
+                    Value::f64(r * 0.5), r == 0 ? Value::null(Type::I32) : Value::i32(r),
+                    Value::date(r - 500)});
+  const std::string p = path("a.rcol");
+  write_columnar(p, rel);
+  ColumnarInfo info = read_columnar_info(p);
+  EXPECT_EQ(info.minor_version, kColumnarMinorVersion);
+  std::vector<bool> flagged;
+  for (const auto& sec : info.sections) flagged.push_back(sec.ascending);
+  EXPECT_EQ(flagged, (std::vector<bool>{true, false, false, true, false, false, true}));
+  expect_identical(rel, read_columnar(p, rel.schema()));
+
+  // One row and no rows: nothing ascends.
+  for (int n : {0, 1}) {
+    HostRelation small(schema_of({{"k", Type::I32}}));
+    for (int r = 0; r < n; ++r) small.append_row({Value::i32(r)});
+    write_columnar(p, small);
+    EXPECT_FALSE(read_columnar_info(p).sections[0].ascending) << n << " rows";
+  }
+
+  // A writer that flagged wrongly, with every checksum right: the read of that column fails,
+  // a read of the others does not.
+  write_columnar(p, rel);
+  const std::string good = read_bytes(p);
+  auto entry_at = [&](size_t i) { return 64 + 16 + i * kEntry; };
+  auto data_at = [&](size_t i) {
+    uint64_t v;
+    std::memcpy(&v, good.data() + entry_at(i) + 16, 8);
+    return static_cast<size_t>(v);
+  };
+  std::string f = good;
+  f[entry_at(1) + 13] |= 2;  // down
+  write_bytes(p, reseal(f));
+  std::string m = data_error([&] { read_columnar(p, rel.schema()); });
+  EXPECT_NE(m.find("corrupt column down: flagged ascending, but row 1 holds 999, less than row "
+                   "0's 1000"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(read_columnar(p, schema_of({{"up", Type::I32}})).num_rows(), 1000u);
+  f = good;
+  f[entry_at(2) + 13] |= 2;  // same
+  write_bytes(p, reseal(f));
+  m = data_error([&] { read_columnar(p, rel.schema()); });
+  EXPECT_NE(m.find("corrupt column same: flagged ascending, but its 1000 rows hold no two "
+                   "distinct values"),
+            std::string::npos)
+      << m;
+  f = good;
+  int32_t v = 5;  // row 600 of day (100) set below row 599's 99
+  std::memcpy(f.data() + data_at(6) + 600 * 4, &v, 4);
+  write_bytes(p, reseal(f));
+  m = data_error([&] { read_columnar(p, rel.schema()); });
+  EXPECT_NE(m.find("corrupt column day: flagged ascending, but row 600 holds 5, less than row "
+                   "599's 99"),
+            std::string::npos)
+      << m;
+  f = good;
+  f[entry_at(4) + 13] |= 2;  // f: a type that is never flagged
+  write_bytes(p, reseal(f));
+  m = data_error([&] { read_columnar_info(p); });
+  EXPECT_NE(m.find("column f of type f64 is flagged ascending"), std::string::npos) << m;
 }
 
 // As EveryFlippedByteIsAnError, for a file with validity sections.

@@ -45,7 +45,7 @@ struct Args {
   std::string data_dir;
   std::string out_file;  // emit -o, import -o
   bool cpu = false, gpu = false, time = false, dot = false, no_fusion = false, no_paged = false,
-       fast_compile = false, observe_order = false;
+       fast_compile = false, observe_order = false, no_recorded_order = false;
   std::string after;  // explain --after=PASS
   size_t max_rows = 50;
   unsigned threads = 0;           // run/import --threads (0: hardware)
@@ -158,7 +158,12 @@ class CommandLine {
                   "plan an input whose rows arrive sorted by an integer or date attribute (2^16 rows "
                   "or more, not declared `sorted by`) as if declared `sorted by` it: sorts become "
                   "unnecessary and joins of two such inputs merge (the plan waits for the load; "
-                  "both executors verify the order)");
+                  "the CLI compares every row, so the GPU does not check the order again)");
+    run->add_flag("--no-recorded-order", a_.no_recorded_order,
+                  "ignore the order a columnar input file records (`ranc import` marks each "
+                  "integer or date attribute by which the rows ascend; by default an input of "
+                  "2^16 rows or more is planned as `sorted by` the first such attribute it uses, "
+                  "and the reader checks it)");
 
     CLI::App* shell = command(
         "shell",
@@ -702,6 +707,52 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
     std::string path;
     CsvOptions options;
   };
+  // A columnar file records the attributes by which its rows ascend (ColumnarInfo::Section::
+  // ascending, set by `ranc import`): an input of kObserveOrderRows rows or more not declared
+  // `sorted by` is planned as sorted by the first of them the program uses, as --observe-order
+  // would after the load, but before it, so the plan still compiles during the load. The reader
+  // checks the order as it reads the column, so the GPU does not check it again.
+  std::string observed;  // "lineitem by l_orderkey, ..." for --time
+  if (!l.package && !a.no_recorded_order) {
+    std::map<std::string, std::string> order;  // input -> attribute
+    std::map<std::string, const Node*> declared;
+    for (NodeId id : l.checked.inputs()) declared[l.checked.node(id).name] = &l.checked.node(id);
+    for (NodeId id : program.inputs()) {
+      const Node& kept = program.node(id);
+      const Node& n = *declared.at(kept.name);
+      if (!n.sort_keys.empty()) continue;
+      const std::string path = input_source(a, l, n).first;
+      if (!is_columnar_file(path)) continue;
+      const ColumnarInfo info = read_columnar_info(path, /*dictionaries=*/false);
+      if (info.rows < kObserveOrderRows) continue;
+      for (const Attribute& attr : kept.declared.attributes) {
+        const auto& file = info.schema.attributes;
+        auto f = std::find_if(file.begin(), file.end(),
+                              [&](const Attribute& x) { return x.name == attr.name; });
+        if (f != file.end() && f->type == attr.type && !attr.nullable &&
+            info.sections[static_cast<size_t>(f - file.begin())].ascending) {
+          order[kept.name] = attr.name;
+          break;
+        }
+      }
+    }
+    bool changed = false;
+    for (NodeId id : l.parsed.program.inputs()) {
+      Node& n = l.parsed.program.mutable_node(id);
+      auto it = order.find(n.name);
+      if (it == order.end() || !n.sort_keys.empty()) continue;
+      n.sort_keys = {SortKey{it->second, false, n.loc}};
+      n.order_trusted = true;  // read_columnar checks a column flagged ascending
+      observed += fmt::format("{}{} by {} (recorded)", observed.empty() ? "" : ", ", n.name,
+                              it->second);
+      changed = true;
+    }
+    if (changed) {
+      l.checked = check(l.parsed.program);
+      program = passes::pass_enabled("prune_attributes", options) ? passes::prune_attributes(l.checked)
+                                                                  : l.checked;
+    }
+  }
   std::vector<Source> sources;
   uint64_t bytes_loaded = 0;
   {
@@ -753,7 +804,6 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   }
   double load_s = seconds_since(t_load);
 
-  std::string observed;  // "lineitem by l_orderkey, ..." for --time
   if (observe_order) {
     std::map<std::string, std::string> order;  // input -> attribute
     for (const auto& [name, rel] : inputs)
@@ -924,8 +974,17 @@ int cmd_import(const Args& a, std::ostream& out, std::ostream& err) {
     uint64_t in_bytes = fs::file_size(path, ec);
     if (ec) in_bytes = 0;
     uint64_t out_bytes = fs::file_size(dst);
-    out << fmt::format("{}: {} rows, {} attributes, {:.1f} MB -> {} ({:.3f} s)\n", n.name,
-                       rel.num_rows(), rel.num_columns(), out_bytes / 1e6, dst, r_s + w_s);
+    // The attributes by which the rows ascend, as the file records them (`ranc run` plans
+    // the input as sorted by the first it uses).
+    std::string ascending;
+    const ColumnarInfo info = read_columnar_info(dst, /*dictionaries=*/false);
+    for (size_t c = 0; c < info.sections.size(); ++c)
+      if (info.sections[c].ascending)
+        ascending += fmt::format("{}{}", ascending.empty() ? ", ascending by " : ", ",
+                                 info.schema.attributes[c].name);
+    out << fmt::format("{}: {} rows, {} attributes, {:.1f} MB -> {} ({:.3f} s){}\n", n.name,
+                       rel.num_rows(), rel.num_columns(), out_bytes / 1e6, dst, r_s + w_s,
+                       ascending);
     read_s += r_s;
     write_s += w_s;
     read_bytes += in_bytes;

@@ -47,6 +47,20 @@ constexpr uint64_t kTablePrefixBytes = 16;
 constexpr uint64_t kEntryBytes = 96;    // version 2
 constexpr uint64_t kEntryBytesV1 = 64;  // version 1: no validity fields
 constexpr uint8_t kFlagNullable = 1;    // entry byte 13
+constexpr uint8_t kFlagAscending = 2;   // entry byte 13, since 2.1: rows ascend by the attribute
+
+// Whether an attribute of type t may carry kFlagAscending (not nullable besides).
+bool ascending_type(Type t) {
+  return t == Type::I32 || t == Type::I64 || t == Type::Date;
+}
+
+// The first row r > 0 with v[r] < v[r - 1], or n when there is none.
+template <typename T>
+size_t first_descent(const T* v, size_t n) {
+  for (size_t r = 1; r < n; ++r)
+    if (v[r] < v[r - 1]) return r;
+  return n;
+}
 constexpr uint64_t kDictPrefixBytes = 8;
 
 using io_detail::file_error;
@@ -115,6 +129,7 @@ struct Entry {
   std::string name;
   Type type = Type::I32;
   bool nullable = false;
+  bool ascending = false;  // kFlagAscending
   uint64_t data_offset = 0, data_bytes = 0, data_checksum = 0;
   uint64_t dict_offset = 0, dict_bytes = 0, dict_checksum = 0;
   uint64_t valid_offset = 0, valid_bytes = 0, valid_checksum = 0;
@@ -254,7 +269,12 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
                                    en.name, type_name(en.type)));
     }
     if (l.major >= 2) {
-      en.nullable = (e[13] & kFlagNullable) != 0;  // the other flag bits are reserved
+      en.nullable = (e[13] & kFlagNullable) != 0;  // bits 2..7 are reserved
+      en.ascending = (e[13] & kFlagAscending) != 0;
+      if (en.ascending && (en.nullable || !ascending_type(en.type)))
+        file_error(path, fmt::format("corrupt schema table: column {} of type {}{} is flagged "
+                                     "ascending (only i32, i64 and date columns without NULLs are)",
+                                     en.name, type_name(en.type), en.nullable ? " null" : ""));
       en.valid_offset = load<uint64_t>(e + 64);
       en.valid_bytes = load<uint64_t>(e + 72);
       en.valid_checksum = load<uint64_t>(e + 80);
@@ -283,6 +303,22 @@ Layout parse_layout(const std::string& path, const uint8_t* p, uint64_t size) {
     file_error(path, fmt::format("the file has {} bytes, {} more than its header records", size,
                                  size - l.file_bytes));
   return l;
+}
+
+// A column flagged ascending must ascend (non-decreasing, its first row less than its last):
+// what a checksum cannot catch, a writer that flagged it wrongly.
+template <typename T>
+void check_ascending(const std::string& path, const std::string& name, const T* v, uint64_t rows) {
+  const size_t n = static_cast<size_t>(rows);
+  const size_t r = first_descent(v, n);
+  if (r < n)
+    file_error(path, fmt::format("corrupt column {}: flagged ascending, but row {} holds {}, less "
+                                 "than row {}'s {}",
+                                 name, r, v[r], r - 1, v[r - 1]));
+  if (n < 2 || !(v[0] < v[n - 1]))
+    file_error(path, fmt::format("corrupt column {}: flagged ascending, but its {} rows hold no "
+                                 "two distinct values",
+                                 name, n));
 }
 
 void verify(const std::string& path, const uint8_t* base, uint64_t off, uint64_t bytes,
@@ -447,12 +483,18 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
         break;
       }
       case Type::I32:
-      case Type::Date:
-        storage[c] = copy_column<int32_t>(p, rows);
+      case Type::Date: {
+        auto v = copy_column<int32_t>(p, rows);
+        if (e.ascending) check_ascending(path, e.name, v.data(), rows);
+        storage[c] = std::move(v);
         break;
-      case Type::I64:
-        storage[c] = copy_column<int64_t>(p, rows);
+      }
+      case Type::I64: {
+        auto v = copy_column<int64_t>(p, rows);
+        if (e.ascending) check_ascending(path, e.name, v.data(), rows);
+        storage[c] = std::move(v);
         break;
+      }
       case Type::F32:
         storage[c] = copy_column<float>(p, rows);
         break;
@@ -600,6 +642,18 @@ void write_columnar(const std::string& path, const HostRelation& rel) {
     name_at += name.size();
     const void* data = col.raw();  // finishes pending strings
     const uint64_t bytes = col.bytes();
+    if (!col.nullable() && ascending_type(col.type()) && rows >= 2) {
+      const size_t nr = static_cast<size_t>(rows);
+      bool up = false;
+      if (col.type() == Type::I64) {
+        const auto* v = static_cast<const int64_t*>(data);
+        up = v[0] < v[nr - 1] && first_descent(v, nr) == nr;
+      } else {
+        const auto* v = static_cast<const int32_t*>(data);
+        up = v[0] < v[nr - 1] && first_descent(v, nr) == nr;
+      }
+      if (up) e[13] |= kFlagAscending;
+    }
     store<uint64_t>(e + 16, offset);
     store<uint64_t>(e + 24, bytes);
     store<uint64_t>(e + 32, section_checksum(data, bytes));
@@ -616,7 +670,7 @@ void write_columnar(const std::string& path, const HostRelation& rel) {
     }
     if (col.nullable()) {
       check_null_rows(col, name);
-      e[13] = kFlagNullable;
+      e[13] |= kFlagNullable;
       store<uint64_t>(e + 64, offset);
       store<uint64_t>(e + 72, rows);
       store<uint64_t>(e + 80, section_checksum(col.validity().data(), rows));
@@ -666,7 +720,7 @@ bool is_columnar_file(const std::string& path) {
   return got == sizeof buf && std::memcmp(buf, kMagic, sizeof kMagic) == 0;
 }
 
-ColumnarInfo read_columnar_info(const std::string& path) {
+ColumnarInfo read_columnar_info(const std::string& path, bool dictionaries) {
   io_detail::FileBytes file(path);
   Layout l = parse_layout(path, file.data(), file.size());
   ColumnarInfo info;
@@ -680,7 +734,8 @@ ColumnarInfo read_columnar_info(const std::string& path) {
     s.data_bytes = e.data_bytes;
     s.dictionary_bytes = e.dict_bytes;
     s.validity_bytes = e.valid_bytes;
-    if (e.type == Type::String) {
+    s.ascending = e.ascending;
+    if (e.type == Type::String && dictionaries) {
       verify(path, file.data(), e.dict_offset, e.dict_bytes, e.dict_checksum,
              "the dictionary of column " + e.name);
       s.dictionary_size = load<uint64_t>(file.data() + e.dict_offset);

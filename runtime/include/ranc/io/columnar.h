@@ -21,7 +21,7 @@ namespace ranc {
 // kColumnarOldestMajorVersion to kColumnarMajorVersion (1.x: no nullable columns) and
 // refuses others. Minor versions only add what older readers may ignore.
 inline constexpr uint32_t kColumnarMajorVersion = 2;
-inline constexpr uint32_t kColumnarMinorVersion = 0;
+inline constexpr uint32_t kColumnarMinorVersion = 1;
 inline constexpr uint32_t kColumnarOldestMajorVersion = 1;
 
 // What a columnar file holds, from its header and table (checked, no column read).
@@ -36,6 +36,10 @@ struct ColumnarInfo {
     uint64_t dictionary_bytes = 0;  // string columns: the dictionary section
     uint64_t dictionary_size = 0;   // string columns: number of strings
     uint64_t validity_bytes = 0;    // nullable columns: rows (a byte per row)
+    // Since 2.1: the rows ascend by this attribute (non-decreasing, the first less than the
+    // last; i32, i64 and date columns without NULLs). The writer sets it from the data, and a
+    // read of the column checks it. `ranc run` plans such an input as `sorted by` it.
+    bool ascending = false;
   };
   std::vector<Section> sections;  // per attribute
 };
@@ -45,14 +49,17 @@ struct ColumnarInfo {
 // name. A column is written nullable, with its validity, when rel's column is
 // nullable. Errors (unwritable folder, duplicate attribute names) are
 // UserError(Data); a NULL row whose storage is not the type's zero (host_relation.h)
-// is an InternalError.
+// is an InternalError. An i32, i64 or date column without NULLs whose rows ascend is
+// flagged so (ColumnarInfo::Section::ascending; one pass over it).
 void write_columnar(const std::string& path, const HostRelation& rel);
 
 // Whether path starts with the columnar magic bytes (false when unreadable).
 bool is_columnar_file(const std::string& path);
 
-// Checks the header and table of a columnar file and describes it.
-ColumnarInfo read_columnar_info(const std::string& path);
+// Checks the header and table of a columnar file and describes it; with `dictionaries`,
+// also each string column's dictionary section (its checksum, for Section::dictionary_size,
+// which stays 0 without).
+ColumnarInfo read_columnar_info(const std::string& path, bool dictionaries = true);
 
 // Reads the attributes options.columns names (empty: every attribute of schema)
 // with CsvOptions::columns' semantics: the result's schema is the kept attributes
