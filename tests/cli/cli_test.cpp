@@ -249,7 +249,23 @@ TEST_F(CliTest, RunPlansRecordedOrdersAsSorted) {
               kOk)
         << err_;
     EXPECT_EQ(err_.find("inputs in order"), std::string::npos) << err_;
+    // explain plans what run plans: with the order, a merge join and a segmented reduce.
+    ASSERT_EQ(run({"explain", "--input", "r=" + file, prog}), kOk) << err_;
+    const std::string with = out_;
+    EXPECT_EQ(with.find("== inputs in order (planned as sorted by) ==\nr by k (recorded)\n") !=
+                  std::string::npos,
+              ascends)
+        << with;
+    ASSERT_EQ(run({"explain", "--no-recorded-order", "--input", "r=" + file, prog}), kOk) << err_;
+    EXPECT_EQ(out_.find("inputs in order"), std::string::npos) << out_;
+    EXPECT_EQ(out_ == with, !ascends);
+    EXPECT_EQ(out_.find("n3 reduce: hash aggregation") != std::string::npos, true) << out_;
+    EXPECT_EQ(with.find("n3 reduce: segmented reduce") != std::string::npos, ascends) << with;
+    EXPECT_EQ(with.find("merged tile by tile") != std::string::npos, ascends) << with;
   }
+  // Without the data (a file that is not there) explain plans without the order.
+  ASSERT_EQ(run({"explain", "--data", (dir_ / "nowhere").string(), prog}), kOk) << err_;
+  EXPECT_EQ(out_.find("inputs in order"), std::string::npos) << out_;
 }
 
 // Only the attributes the program uses are loaded (prune_attributes): a value that is

@@ -122,6 +122,12 @@ class CommandLine {
             },
             ""));
     plan_options(explain);
+    inputs(explain);
+    data_dir(explain,
+             "resolve relative input paths against DIR (default: the program file's folder): "
+             "an input read from a columnar file that records the order of its rows is planned "
+             "as `ranc run` plans it");
+    no_recorded_order(explain);
 
     CLI::App* emit = command("emit", "print the generated CUDA source (-o FILE to write it)",
                              "Prints the CUDA translation unit generated for PROGRAM.ra.");
@@ -159,11 +165,7 @@ class CommandLine {
                   "or more, not declared `sorted by`) as if declared `sorted by` it: sorts become "
                   "unnecessary and joins of two such inputs merge (the plan waits for the load; "
                   "the CLI compares every row, so the GPU does not check the order again)");
-    run->add_flag("--no-recorded-order", a_.no_recorded_order,
-                  "ignore the order a columnar input file records (`ranc import` marks each "
-                  "integer or date attribute by which the rows ascend; by default an input of "
-                  "2^16 rows or more is planned as `sorted by` the first such attribute it uses, "
-                  "and the reader checks it)");
+    no_recorded_order(run);
 
     CLI::App* shell = command(
         "shell",
@@ -291,6 +293,13 @@ class CommandLine {
   }
   void data_dir(CLI::App* c, const std::string& what) {
     c->add_option("--data", a_.data_dir, what)->type_name("DIR");
+  }
+  void no_recorded_order(CLI::App* c) {
+    c->add_flag("--no-recorded-order", a_.no_recorded_order,
+                "ignore the order a columnar input file records (`ranc import` marks each "
+                "integer or date attribute by which the rows ascend; by default an input of "
+                "2^16 rows or more is planned as `sorted by` the first such attribute it uses, "
+                "and the reader checks it)");
   }
   void inputs(CLI::App* c) {
     c->add_option("--input", inputs_,
@@ -546,10 +555,23 @@ int cmd_check(const Args& a, std::ostream& out) {
   return kOk;
 }
 
+std::string apply_recorded_orders(const Args& a, Loaded& l, const codegen::CodegenOptions& options,
+                                  Program& program);
+void check_input_names(const Args& a, const Loaded& l);
+
 int cmd_explain(const Args& a, std::ostream& out) {
   Loaded l = load_program(a);
+  check_input_names(a, l);
   codegen::CodegenOptions options = codegen_options(a);
   options.dump_after = a.after;
+  // The plan `ranc run` makes with the same data: the orders columnar inputs record included.
+  std::string recorded;
+  if (!a.no_recorded_order) {
+    Program program = passes::pass_enabled("prune_attributes", options)
+                          ? passes::prune_attributes(l.checked)
+                          : l.checked;
+    recorded = apply_recorded_orders(a, l, options, program);
+  }
   passes::PipelineResult r = passes::run_pipeline(l.checked, options);
   if (a.dot) {
     out << to_dot(r.physical);
@@ -560,6 +582,8 @@ int cmd_explain(const Args& a, std::ostream& out) {
     return kOk;
   }
   out << "== checked graph ==\n" << print_program(l.checked);
+  if (!recorded.empty())
+    out << "\n== inputs in order (planned as sorted by) ==\n" << recorded << "\n";
   out << "\n== inputs (attributes loaded) ==\n"
       << (r.inputs.empty() ? std::string("all declared attributes (prune_attributes is off)\n")
                            : passes::print_pruning(r.inputs));
@@ -658,6 +682,60 @@ std::optional<std::string> first_sorted_attribute(const HostRelation& rel) {
   return std::nullopt;
 }
 
+// A columnar file records the attributes by which its rows ascend (ColumnarInfo::Section::
+// ascending, set by `ranc import`): an input of kObserveOrderRows rows or more not declared
+// `sorted by` is planned as sorted by the first of them the program uses, as --observe-order
+// would after the load, but before it, so `ranc run` still compiles the plan during the load.
+// The reader checks the order as it reads the column, so the GPU does not check it again.
+// Updates l (parsed and checked) and `program` (the checked program, pruned); returns the
+// orders taken ("lineitem by l_orderkey (recorded), ..."). Inputs without a file, or whose file
+// is missing or not columnar, are left as they are (`ranc explain` runs without the data).
+std::string apply_recorded_orders(const Args& a, Loaded& l, const codegen::CodegenOptions& options,
+                                  Program& program) {
+  std::map<std::string, std::string> order;  // input -> attribute
+  std::map<std::string, const Node*> declared;
+  for (NodeId id : l.checked.inputs()) declared[l.checked.node(id).name] = &l.checked.node(id);
+  for (NodeId id : program.inputs()) {
+    const Node& kept = program.node(id);
+    const Node& n = *declared.at(kept.name);
+    if (!n.sort_keys.empty()) continue;
+    std::string path;
+    try {
+      path = input_source(a, l, n).first;
+    } catch (const UserError&) {
+      continue;  // no data named: reported where the data is read
+    }
+    if (!is_columnar_file(path)) continue;
+    const ColumnarInfo info = read_columnar_info(path, /*dictionaries=*/false);
+    if (info.rows < kObserveOrderRows) continue;
+    const auto& file = info.schema.attributes;
+    for (const Attribute& attr : kept.declared.attributes) {
+      auto f = std::find_if(file.begin(), file.end(),
+                            [&](const Attribute& x) { return x.name == attr.name; });
+      if (f != file.end() && f->type == attr.type && !attr.nullable &&
+          info.sections[static_cast<size_t>(f - file.begin())].ascending) {
+        order[kept.name] = attr.name;
+        break;
+      }
+    }
+  }
+  std::string taken;
+  for (NodeId id : l.parsed.program.inputs()) {
+    Node& n = l.parsed.program.mutable_node(id);
+    auto it = order.find(n.name);
+    if (it == order.end() || !n.sort_keys.empty()) continue;
+    n.sort_keys = {SortKey{it->second, false, n.loc}};
+    n.order_trusted = true;  // read_columnar checks a column flagged ascending
+    taken += fmt::format("{}{} by {} (recorded)", taken.empty() ? "" : ", ", n.name, it->second);
+  }
+  if (!taken.empty()) {
+    l.checked = check(l.parsed.program);
+    program = passes::pass_enabled("prune_attributes", options) ? passes::prune_attributes(l.checked)
+                                                                : l.checked;
+  }
+  return taken;
+}
+
 int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   Progress progress(err);
   Loaded l = load_program(a);
@@ -707,52 +785,8 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
     std::string path;
     CsvOptions options;
   };
-  // A columnar file records the attributes by which its rows ascend (ColumnarInfo::Section::
-  // ascending, set by `ranc import`): an input of kObserveOrderRows rows or more not declared
-  // `sorted by` is planned as sorted by the first of them the program uses, as --observe-order
-  // would after the load, but before it, so the plan still compiles during the load. The reader
-  // checks the order as it reads the column, so the GPU does not check it again.
-  std::string observed;  // "lineitem by l_orderkey, ..." for --time
-  if (!l.package && !a.no_recorded_order) {
-    std::map<std::string, std::string> order;  // input -> attribute
-    std::map<std::string, const Node*> declared;
-    for (NodeId id : l.checked.inputs()) declared[l.checked.node(id).name] = &l.checked.node(id);
-    for (NodeId id : program.inputs()) {
-      const Node& kept = program.node(id);
-      const Node& n = *declared.at(kept.name);
-      if (!n.sort_keys.empty()) continue;
-      const std::string path = input_source(a, l, n).first;
-      if (!is_columnar_file(path)) continue;
-      const ColumnarInfo info = read_columnar_info(path, /*dictionaries=*/false);
-      if (info.rows < kObserveOrderRows) continue;
-      for (const Attribute& attr : kept.declared.attributes) {
-        const auto& file = info.schema.attributes;
-        auto f = std::find_if(file.begin(), file.end(),
-                              [&](const Attribute& x) { return x.name == attr.name; });
-        if (f != file.end() && f->type == attr.type && !attr.nullable &&
-            info.sections[static_cast<size_t>(f - file.begin())].ascending) {
-          order[kept.name] = attr.name;
-          break;
-        }
-      }
-    }
-    bool changed = false;
-    for (NodeId id : l.parsed.program.inputs()) {
-      Node& n = l.parsed.program.mutable_node(id);
-      auto it = order.find(n.name);
-      if (it == order.end() || !n.sort_keys.empty()) continue;
-      n.sort_keys = {SortKey{it->second, false, n.loc}};
-      n.order_trusted = true;  // read_columnar checks a column flagged ascending
-      observed += fmt::format("{}{} by {} (recorded)", observed.empty() ? "" : ", ", n.name,
-                              it->second);
-      changed = true;
-    }
-    if (changed) {
-      l.checked = check(l.parsed.program);
-      program = passes::pass_enabled("prune_attributes", options) ? passes::prune_attributes(l.checked)
-                                                                  : l.checked;
-    }
-  }
+  std::string observed =  // "lineitem by l_orderkey (recorded), ..." for --time
+      l.package || a.no_recorded_order ? std::string() : apply_recorded_orders(a, l, options, program);
   std::vector<Source> sources;
   uint64_t bytes_loaded = 0;
   {
