@@ -779,6 +779,16 @@ TEST_F(ColumnarTest, AscendingColumnsAreFlaggedAndChecked) {
   for (const auto& sec : info.sections) flagged.push_back(sec.ascending);
   EXPECT_EQ(flagged, (std::vector<bool>{true, false, false, true, false, false, true}));
   expect_identical(rel, read_columnar(p, rel.schema()));
+  // CsvOptions::ascending names the flagged columns read (checked), and only those.
+  std::vector<std::string> told;
+  CsvOptions o;
+  o.ascending = [&](const std::string& a) { told.push_back(a); };
+  read_columnar(p, rel.schema(), o);
+  EXPECT_EQ(told, (std::vector<std::string>{"up", "big", "day"}));
+  told.clear();
+  o.columns = {"down", "day"};
+  read_columnar(p, rel.schema(), o);
+  EXPECT_EQ(told, (std::vector<std::string>{"day"}));
 
   // One row and no rows: nothing ascends.
   for (int n : {0, 1}) {

@@ -555,8 +555,10 @@ int cmd_check(const Args& a, std::ostream& out) {
   return kOk;
 }
 
-std::string apply_recorded_orders(const Args& a, Loaded& l, const codegen::CodegenOptions& options,
-                                  Program& program);
+std::map<std::string, std::string> apply_recorded_orders(const Args& a, Loaded& l,
+                                                         const codegen::CodegenOptions& options,
+                                                         Program& program);
+std::string recorded_text(const std::map<std::string, std::string>& recorded);
 void check_input_names(const Args& a, const Loaded& l);
 
 int cmd_explain(const Args& a, std::ostream& out) {
@@ -570,7 +572,7 @@ int cmd_explain(const Args& a, std::ostream& out) {
     Program program = passes::pass_enabled("prune_attributes", options)
                           ? passes::prune_attributes(l.checked)
                           : l.checked;
-    recorded = apply_recorded_orders(a, l, options, program);
+    recorded = recorded_text(apply_recorded_orders(a, l, options, program));
   }
   passes::PipelineResult r = passes::run_pipeline(l.checked, options);
   if (a.dot) {
@@ -688,10 +690,11 @@ std::optional<std::string> first_sorted_attribute(const HostRelation& rel) {
 // would after the load, but before it, so `ranc run` still compiles the plan during the load.
 // The reader checks the order as it reads the column, so the GPU does not check it again.
 // Updates l (parsed and checked) and `program` (the checked program, pruned); returns the
-// orders taken ("lineitem by l_orderkey (recorded), ..."). Inputs without a file, or whose file
-// is missing or not columnar, are left as they are (`ranc explain` runs without the data).
-std::string apply_recorded_orders(const Args& a, Loaded& l, const codegen::CodegenOptions& options,
-                                  Program& program) {
+// orders taken (input -> attribute). Inputs without a file, or whose file is missing or not
+// columnar, are left as they are (`ranc explain` runs without the data).
+std::map<std::string, std::string> apply_recorded_orders(const Args& a, Loaded& l,
+                                                         const codegen::CodegenOptions& options,
+                                                         Program& program) {
   std::map<std::string, std::string> order;  // input -> attribute
   std::map<std::string, const Node*> declared;
   for (NodeId id : l.checked.inputs()) declared[l.checked.node(id).name] = &l.checked.node(id);
@@ -719,14 +722,16 @@ std::string apply_recorded_orders(const Args& a, Loaded& l, const codegen::Codeg
       }
     }
   }
-  std::string taken;
+  std::map<std::string, std::string> taken;
   for (NodeId id : l.parsed.program.inputs()) {
     Node& n = l.parsed.program.mutable_node(id);
     auto it = order.find(n.name);
     if (it == order.end() || !n.sort_keys.empty()) continue;
     n.sort_keys = {SortKey{it->second, false, n.loc}};
-    n.order_trusted = true;  // read_columnar checks a column flagged ascending
-    taken += fmt::format("{}{} by {} (recorded)", taken.empty() ? "" : ", ", n.name, it->second);
+    // read_columnar checks a column flagged ascending, and cmd_run that the file it read
+    // flagged this one (CsvOptions::ascending).
+    n.order_trusted = true;
+    taken.insert(*it);
   }
   if (!taken.empty()) {
     l.checked = check(l.parsed.program);
@@ -734,6 +739,14 @@ std::string apply_recorded_orders(const Args& a, Loaded& l, const codegen::Codeg
                                                                 : l.checked;
   }
   return taken;
+}
+
+// "lineitem by l_orderkey (recorded), ..."
+std::string recorded_text(const std::map<std::string, std::string>& recorded) {
+  std::string s;
+  for (const auto& [input, attr] : recorded)
+    s += fmt::format("{}{} by {} (recorded)", s.empty() ? "" : ", ", input, attr);
+  return s;
 }
 
 int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
@@ -785,8 +798,10 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
     std::string path;
     CsvOptions options;
   };
-  std::string observed =  // "lineitem by l_orderkey (recorded), ..." for --time
-      l.package || a.no_recorded_order ? std::string() : apply_recorded_orders(a, l, options, program);
+  const std::map<std::string, std::string> recorded =
+      l.package || a.no_recorded_order ? std::map<std::string, std::string>()
+                                       : apply_recorded_orders(a, l, options, program);
+  std::string observed = recorded_text(recorded);  // for --time
   std::vector<Source> sources;
   uint64_t bytes_loaded = 0;
   {
@@ -828,7 +843,12 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
 
   auto t_load = Clock::now();
   std::vector<std::pair<std::string, HostRelation>> inputs;
+  std::set<std::string> confirmed;  // "input.attribute" the reader found flagged and ascending
   for (Source& s : sources) {
+    if (recorded.count(s.file->name))
+      s.options.ascending = [&confirmed, &s](const std::string& attr) {
+        confirmed.insert(s.file->name + "." + attr);
+      };
     if (s.kept->declared.size() < s.file->declared.size())
       for (const auto& attr : s.kept->declared.attributes) s.options.columns.push_back(attr.name);
     std::string label = fmt::format("loading {}", fs::path(s.path).filename().string());
@@ -837,6 +857,17 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
     progress.clear();
   }
   double load_s = seconds_since(t_load);
+  // The plan trusts the recorded orders: the files read must be the files planned by (one
+  // replaced in between may not ascend, and then its reader checked nothing).
+  for (const Source& s : sources)
+    if (auto it = recorded.find(s.file->name);
+        it != recorded.end() && !confirmed.count(it->first + "." + it->second))
+      throw UserError(Diagnostic{
+          ErrorKind::Data,
+          fmt::format("the file changed while ranc read it: it recorded its rows ascending by "
+                      "{} when the program was planned, and no longer does",
+                      it->second),
+          SourceLoc{s.path, 0, 0}, "run again, or pass --no-recorded-order"});
 
   if (observe_order) {
     std::map<std::string, std::string> order;  // input -> attribute

@@ -533,6 +533,9 @@ HostRelation read_impl(const std::string& path, const Schema* declared, const Cs
                                                    : std::thread::hardware_concurrency();
   io_detail::parallel_for(entries.size(), threads, read_column, report);
 
+  if (opt.ascending)
+    for (const Entry* e : entries)
+      if (e->ascending) opt.ascending(e->name);
   HostRelation rel(kept);
   for (size_t c = 0; c < entries.size(); ++c) {
     if (kept[c].type == Type::String)

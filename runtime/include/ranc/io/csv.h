@@ -58,6 +58,11 @@ struct CsvOptions {
   // Reader threads; 0 = std::thread::hardware_concurrency(). Small inputs use one.
   unsigned num_threads = 0;
   ProgressFn progress;
+  // Columnar reader: called, on the calling thread after the columns are read, with each
+  // attribute read whose file flags it ascending (ColumnarInfo::Section::ascending) and
+  // whose rows were checked to ascend. `ranc run` confirms by it that the file it planned
+  // by is the file it read.
+  std::function<void(const std::string& attribute)> ascending;
 
   // RFC 4180 style CSV with a header line.
   static CsvOptions csv() { return CsvOptions{}; }
