@@ -209,7 +209,8 @@ struct Node {
   std::vector<SortKey> sort_keys;
   // Input: the declared order holds by construction, so it is not verified. Set only by
   // the compiler (a fixpoint's loop-carried relations, which its own unions keep sorted) and
-  // by `ranc run --observe-order` (which compared every row of the bound data on the host).
+  // by `ranc run`: --observe-order compared every row of the bound data on the host, and a
+  // columnar file's recorded order is checked by its reader (ColumnarInfo::Section::ascending).
   bool order_trusted = false;
   // Union: the inputs are sets with no tuple in common, so the output has exactly the sum
   // of their sizes (no count read back). Set only by the compiler (a fixpoint's merge of
