@@ -11,6 +11,9 @@
 
 #include "cli.h"
 #include "cli_fixture.h"
+#include "ranc/dsl.h"
+#include "ranc/io/columnar.h"
+#include "ranc/session.h"
 
 namespace ranc::cli {
 namespace {
@@ -118,6 +121,82 @@ TEST_F(ShellTest, RedeclaringTheSameFileKeepsItLoaded) {
                  "\n.tables\n");
   EXPECT_EQ(rc, kOk) << err_;
   EXPECT_NE(out_.find("3 rows; loaded: k, v"), std::string::npos) << out_;
+}
+
+// A relation declared from a columnar file that records the order of its rows is planned as
+// sorted by it (the timer says so), as `ranc run` plans it; declared again from a file
+// without that order, the cached plan is made again without it. Same results either way,
+// and with the recorded orders off.
+TEST_F(ShellTest, RecordedOrdersPlanRelationsAsSorted) {
+  auto rcol = [&](const std::string& name, bool sorted) {
+    Schema sc;
+    sc.attributes = {{"k", Type::I32}, {"v", Type::I64}};
+    HostRelation rel(sc);
+    const int n = 70000;
+    for (int i = 0; i < n; ++i) {
+      const int k = sorted ? i / 4 : (i * 7919) % (n / 4);
+      rel.append_row({Value::i32(k), Value::i64(i % 13 - 4)});
+    }
+    write_columnar((dir_ / name).string(), rel);
+  };
+  rcol("sorted.rcol", true);
+  rcol("mixed.rcol", false);
+  const std::string query =
+      "q = r |> reduce by k s = sum(v) |> select s > 0 |> reduce n = count(), t = sum(s);\n"
+      "output q;\n";
+  ShellOptions o;
+  o.timer = true;
+  const std::string order_line = "inputs in order (planned as sorted by): r by k (recorded)";
+  ASSERT_EQ(shell("input r(k i32, v i64) from \"sorted.rcol\";\n" + query + "output q;\n" +
+                      "input r(k i32, v i64) from \"mixed.rcol\";\noutput q;\n",
+                  o),
+            kOk)
+      << err_;
+  // The first two runs (the second from the cache) took the order; the third did not.
+  size_t at = out_.find(order_line), count = 0;
+  for (; at != std::string::npos; at = out_.find(order_line, at + 1)) ++count;
+  EXPECT_EQ(count, 2u) << out_;
+  EXPECT_NE(out_.find("(cached)"), std::string::npos) << out_;
+  const std::string with = out_;
+  o.recorded_order = false;
+  ASSERT_EQ(shell("input r(k i32, v i64) from \"sorted.rcol\";\n" + query + "output q;\n" +
+                      "input r(k i32, v i64) from \"mixed.rcol\";\noutput q;\n",
+                  o),
+            kOk)
+      << err_;
+  EXPECT_EQ(out_.find("inputs in order"), std::string::npos) << out_;
+  // The same tables (the timer lines aside).
+  auto tables = [](const std::string& text) {
+    std::string kept, line;
+    std::istringstream in(text);
+    while (std::getline(in, line))
+      if (line.rfind("time:", 0) != 0 && line.rfind("inputs in order", 0) != 0) kept += line + "\n";
+    return kept;
+  };
+  EXPECT_EQ(tables(with), tables(out_));
+}
+
+// The embedding API takes recorded orders too, for a checked program of the C++ DSL.
+TEST_F(ShellTest, SessionPlansDslProgramsByRecordedOrders) {
+  Schema sc;
+  sc.attributes = {{"k", Type::I64}, {"v", Type::I32}};
+  HostRelation rel(sc);
+  for (int i = 0; i < 80000; ++i) rel.append_row({Value::i64(i / 2 - 7), Value::i32(i % 5)});
+  write_columnar((dir_ / "r.rcol").string(), rel);
+  auto result = [&](bool recorded) {
+    SessionOptions so;
+    so.gpu = false;
+    so.recorded_order = recorded;
+    Session s(so);
+    s.declare("r", (dir_ / "r.rcol").string(), sc);
+    ProgramBuilder b;
+    auto r = b.input("r", sc.attributes, 0);
+    b.output(r.reduce({"k"}, {ranc::sum(col("v"), "s")}).select(col("s") > 3), "q");
+    SessionResult res = s.run(b.check());
+    EXPECT_EQ(res.recorded_orders, recorded ? "r by k" : "");
+    return res.outputs.at(0).second.to_table(0);
+  };
+  EXPECT_EQ(result(true), result(false));
 }
 
 TEST_F(ShellTest, UnfinishedStatementIsAnError) {

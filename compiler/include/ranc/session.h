@@ -52,6 +52,10 @@ struct SessionOptions {
   codegen::CodegenOptions codegen;
   // Relative `from` paths are resolved against this folder (default: the current one).
   std::string data_dir;
+  // A relation declared from a columnar file that records the attributes its rows ascend by
+  // (`ranc import`, 2^16 rows or more) is planned as sorted by the first of them a program
+  // uses, as `ranc run` plans it (`ranc shell --no-recorded-order`: false).
+  bool recorded_order = true;
 };
 
 struct SessionResult {
@@ -61,6 +65,8 @@ struct SessionResult {
   double plan_seconds = 0;    // parse, check and code generation (0 when cached)
   double execute_seconds = 0; // CPU reference runs; GPU runs: stats.execute_seconds
   bool plan_cached = false;
+  // The orders the plan took from the relations' files: "lineitem by l_orderkey, ...".
+  std::string recorded_orders;
 };
 
 // One relation of the session, as `.tables` shows it.

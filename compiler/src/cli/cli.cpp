@@ -185,6 +185,7 @@ class CommandLine {
     data_dir(shell, "resolve relative `from` paths against DIR");
     device(shell);
     shell->add_flag("--time", a_.time, "print plan, load, upload, compile and execute times");
+    no_recorded_order(shell);
     max_rows(shell);
     plan_options(shell);
 
@@ -1100,6 +1101,7 @@ int run_cli(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
       if (a.gpu) o.gpu = true;
       o.memory_limit = a.memory_limit;
       o.codegen = codegen_options(a);
+      o.recorded_order = !a.no_recorded_order;
       if (!a.program.empty()) o.script = a.program;
       return run_shell(o, std::cin, out, err, isatty(STDIN_FILENO) == 1 && a.program.empty());
     }

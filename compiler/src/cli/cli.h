@@ -38,6 +38,7 @@ struct ShellOptions {
   int64_t memory_limit = 0;  // bytes a GPU run may hold (0: the device's)
   codegen::CodegenOptions codegen;
   std::string script;  // read statements from this file instead of `in`
+  bool recorded_order = true;  // --no-recorded-order: false (SessionOptions::recorded_order)
 };
 // Reads statements from `in` (prompting on `out` when `interactive`) until the end or
 // .quit. Returns 0, or the exit code of the first error.

@@ -160,6 +160,7 @@ class Shell {
     so.memory_limit = o.memory_limit;
     so.codegen = o.codegen;
     so.data_dir = o.data_dir;
+    so.recorded_order = o.recorded_order;
     session_ = std::make_unique<Session>(so);
   }
 
@@ -299,6 +300,8 @@ class Shell {
     }
     if (timer_) {
       const auto& s = r.stats;
+      if (!r.recorded_orders.empty())
+        out_ << "inputs in order (planned as sorted by): " << r.recorded_orders << " (recorded)\n";
       if (session_->on_gpu())
         out_ << fmt::format(
             "time: plan {:.1f} ms{}, load {:.3f} s, upload {:.4f} s, compile {:.4f} s ({}), "

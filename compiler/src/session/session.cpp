@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <set>
 
 #include "ranc/frontend/ra_parser.h"
 #include "ranc/io/columnar.h"
@@ -32,7 +33,15 @@ struct Relation {
   std::vector<std::string> loaded;  // attribute names resident, in schema order
   int64_t rows = -1;
   HostRelation host;  // the CPU reference's copy (loaded attributes)
+  // A columnar file's attributes by which its rows ascend, as it records them, in schema
+  // order (files of kRecordedOrderRows rows or more); and those whose column the reader
+  // checked as it loaded it (CsvOptions::ascending).
+  std::vector<std::string> ascending;
+  std::set<std::string> confirmed;
 };
+
+// The rows from which a recorded order is planned (as `ranc run`'s): below it a sort costs little.
+constexpr uint64_t kRecordedOrderRows = uint64_t{1} << 16;
 
 // A program text's compiled form.
 struct Compiled {
@@ -40,6 +49,8 @@ struct Compiled {
   std::map<std::string, Schema> declared;  // input -> declared (file) schema
   Program program;                  // checked and pruned
   std::optional<rt::Plan> plan;     // GPU
+  // Relation -> the attribute it is planned as sorted by, from its file's recorded order.
+  std::map<std::string, std::string> recorded;
 };
 
 [[noreturn]] void unknown(const std::string& name, const std::string& hint = {}) {
@@ -100,6 +111,7 @@ struct Session::Impl {
     if (missing.empty()) return 0;
     auto t0 = Clock::now();
     CsvOptions o = r.options;
+    o.ascending = [&r](const std::string& attr) { r.confirmed.insert(attr); };
     o.columns.clear();
     for (const Attribute& a : r.schema.attributes)
       if (std::find(r.loaded.begin(), r.loaded.end(), a.name) != r.loaded.end() ||
@@ -131,17 +143,77 @@ struct Session::Impl {
     r.schema = schema;
     r.path = path;
     r.options = std::move(options);
+    if (opts.recorded_order && is_columnar_file(path)) {
+      try {
+        const ColumnarInfo info = read_columnar_info(path, /*dictionaries=*/false);
+        for (size_t c = 0; info.rows >= kRecordedOrderRows && c < info.sections.size(); ++c) {
+          const Attribute& f = info.schema.attributes[c];
+          const std::optional<size_t> i = schema.find(f.name);
+          if (info.sections[c].ascending && i && schema[*i].type == f.type &&
+              !schema[*i].nullable)
+            r.ascending.push_back(f.name);
+        }
+      } catch (const UserError&) {
+        // A damaged file: its load reports it.
+      }
+    }
     rels[name] = std::move(r);
   }
 
+  // The `from` clauses of a program declare relations the session does not know yet.
+  void declare_from(const Compiled& c) {
+    for (const RaInputSpec& s : c.inputs) {
+      if (s.path.empty() || rels.count(s.relation)) continue;
+      std::string path = resolve(s.path);
+      declare(s.relation, path, c.declared.at(s.relation), input_csv_options(s, path));
+    }
+  }
+
+  // Whether a compiled program's recorded orders are still the relations' (a relation
+  // declared again from another file may record another order, or none).
+  bool current(const Compiled& c) const {
+    for (const auto& [name, attr] : c.recorded) {
+      auto it = rels.find(name);
+      if (it == rels.end() || std::find(it->second.ascending.begin(), it->second.ascending.end(),
+                                        attr) == it->second.ascending.end())
+        return false;
+    }
+    return true;
+  }
+
   // A checked program's pruned form and plan; `inputs` are its `from` clauses.
+  // An input of a relation whose file records the order of its rows (Relation::ascending),
+  // not declared `sorted by`, is planned as sorted by the first such attribute the program
+  // uses (as `ranc run` plans it); the reader checks that order as it loads the column.
   Compiled compile(const Program& checked, std::vector<RaInputSpec> inputs = {}) {
     Compiled c;
     c.inputs = std::move(inputs);
     for (NodeId id : checked.inputs()) c.declared[checked.node(id).name] = checked.node(id).declared;
-    c.program = passes::pass_enabled("prune_attributes", opts.codegen)
-                    ? passes::prune_attributes(checked)
-                    : checked;
+    auto prune = [&](const Program& p) {
+      return passes::pass_enabled("prune_attributes", opts.codegen) ? passes::prune_attributes(p)
+                                                                    : p;
+    };
+    c.program = prune(checked);
+    declare_from(c);
+    Program ordered = checked;
+    for (NodeId id : c.program.inputs()) {
+      const Node& kept = c.program.node(id);
+      auto rel = rels.find(kept.name);
+      if (rel == rels.end() || rel->second.ascending.empty()) continue;
+      for (NodeId j : ordered.inputs()) {
+        Node& n = ordered.mutable_node(j);
+        if (n.name != kept.name || !n.sort_keys.empty()) continue;
+        for (const Attribute& a : kept.declared.attributes) {
+          const auto& up = rel->second.ascending;
+          if (a.nullable || std::find(up.begin(), up.end(), a.name) == up.end()) continue;
+          n.sort_keys = {SortKey{a.name, false, n.loc}};
+          n.order_trusted = true;  // the reader checks it; run() confirms that it did
+          c.recorded[n.name] = a.name;
+          break;
+        }
+      }
+    }
+    if (!c.recorded.empty()) c.program = prune(check(ordered));
     if (gpu) c.plan = codegen::generate_plan(c.program, opts.codegen);
     return c;
   }
@@ -156,15 +228,24 @@ struct Session::Impl {
 
   SessionResult run(const Compiled& c) {
     SessionResult res;
-    // `from` clauses declare relations the session does not know yet.
-    for (const RaInputSpec& s : c.inputs) {
-      if (s.path.empty() || rels.count(s.relation)) continue;
-      std::string path = resolve(s.path);
-      declare(s.relation, path, c.declared.at(s.relation), input_csv_options(s, path));
-    }
+    declare_from(c);
     for (NodeId id : c.program.inputs()) {
       const Node& n = c.program.node(id);
       res.load_seconds += ensure(n.name, n.declared, n.loc);
+    }
+    // The plan trusts the recorded orders: the reader must have checked each such column (a
+    // file replaced after its declaration may no longer record it).
+    for (const auto& [name, attr] : c.recorded) {
+      const Relation& r = rels.at(name);
+      if (!r.confirmed.count(attr))
+        throw UserError(Diagnostic{
+            ErrorKind::Data,
+            fmt::format("the file changed while the session used it: it recorded its rows "
+                        "ascending by {} when the program was planned, and no longer does",
+                        attr),
+            SourceLoc{r.path, 0, 0}, "declare the relation again"});
+      res.recorded_orders += fmt::format("{}{} by {}", res.recorded_orders.empty() ? "" : ", ",
+                                         name, attr);
     }
     if (gpu) {
       rt::RunResult r = exec->run_bound(*c.plan, catalog->bindings());
@@ -260,6 +341,10 @@ int64_t Session::device_bytes_in_use() const {
 SessionResult Session::run(std::string_view ra_text, const std::string& file_name) {
   Impl& s = *impl_;
   auto it = s.plans.find(ra_text);
+  if (it != s.plans.end() && !s.current(it->second)) {
+    s.plans.erase(it);  // planned by an order a relation's file no longer records
+    it = s.plans.end();
+  }
   bool cached = it != s.plans.end();
   double plan_s = 0;
   if (!cached) {
