@@ -6,7 +6,7 @@
 #   steps: suite suite_unfused runtime templates ops ops_more ops_unfused tpch random memcheck
 #          racecheck large bench
 #          merges merges_expand merges_tune joins_ab groupby sortedreduce hashpaged selvalues phj
-#          partition
+#          partition tpch_orders
 # Steps are independent: several invocations (each with its own OUT) may run at once.
 # PACK=1 packs the step logs into $OUT/logs.tgz at the end (summary.txt stays beside it): the
 # device tool brings back only a few files of a call.
@@ -117,6 +117,22 @@ for s in $STEPS; do
     sortedreduce)
       step sortedreduce 120 "$BIN/ra_bench" sortedreduce 28
       step reduce_tiles 120 "$BIN/reduce_tile_bench" 28 16 ;;
+    # TPC-H SF 10 imported as .rcol (format 2.1, which records each table's order): every
+    # query planned by the recorded orders (the default) and without (--no-recorded-order),
+    # from the repository root; the data from TPCHGEN_CLI or the wheel in .whl/ when
+    # $SF10_DIR (default /tmp/sf10) does not hold it. About 5 minutes with the data made.
+    tpch_orders)
+      d=${SF10_DIR:-/tmp/sf${TPCH_SF:-10}}
+      if [ -z "${TPCHGEN_CLI:-}" ] && ! command -v tpchgen-cli >/dev/null; then
+        pip install -q --no-deps --target /tmp/tg .whl/tpchgen*.whl && export TPCHGEN_CLI=/tmp/tg/bin/tpchgen-cli
+      fi
+      step tpch_gen 300 scripts/tpch_gen.sh "${TPCH_SF:-10}" "$d"
+      mkdir -p "$d.rcol"
+      step tpch_import 300 bash -c "'$BIN/ranc' import examples/tpch/q8.ra -o '$d.rcol' --data '$d' &&
+        '$BIN/ranc' import examples/tpch/q9.ra -o '$d.rcol' --data '$d' --only partsupp"
+      step tpch_orders 500 python3 -u bench/tpch/join_ab.py --ranc "$BIN/ranc" --data "$d.rcol" \
+        --algos auto,auto+--no-recorded-order --repeat "${REPEAT:-2}"
+      grep '^|' "$OUT/tpch_orders.log" >>"$OUT/summary.txt" ;;
     *) echo "unknown step $s" >>"$OUT/summary.txt" ;;
   esac
 done
