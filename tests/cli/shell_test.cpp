@@ -147,6 +147,9 @@ TEST_F(ShellTest, RecordedOrdersPlanRelationsAsSorted) {
   ShellOptions o;
   o.timer = true;
   const std::string order_line = "inputs in order (planned as sorted by): r by k (recorded)";
+  ASSERT_EQ(shell("input r(k i32, v i64) from \"sorted.rcol\";\n.tables\n", o), kOk) << err_;
+  EXPECT_NE(out_.find("sorted.rcol; the file records rows ascending by k\n"), std::string::npos)
+      << out_;
   ASSERT_EQ(shell("input r(k i32, v i64) from \"sorted.rcol\";\n" + query + "output q;\n" +
                       "input r(k i32, v i64) from \"mixed.rcol\";\noutput q;\n",
                   o),

@@ -77,6 +77,8 @@ struct SessionRelation {
   std::vector<std::string> loaded;  // attributes resident now
   int64_t rows = -1;         // -1 until loaded
   int64_t device_bytes = 0;  // 0 on the CPU
+  // The attributes by which its file records its rows ascending (SessionOptions::recorded_order).
+  std::vector<std::string> ascending;
 };
 
 // The reader options of an `input ... from "path"` declaration: its `format` (with

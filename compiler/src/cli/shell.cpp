@@ -335,8 +335,10 @@ class Shell {
       for (const auto& r : session_->relations()) {
         std::string loaded;
         for (const auto& a : r.loaded) loaded += (loaded.empty() ? "" : ", ") + a;
-        out_ << fmt::format("{} {}{}\n  {}\n", r.name, r.schema.str(),
-                            r.path.empty() ? "" : " from " + r.path,
+        std::string up;
+        for (const auto& a : r.ascending) up += (up.empty() ? "; the file records rows ascending by " : ", ") + a;
+        out_ << fmt::format("{} {}{}{}\n  {}\n", r.name, r.schema.str(),
+                            r.path.empty() ? "" : " from " + r.path, up,
                             r.rows < 0 ? std::string("not loaded yet")
                                        : fmt::format("{} rows; loaded: {}{}", r.rows, loaded,
                                                      r.device_bytes

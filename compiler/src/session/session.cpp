@@ -325,7 +325,7 @@ std::vector<SessionRelation> Session::relations() const {
   const Impl& s = *impl_;
   std::vector<SessionRelation> out;
   for (const auto& [n, r] : s.rels) {
-    SessionRelation x{n, r.schema, r.path, r.loaded, r.rows, 0};
+    SessionRelation x{n, r.schema, r.path, r.loaded, r.rows, 0, r.ascending};
     if (s.gpu && s.catalog->contains(n)) x.device_bytes = s.catalog->bytes(n);
     out.push_back(std::move(x));
   }
