@@ -160,21 +160,22 @@ TEST_F(CliTest, RunWithInputOverrideAndOutputFile) {
 // and says so with --time; the executors still verify the order. Outputs are the same without
 // the option, inputs out of order (one swapped pair) or too small are planned as declared, and
 // an input already declared `sorted by` keeps its declaration.
-TEST_F(CliTest, RunPlansInputsInOrderAsSorted) {
-  const int n = 70000;
-  std::string sorted_csv = "x,k,v\n", swapped_csv = "x,k,v\n", small_csv = "x,k,v\n";
+// CSV rows (x, k, v) of the tests of inputs in order: k ascends (k = i / 3 - 5000), but for
+// rows 40000 and 40001 swapped when `swapped`; x and v do not.
+std::string key_rows_csv(int n, bool swapped = false) {
+  std::string csv = "x,k,v\n";
   for (int i = 0; i < n; ++i) {
     const int x = (i * 7919) % 1000, k = i / 3 - 5000, v = i % 97;
-    auto row = [&](int key) {
-      return std::to_string(x) + "," + std::to_string(key) + "," + std::to_string(v) + "\n";
-    };
-    sorted_csv += row(k);
-    swapped_csv += row(i == 40000 ? k + 1 : i == 40001 ? k - 1 : k);
-    if (i < 1000) small_csv += row(k);
+    const int key = !swapped ? k : i == 40000 ? k + 1 : i == 40001 ? k - 1 : k;
+    csv += std::to_string(x) + "," + std::to_string(key) + "," + std::to_string(v) + "\n";
   }
-  write("sorted.csv", sorted_csv);
-  write("swapped.csv", swapped_csv);
-  write("small.csv", small_csv);
+  return csv;
+}
+
+TEST_F(CliTest, RunPlansInputsInOrderAsSorted) {
+  write("sorted.csv", key_rows_csv(70000));
+  write("swapped.csv", key_rows_csv(70000, true));
+  write("small.csv", key_rows_csv(1000));
   const std::string body =
       "q = r |> join (r |> project k as j, v as w) on k = j |> reduce by k s = sum(w), n = count()\n"
       "  |> select n > 8 |> sort k;\n"
@@ -205,18 +206,8 @@ TEST_F(CliTest, RunPlansInputsInOrderAsSorted) {
 // input read from such a file (2^16 rows or more) as sorted by the first one it uses, before
 // the load (--no-recorded-order ignores it): the same output as without.
 TEST_F(CliTest, RunPlansRecordedOrdersAsSorted) {
-  const int n = 70000;
-  std::string sorted_csv = "x,k,v\n", swapped_csv = "x,k,v\n";
-  for (int i = 0; i < n; ++i) {
-    const int x = (i * 7919) % 1000, k = i / 3 - 5000, v = i % 97;
-    auto row = [&](int key) {
-      return std::to_string(x) + "," + std::to_string(key) + "," + std::to_string(v) + "\n";
-    };
-    sorted_csv += row(k);
-    swapped_csv += row(i == 40000 ? k + 1 : i == 40001 ? k - 1 : k);
-  }
-  write("sorted.csv", sorted_csv);
-  write("swapped.csv", swapped_csv);
+  write("sorted.csv", key_rows_csv(70000));
+  write("swapped.csv", key_rows_csv(70000, true));
   // x is not used: k is the first ascending attribute the program reads.
   std::string prog = write(
       "q.ra",

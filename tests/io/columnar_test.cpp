@@ -808,36 +808,27 @@ TEST_F(ColumnarTest, AscendingColumnsAreFlaggedAndChecked) {
     std::memcpy(&v, good.data() + entry_at(i) + 16, 8);
     return static_cast<size_t>(v);
   };
+  // The edited file, resealed, read whole: an error saying `want`.
+  auto expect = [&](std::string bad, const std::string& want) {
+    write_bytes(p, reseal(std::move(bad)));
+    std::string m = data_error([&] { read_columnar(p, rel.schema()); });
+    EXPECT_NE(m.find(want), std::string::npos) << m;
+  };
   std::string f = good;
   f[entry_at(1) + 13] |= 2;  // down
-  write_bytes(p, reseal(f));
-  std::string m = data_error([&] { read_columnar(p, rel.schema()); });
-  EXPECT_NE(m.find("corrupt column down: flagged ascending, but row 1 holds 999, less than row "
-                   "0's 1000"),
-            std::string::npos)
-      << m;
+  expect(f, "corrupt column down: flagged ascending, but row 1 holds 999, less than row 0's 1000");
   EXPECT_EQ(read_columnar(p, schema_of({{"up", Type::I32}})).num_rows(), 1000u);
   f = good;
   f[entry_at(2) + 13] |= 2;  // same
-  write_bytes(p, reseal(f));
-  m = data_error([&] { read_columnar(p, rel.schema()); });
-  EXPECT_NE(m.find("corrupt column same: flagged ascending, but its 1000 rows hold no two "
-                   "distinct values"),
-            std::string::npos)
-      << m;
+  expect(f, "corrupt column same: flagged ascending, but its 1000 rows hold no two distinct values");
   f = good;
   int32_t v = 5;  // row 600 of day (100) set below row 599's 99
   std::memcpy(f.data() + data_at(6) + 600 * 4, &v, 4);
-  write_bytes(p, reseal(f));
-  m = data_error([&] { read_columnar(p, rel.schema()); });
-  EXPECT_NE(m.find("corrupt column day: flagged ascending, but row 600 holds 5, less than row "
-                   "599's 99"),
-            std::string::npos)
-      << m;
+  expect(f, "corrupt column day: flagged ascending, but row 600 holds 5, less than row 599's 99");
   f = good;
   f[entry_at(4) + 13] |= 2;  // f: a type that is never flagged
   write_bytes(p, reseal(f));
-  m = data_error([&] { read_columnar_info(p); });
+  const std::string m = data_error([&] { read_columnar_info(p); });
   EXPECT_NE(m.find("column f of type f64 is flagged ascending"), std::string::npos) << m;
 }
 

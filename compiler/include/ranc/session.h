@@ -85,6 +85,22 @@ struct SessionRelation {
 // its csv delimiter and header), else the path's extension (CSV when unknown).
 CsvOptions input_csv_options(const RaInputSpec& spec, const std::string& path);
 
+// Inputs that arrive sorted are planned as `sorted by` the attribute, from this many rows
+// (below it a sort costs little): a columnar file's recorded order, `ranc run --observe-order`.
+inline constexpr uint64_t kArrivalOrderRows = uint64_t{1} << 16;
+
+// The attributes of `schema` (in its order; with the file's type, not nullable) by which the
+// columnar file at `path` records its rows ascending (ColumnarInfo::Section::ascending). None
+// for a file that is not columnar, has fewer than kArrivalOrderRows rows, or is damaged (its
+// load reports that).
+std::vector<std::string> recorded_ascending(const std::string& path, const Schema& schema);
+
+// Declares `order` (input name -> attribute) on the input nodes of `program` (parsed or
+// checked) that declare no order, as orders checked elsewhere (Node::order_trusted: by the
+// columnar reader, or on the host); returns those taken. The caller checks the program again.
+std::map<std::string, std::string> take_orders(Program& program,
+                                               const std::map<std::string, std::string>& order);
+
 class Session {
  public:
   explicit Session(SessionOptions options = {});

@@ -556,6 +556,26 @@ int cmd_check(const Args& a, std::ostream& out) {
   return kOk;
 }
 
+// The checked program with only the attributes it uses (prune_attributes, unless disabled).
+Program pruned(const Program& checked, const codegen::CodegenOptions& options) {
+  return passes::pass_enabled("prune_attributes", options) ? passes::prune_attributes(checked)
+                                                           : checked;
+}
+
+// Plans the inputs of l's program by `order` (take_orders: input -> an attribute whose order
+// was checked elsewhere), then checks it again into l.checked and `program` (pruned); returns
+// the orders taken.
+std::map<std::string, std::string> take_orders(Loaded& l, const codegen::CodegenOptions& options,
+                                               Program& program,
+                                               const std::map<std::string, std::string>& order) {
+  std::map<std::string, std::string> taken = take_orders(l.parsed.program, order);
+  if (!taken.empty()) {
+    l.checked = check(l.parsed.program);
+    program = pruned(l.checked, options);
+  }
+  return taken;
+}
+
 std::map<std::string, std::string> apply_recorded_orders(const Args& a, Loaded& l,
                                                          const codegen::CodegenOptions& options,
                                                          Program& program);
@@ -570,9 +590,7 @@ int cmd_explain(const Args& a, std::ostream& out) {
   // The plan `ranc run` makes with the same data: the orders columnar inputs record included.
   std::string recorded;
   if (!a.no_recorded_order) {
-    Program program = passes::pass_enabled("prune_attributes", options)
-                          ? passes::prune_attributes(l.checked)
-                          : l.checked;
+    Program program = pruned(l.checked, options);
     recorded = recorded_text(apply_recorded_orders(a, l, options, program));
   }
   passes::PipelineResult r = passes::run_pipeline(l.checked, options);
@@ -658,12 +676,11 @@ std::pair<std::string, CsvOptions> input_source(const Args& a, const Loaded& l, 
 }
 
 // The first attribute of `rel` (in its order) by which its rows are sorted, ascending, and
-// not all equal: integers and dates, not nullable. Inputs of fewer than kObserveOrderRows rows
+// not all equal: integers and dates, not nullable. Inputs of fewer than kArrivalOrderRows rows
 // are not looked at (their sorts cost little). A column that is out of order stops at its
 // first descent, so the look is one pass over the sorted column at most.
-constexpr size_t kObserveOrderRows = size_t{1} << 16;
 std::optional<std::string> first_sorted_attribute(const HostRelation& rel) {
-  if (rel.num_rows() < kObserveOrderRows) return std::nullopt;
+  if (rel.num_rows() < kArrivalOrderRows) return std::nullopt;
   auto sorted = [](const auto& v) { return v.front() != v.back() && std::is_sorted(v.begin(), v.end()); };
   for (size_t c = 0; c < rel.num_columns(); ++c) {
     const Column& col = rel.column(c);
@@ -685,14 +702,14 @@ std::optional<std::string> first_sorted_attribute(const HostRelation& rel) {
   return std::nullopt;
 }
 
-// A columnar file records the attributes by which its rows ascend (ColumnarInfo::Section::
-// ascending, set by `ranc import`): an input of kObserveOrderRows rows or more not declared
-// `sorted by` is planned as sorted by the first of them the program uses, as --observe-order
-// would after the load, but before it, so `ranc run` still compiles the plan during the load.
-// The reader checks the order as it reads the column, so the GPU does not check it again.
-// Updates l (parsed and checked) and `program` (the checked program, pruned); returns the
-// orders taken (input -> attribute). Inputs without a file, or whose file is missing or not
-// columnar, are left as they are (`ranc explain` runs without the data).
+// A columnar file records the attributes by which its rows ascend (recorded_ascending, set by
+// `ranc import`): an input not declared `sorted by` is planned as sorted by the first of them
+// the program uses, as --observe-order would after the load, but before it, so `ranc run`
+// still compiles the plan during the load. The reader checks the order as it reads the
+// column (and cmd_run that it did), so the GPU does not check it again. Updates l (parsed and
+// checked) and `program` (pruned); returns the orders taken (input -> attribute). Inputs
+// without a file, or whose file is missing or not columnar, are left as they are (`ranc
+// explain` runs without the data).
 std::map<std::string, std::string> apply_recorded_orders(const Args& a, Loaded& l,
                                                          const codegen::CodegenOptions& options,
                                                          Program& program) {
@@ -709,37 +726,10 @@ std::map<std::string, std::string> apply_recorded_orders(const Args& a, Loaded& 
     } catch (const UserError&) {
       continue;  // no data named: reported where the data is read
     }
-    if (!is_columnar_file(path)) continue;
-    const ColumnarInfo info = read_columnar_info(path, /*dictionaries=*/false);
-    if (info.rows < kObserveOrderRows) continue;
-    const auto& file = info.schema.attributes;
-    for (const Attribute& attr : kept.declared.attributes) {
-      auto f = std::find_if(file.begin(), file.end(),
-                            [&](const Attribute& x) { return x.name == attr.name; });
-      if (f != file.end() && f->type == attr.type && !attr.nullable &&
-          info.sections[static_cast<size_t>(f - file.begin())].ascending) {
-        order[kept.name] = attr.name;
-        break;
-      }
-    }
+    const std::vector<std::string> up = recorded_ascending(path, kept.declared);
+    if (!up.empty()) order[kept.name] = up.front();
   }
-  std::map<std::string, std::string> taken;
-  for (NodeId id : l.parsed.program.inputs()) {
-    Node& n = l.parsed.program.mutable_node(id);
-    auto it = order.find(n.name);
-    if (it == order.end() || !n.sort_keys.empty()) continue;
-    n.sort_keys = {SortKey{it->second, false, n.loc}};
-    // read_columnar checks a column flagged ascending, and cmd_run that the file it read
-    // flagged this one (CsvOptions::ascending).
-    n.order_trusted = true;
-    taken.insert(*it);
-  }
-  if (!taken.empty()) {
-    l.checked = check(l.parsed.program);
-    program = passes::pass_enabled("prune_attributes", options) ? passes::prune_attributes(l.checked)
-                                                                : l.checked;
-  }
-  return taken;
+  return take_orders(l, options, program, order);
 }
 
 // "lineitem by l_orderkey (recorded), ..."
@@ -764,9 +754,7 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
   // Load the inputs the checked program uses, only the attributes it uses
   // (prune_attributes; the file still has all of the declared ones).
   const codegen::CodegenOptions options = codegen_options(a);
-  Program program = passes::pass_enabled("prune_attributes", options)
-                        ? passes::prune_attributes(l.checked)
-                        : l.checked;
+  Program program = pruned(l.checked, options);
   bool use_gpu = a.gpu;
   if (!a.cpu && !a.gpu) {
     use_gpu = rt::gpu_available();
@@ -871,24 +859,11 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
           SourceLoc{s.path, 0, 0}, "run again, or pass --no-recorded-order"});
 
   if (observe_order) {
-    std::map<std::string, std::string> order;  // input -> attribute
+    std::map<std::string, std::string> order;  // input -> attribute; every row compared
     for (const auto& [name, rel] : inputs)
       if (std::optional<std::string> attr = first_sorted_attribute(rel)) order[name] = *attr;
-    bool changed = false;
-    for (NodeId id : l.parsed.program.inputs()) {
-      Node& n = l.parsed.program.mutable_node(id);
-      auto it = order.find(n.name);
-      if (it == order.end() || !n.sort_keys.empty()) continue;
-      n.sort_keys = {SortKey{it->second, false, n.loc}};
-      n.order_trusted = true;  // every row was just compared (first_sorted_attribute)
-      observed += fmt::format("{}{} by {}", observed.empty() ? "" : ", ", n.name, it->second);
-      changed = true;
-    }
-    if (changed) {
-      l.checked = check(l.parsed.program);
-      program = passes::pass_enabled("prune_attributes", options) ? passes::prune_attributes(l.checked)
-                                                                  : l.checked;
-    }
+    for (const auto& [input, attr] : take_orders(l, options, program, order))
+      observed += fmt::format("{}{} by {}", observed.empty() ? "" : ", ", input, attr);
     if (use_gpu) {
       auto t_codegen = Clock::now();
       plan = codegen::generate_plan(program, options);
@@ -972,9 +947,7 @@ int cmd_build(const Args& a, std::ostream& out, std::ostream& err) {
     throw UsageError{fmt::format("{} is already a package; build from the .ra file", a.program)};
   Loaded l = load_program(a);
   const codegen::CodegenOptions options = codegen_options(a);
-  Program program = passes::pass_enabled("prune_attributes", options)
-                        ? passes::prune_attributes(l.checked)
-                        : l.checked;
+  Program program = pruned(l.checked, options);
   rt::Package pkg;
   pkg.ranc_version = rt::ranc_version();
   pkg.nvrtc_version = rt::nvrtc_version();

@@ -33,15 +33,11 @@ struct Relation {
   std::vector<std::string> loaded;  // attribute names resident, in schema order
   int64_t rows = -1;
   HostRelation host;  // the CPU reference's copy (loaded attributes)
-  // A columnar file's attributes by which its rows ascend, as it records them, in schema
-  // order (files of kRecordedOrderRows rows or more); and those whose column the reader
-  // checked as it loaded it (CsvOptions::ascending).
+  // recorded_ascending() of its file (SessionOptions::recorded_order), and those of them whose
+  // column the reader checked as it loaded it (CsvOptions::ascending).
   std::vector<std::string> ascending;
   std::set<std::string> confirmed;
 };
-
-// The rows from which a recorded order is planned (as `ranc run`'s): below it a sort costs little.
-constexpr uint64_t kRecordedOrderRows = uint64_t{1} << 16;
 
 // A program text's compiled form.
 struct Compiled {
@@ -60,6 +56,38 @@ struct Compiled {
 }
 
 }  // namespace
+
+std::vector<std::string> recorded_ascending(const std::string& path, const Schema& schema) {
+  std::vector<std::string> up;
+  if (!is_columnar_file(path)) return up;
+  ColumnarInfo info;
+  try {
+    info = read_columnar_info(path, /*dictionaries=*/false);
+  } catch (const UserError&) {
+    return up;  // a damaged file: its load reports it
+  }
+  if (info.rows < kArrivalOrderRows) return up;
+  for (const Attribute& a : schema.attributes) {
+    const std::optional<size_t> c = info.schema.find(a.name);
+    if (c && info.sections[*c].ascending && info.schema[*c].type == a.type && !a.nullable)
+      up.push_back(a.name);
+  }
+  return up;
+}
+
+std::map<std::string, std::string> take_orders(Program& program,
+                                               const std::map<std::string, std::string>& order) {
+  std::map<std::string, std::string> taken;
+  for (NodeId id : program.inputs()) {
+    Node& n = program.mutable_node(id);
+    auto it = order.find(n.name);
+    if (it == order.end() || !n.sort_keys.empty()) continue;
+    n.sort_keys = {SortKey{it->second, false, n.loc}};
+    n.order_trusted = true;
+    taken.insert(*it);
+  }
+  return taken;
+}
 
 CsvOptions input_csv_options(const RaInputSpec& spec, const std::string& path) {
   std::optional<TextFormat> f = format_from_path(path);
@@ -143,20 +171,7 @@ struct Session::Impl {
     r.schema = schema;
     r.path = path;
     r.options = std::move(options);
-    if (opts.recorded_order && is_columnar_file(path)) {
-      try {
-        const ColumnarInfo info = read_columnar_info(path, /*dictionaries=*/false);
-        for (size_t c = 0; info.rows >= kRecordedOrderRows && c < info.sections.size(); ++c) {
-          const Attribute& f = info.schema.attributes[c];
-          const std::optional<size_t> i = schema.find(f.name);
-          if (info.sections[c].ascending && i && schema[*i].type == f.type &&
-              !schema[*i].nullable)
-            r.ascending.push_back(f.name);
-        }
-      } catch (const UserError&) {
-        // A damaged file: its load reports it.
-      }
-    }
+    if (opts.recorded_order) r.ascending = recorded_ascending(path, schema);
     rels[name] = std::move(r);
   }
 
@@ -195,24 +210,20 @@ struct Session::Impl {
     };
     c.program = prune(checked);
     declare_from(c);
-    Program ordered = checked;
+    std::map<std::string, std::string> order;  // the reader checks it; run() confirms it did
     for (NodeId id : c.program.inputs()) {
       const Node& kept = c.program.node(id);
       auto rel = rels.find(kept.name);
-      if (rel == rels.end() || rel->second.ascending.empty()) continue;
-      for (NodeId j : ordered.inputs()) {
-        Node& n = ordered.mutable_node(j);
-        if (n.name != kept.name || !n.sort_keys.empty()) continue;
-        for (const Attribute& a : kept.declared.attributes) {
-          const auto& up = rel->second.ascending;
-          if (a.nullable || std::find(up.begin(), up.end(), a.name) == up.end()) continue;
-          n.sort_keys = {SortKey{a.name, false, n.loc}};
-          n.order_trusted = true;  // the reader checks it; run() confirms that it did
-          c.recorded[n.name] = a.name;
+      if (rel == rels.end()) continue;
+      const auto& up = rel->second.ascending;
+      for (const Attribute& a : kept.declared.attributes)
+        if (!a.nullable && std::find(up.begin(), up.end(), a.name) != up.end()) {
+          order[kept.name] = a.name;
           break;
         }
-      }
     }
+    Program ordered = checked;
+    c.recorded = take_orders(ordered, order);
     if (!c.recorded.empty()) c.program = prune(check(ordered));
     if (gpu) c.plan = codegen::generate_plan(c.program, opts.codegen);
     return c;

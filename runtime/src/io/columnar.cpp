@@ -48,6 +48,7 @@ constexpr uint64_t kEntryBytes = 96;    // version 2
 constexpr uint64_t kEntryBytesV1 = 64;  // version 1: no validity fields
 constexpr uint8_t kFlagNullable = 1;    // entry byte 13
 constexpr uint8_t kFlagAscending = 2;   // entry byte 13, since 2.1: rows ascend by the attribute
+constexpr uint64_t kDictPrefixBytes = 8;
 
 // Whether an attribute of type t may carry kFlagAscending (not nullable besides).
 bool ascending_type(Type t) {
@@ -61,7 +62,11 @@ size_t first_descent(const T* v, size_t n) {
     if (v[r] < v[r - 1]) return r;
   return n;
 }
-constexpr uint64_t kDictPrefixBytes = 8;
+// Whether v's n rows ascend as kFlagAscending says: never decreasing, the first less than the last.
+template <typename T>
+bool ascends(const T* v, size_t n) {
+  return n >= 2 && v[0] < v[n - 1] && first_descent(v, n) == n;
+}
 
 using io_detail::file_error;
 
@@ -645,18 +650,10 @@ void write_columnar(const std::string& path, const HostRelation& rel) {
     name_at += name.size();
     const void* data = col.raw();  // finishes pending strings
     const uint64_t bytes = col.bytes();
-    if (!col.nullable() && ascending_type(col.type()) && rows >= 2) {
-      const size_t nr = static_cast<size_t>(rows);
-      bool up = false;
-      if (col.type() == Type::I64) {
-        const auto* v = static_cast<const int64_t*>(data);
-        up = v[0] < v[nr - 1] && first_descent(v, nr) == nr;
-      } else {
-        const auto* v = static_cast<const int32_t*>(data);
-        up = v[0] < v[nr - 1] && first_descent(v, nr) == nr;
-      }
-      if (up) e[13] |= kFlagAscending;
-    }
+    if (!col.nullable() && ascending_type(col.type()) &&
+        (col.type() == Type::I64 ? ascends(static_cast<const int64_t*>(data), rows)
+                                 : ascends(static_cast<const int32_t*>(data), rows)))
+      e[13] |= kFlagAscending;
     store<uint64_t>(e + 16, offset);
     store<uint64_t>(e + 24, bytes);
     store<uint64_t>(e + 32, section_checksum(data, bytes));
