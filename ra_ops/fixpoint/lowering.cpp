@@ -29,12 +29,17 @@
 // the same fixpoint, reached in more, smaller iterations.
 // Parts of a rule that read no recursive relation are computed once per iteration and
 // shared by the rule's variants.
+// A group of one recursive relation whose tuples pack into one 64-bit word and whose rules
+// read it once, through selects, projects and joins with the sorted invariants, also gets a
+// resident kernel (resident.h, rt::LoopEnd::resident): the executor runs the rounds of thin
+// deltas in it, one launch for many rounds, and merges what they found into full_t.
 #include <fmt/format.h>
 
 #include <functional>
 #include <map>
 
 #include "ranc/codegen/lowering.h"
+#include "resident.h"
 
 namespace ranc::codegen {
 namespace {
@@ -473,6 +478,22 @@ void lower_fixpoint(LoweringContext& ctx, const Node& n) {
     // again on halves of the deltas (rt::LoopEnd::split): a round whose candidates do not
     // fit is evaluated in pieces instead of failing.
     if (def.max_iterations == 0) end.split.push_back(rt::SplitDelta{delta[t].columns, delta[t].size});
+  }
+  // Thin rounds run resident on the device (resident.h), where the group qualifies.
+  if (m == 1) {
+    std::vector<ResidentInvariant> resident_invariants;
+    for (size_t i = 0; i < invariants.size(); ++i) {
+      ResidentInvariant r;
+      r.rules_id = invariants[i].rules_id;
+      for (const SortKey& k : invariants[i].order) {
+        if (k.descending) r.order.clear();
+        if (k.descending) break;
+        r.order.push_back(k.attr);
+      }
+      r.rel = hoisted[i];
+      resident_invariants.push_back(std::move(r));
+    }
+    end.resident = resident_rounds(ctx, n, def, resident_invariants, full[0], delta[0]);
   }
   ctx.step(std::move(end));
 

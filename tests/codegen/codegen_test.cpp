@@ -647,8 +647,22 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
     EXPECT_EQ(l.prologue, 0);
     EXPECT_EQ(read_waits(two, l.begin + 1, l.end), 2);
   }
+  // The thin rounds' resident kernel (rt::ResidentRounds): the loop's carried relations,
+  // two i32 attributes packed into one word; none when switched off.
+  ASSERT_TRUE(loop.resident.has_value());
+  EXPECT_EQ(loop.resident->packing, rt::Packing::I32x2);
+  EXPECT_EQ(loop.resident->full.size(), 2u);
+  EXPECT_EQ(loop.resident->delta, loop.split[0].columns);
+  EXPECT_EQ(loop.resident->delta_size, loop.split[0].size);
+  EXPECT_EQ(loop.resident->control_words, 11);  // one join: one key run
+  {
+    codegen::CodegenOptions off;
+    off.resident_rounds = false;
+    rt::Plan body_only = valid_plan(b.check(), off);
+    EXPECT_FALSE(std::get<rt::LoopEnd>(body_only.steps[loop_span(body_only).end]).resident);
+  }
   for (const auto& k : plan.kernels) {
-    if (k.rfind("ranc_", 0) != 0) {
+    if (k.rfind("ranc_", 0) != 0 && k != loop.resident->kernel) {
       EXPECT_EQ(k.rfind("f", 0), 0u) << k;  // f<node>_<n>_...
     }
   }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #include "gpu_test_util.h"
@@ -49,6 +50,14 @@ fixpoint {
 output even;
 output odd;
 )";
+
+// The loop body's plan every round: the tests of its read-backs, splits and memory errors
+// keep the resident rounds (rt::ResidentRounds) out of them.
+codegen::CodegenOptions body_only() {
+  codegen::CodegenOptions o;
+  o.resident_rounds = false;
+  return o;
+}
 
 Program parse_and_check(std::string_view text) {
   ParsedProgram parsed = parse_ra(text, "fixpoint_gpu_test.ra");
@@ -133,7 +142,8 @@ TEST(GpuFixpoint, OneReadBackARound) {
   const bool default_plan =
       passes::pass_enabled("fuse_pipelines", {}) && passes::pass_enabled("rotate_loop_reads", {});
   Program tc = parse_and_check(kTc);
-  codegen::CodegenOptions off;
+  const codegen::CodegenOptions on = body_only();
+  codegen::CodegenOptions off = body_only();
   off.disabled_passes = {"rotate_loop_reads"};
   auto cycle = chain(90);
   cycle.push_back({89, 0});
@@ -144,7 +154,7 @@ TEST(GpuFixpoint, OneReadBackARound) {
   auto run_both = [&](const Program& prog, const Inputs& in, const std::string& label) {
     one = two = rt::RunStats{};
     const Reference ref = reference(prog, in);
-    ASSERT_EQ(compare_with_reference(prog, in, ref, {}, &one), "") << label;
+    ASSERT_EQ(compare_with_reference(prog, in, ref, on, &one), "") << label;
     ASSERT_EQ(compare_with_reference(prog, in, ref, off, &two), "") << label;
     std::printf("%s: %lld rounds, %lld waits (%lld without the rotation)\n", label.c_str(),
                 static_cast<long long>(one.loop_iterations), static_cast<long long>(one.readbacks),
@@ -248,7 +258,7 @@ TEST(GpuFixpoint, OutOfMemoryNamesTheFixpointAndIteration) {
   std::string text(kTc);
   text.replace(text.find("fixpoint {"), 10, "fixpoint max 1000 {");
   Program tc = parse_and_check(text);
-  rt::Plan plan = codegen::generate_plan(tc);
+  rt::Plan plan = codegen::generate_plan(tc, body_only());
   HostRelation edges = graph(chain(50));
   rt::Executor ex;
   // Count the allocations of a clean run, then fail one late in the run (inside the loop).
@@ -317,7 +327,7 @@ TEST(GpuFixpoint, RoundsPastTheMemoryLimitRunInPieces) {
   cases.push_back({"odd and even paths", kOddEvenPaths, {{"edges", graph(layers(6, 40))}}});
   for (const Case& c : cases) {
     Program prog = parse_and_check(c.text);
-    rt::Plan plan = codegen::generate_plan(prog);
+    rt::Plan plan = codegen::generate_plan(prog, body_only());
     const Reference ref = reference(prog, c.inputs);
     ASSERT_TRUE(ref.error.empty()) << c.name << ": " << ref.error;
     rt::Executor unlimited;
@@ -363,7 +373,7 @@ TEST(GpuFixpoint, AnyAllocationFailureInTheLoopSplitsTheRound) {
   Program square = parse_and_check(kTcSquare);
   const Inputs inputs{{"edges", graph(random_graph(200, 260, 31))}};
   for (const Program* prog : {&tc, &square}) {
-    rt::Plan plan = codegen::generate_plan(*prog);
+    rt::Plan plan = codegen::generate_plan(*prog, body_only());
     const Reference ref = reference(*prog, inputs);
     rt::Executor ex;
     const int64_t before = rt::allocation_calls();
@@ -388,6 +398,157 @@ TEST(GpuFixpoint, AnyAllocationFailureInTheLoopSplitsTheRound) {
     }
     EXPECT_GT(splits, (calls / stride) / 2) << "of " << calls / stride << " injections, " << errors
                                              << " errors";
+  }
+}
+
+// Resident rounds (rt::ResidentRounds, ra_ops/fixpoint/resident.cpp): thin rounds run in
+// one cooperative kernel. Against the reference, with them and without: chains (one launch
+// takes nearly every round), cycles, self loops, random graphs whose deltas grow past the
+// launch's limit (handed back to the body) and shrink again, reachability (one attribute),
+// connected components (over the edges both ways), an iteration limit, a selection and an
+// anti join in the rule; two i64 attributes do not pack into a word (the body runs every
+// round). Each resident round is one iteration: the counts equal the body's.
+TEST(GpuFixpoint, ResidentRoundsMatchTheReference) {
+  RANC_REQUIRE_GPU();
+  auto cycle = chain(300);
+  cycle.push_back({299, 0});
+  const std::vector<std::vector<std::pair<int64_t, int64_t>>> graphs = {
+      {},          {{5, 5}},   chain(2), chain(400), cycle, {{1, 2}, {2, 1}, {7, 8}, {9, 9}},
+      random_graph(3000, 2400, 41), random_graph(600, 700, 42)};
+  struct Case {
+    const char* name;
+    std::string text;
+  };
+  std::string wide(kTc);
+  wide.replace(wide.find("src i32, dst i32"), 16, "src i64, dst i64");
+  std::string limited(kTc);
+  limited.replace(limited.find("fixpoint {"), 10, "fixpoint max 37 {");
+  const std::vector<Case> cases = {
+      {"tc", std::string(kTc)},
+      {"tc i64", wide},
+      {"tc max 37", limited},
+      {"reach", R"(
+input edges(src i32, dst i32);
+fixpoint {
+  reach = edges |> select src < 3 |> project dst as node;
+  reach = reach |> join edges on node = src |> project dst as node;
+}
+output reach;
+)"},
+      {"filtered and anti", R"(
+input edges(src i32, dst i32);
+fixpoint {
+  p = edges;
+  p = p |> join (edges |> project src as mid, dst as to) on dst = mid
+        |> select to % 7 <> 3 and src + to >= 0
+        |> antijoin (edges |> select src % 5 = 0 |> project src as bad) on to = bad
+        |> project src, to as dst;
+}
+output p;
+)"},
+      {"components", R"(
+input edges(src i32, dst i32);
+both = edges |> union (edges |> project dst as src, src as dst);
+nodes = (edges |> project src as node) |> union (edges |> project dst as node);
+fixpoint {
+  reach = nodes |> project node, node as other;
+  reach = reach |> join both on other = src |> project node, dst as other;
+}
+output reach |> reduce by node component = min(other) as components;
+)"},
+  };
+  codegen::CodegenOptions off = body_only();
+  for (const Case& c : cases) {
+    Program prog = parse_and_check(c.text);
+    const Type t = c.name == std::string("tc i64") ? Type::I64 : Type::I32;
+    for (size_t g = 0; g < graphs.size(); ++g) {
+      const Inputs in{{"edges", graph(graphs[g], t)}};
+      const Reference ref = reference(prog, in);
+      rt::RunStats on, body;
+      EXPECT_EQ(compare_with_reference(prog, in, ref, {}, &on), "") << c.name << ", graph " << g;
+      EXPECT_EQ(compare_with_reference(prog, in, ref, off, &body), "") << c.name << ", graph " << g;
+      EXPECT_EQ(body.resident_rounds, 0);
+      std::printf("%s, graph %zu: %lld iterations, %lld resident, %lld waits (body only: %lld, %lld)\n",
+                  c.name, g, static_cast<long long>(on.loop_iterations),
+                  static_cast<long long>(on.resident_rounds), static_cast<long long>(on.readbacks),
+                  static_cast<long long>(body.loop_iterations), static_cast<long long>(body.readbacks));
+      std::fflush(stdout);
+      // Each resident round is one semi-naive iteration.
+      EXPECT_EQ(on.loop_iterations, body.loop_iterations) << c.name << ", graph " << g;
+      if (g == 3 && c.name == std::string("tc")) {
+        // A chain of 400: the body's first round, then resident rounds to the end.
+        EXPECT_GE(on.resident_rounds, 390);
+        EXPECT_LT(on.readbacks, 20);
+      }
+    }
+  }
+}
+
+// Small launch limits: every launch stops for room or delta size after a few rounds, merges
+// and hands back; the body runs the rounds in between. Same fixpoint.
+TEST(GpuFixpoint, ResidentRoundsHandBackAndEnterAgain) {
+  RANC_REQUIRE_GPU();
+  Program tc = parse_and_check(kTc);
+  auto cycle = chain(200);
+  cycle.push_back({199, 0});
+  const std::vector<std::vector<std::pair<int64_t, int64_t>>> graphs = {
+      chain(600), cycle, random_graph(1000, 1100, 43)};
+  for (auto [enter, rows] : std::vector<std::pair<const char*, const char*>>{
+           {"1000", "1"}, {"1000", "7"}, {"1000", "64"}, {"64", "64"}, {"1000", "1000"}}) {
+    setenv("RANC_RESIDENT_MAX_ROWS", rows, 1);
+    setenv("RANC_RESIDENT_ROWS", enter, 1);
+    for (size_t g = 0; g < graphs.size(); ++g) {
+      rt::RunStats st;
+      EXPECT_EQ(run_and_compare(tc, {{"edges", graph(graphs[g])}}, {}, &st), "")
+          << "enter " << enter << ", rows " << rows << ", graph " << g;
+      std::printf("enter %s, rows %s, graph %zu: %lld iterations, %lld resident\n", enter, rows, g,
+                  static_cast<long long>(st.loop_iterations), static_cast<long long>(st.resident_rounds));
+      std::fflush(stdout);
+    }
+  }
+  unsetenv("RANC_RESIDENT_MAX_ROWS");
+  unsetenv("RANC_RESIDENT_ROWS");
+}
+
+// Resident rounds under memory limits and injected allocation failures: a launch that cannot
+// get its room, or whose merge cannot, leaves the rounds to the body; the same fixpoint.
+TEST(GpuFixpoint, ResidentRoundsWithoutMemoryFallBackToTheBody) {
+  RANC_REQUIRE_GPU();
+  Program tc = parse_and_check(kTc);
+  const Inputs in{{"edges", graph(chain(400))}};
+  rt::Plan plan = codegen::generate_plan(tc);
+  const Reference ref = reference(tc, in);
+  rt::Executor ex;
+  const int64_t before = rt::allocation_calls();
+  rt::RunStats clean;
+  ASSERT_EQ(run_on(ex, plan, tc, in, ref, &clean), "");
+  ASSERT_GT(clean.resident_rounds, 300);
+  const int64_t calls = rt::allocation_calls() - before;
+  int fell_back = 0;
+  for (int64_t k = 0; k < calls; ++k) {
+    rt::inject_allocation_failure(k);
+    rt::RunStats st;
+    try {
+      EXPECT_EQ(run_on(ex, plan, tc, in, ref, &st), "") << "failure at allocation " << k;
+      if (st.resident_rounds < clean.resident_rounds) ++fell_back;
+    } catch (const rt::OutOfMemoryError& e) {
+      EXPECT_NE(std::string(e.what()).find("injected"), std::string::npos) << e.what();
+    }
+    rt::inject_allocation_failure(-1);
+    EXPECT_EQ(ex.memory_stats().bytes_in_use, 0) << "failure at allocation " << k;
+  }
+  EXPECT_GE(fell_back, 1);
+  for (int64_t div : {2, 4, 16}) {
+    rt::ExecutorOptions o;
+    o.memory_limit = std::max<int64_t>(1, clean.peak_device_bytes / div);
+    rt::Executor limited(o);
+    rt::RunStats st;
+    try {
+      EXPECT_EQ(run_on(limited, plan, tc, in, ref, &st), "") << "limit 1/" << div;
+    } catch (const rt::OutOfMemoryError& e) {
+      EXPECT_NE(std::string(e.what()).find("memory limit"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(limited.memory_stats().bytes_in_use, 0);
   }
 }
 

@@ -904,8 +904,9 @@ int cmd_run(const Args& a, std::ostream& out, std::ostream& err) {
         s.upload_seconds,
         s.execute_seconds,
         s.loop_iterations > 0
-            ? fmt::format(" ({} loop iterations{}; {} waits for read-backs, {:.4f} s waited)",
+            ? fmt::format(" ({} loop iterations{}{}; {} waits for read-backs, {:.4f} s waited)",
                           s.loop_iterations,
+                          s.resident_rounds > 0 ? fmt::format(", {} resident", s.resident_rounds) : "",
                           s.split_iterations > 0
                               ? fmt::format(", {} split for memory", s.split_iterations)
                               : "",

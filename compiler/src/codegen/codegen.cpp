@@ -43,6 +43,7 @@ constexpr std::string_view kPrelude =
 #include <ranc/templates/hash_reduce.cuh>
 #include <ranc/templates/hash_join.cuh>
 #include <ranc/templates/topk.cuh>
+#include <ranc/templates/resident.cuh>
 
 using P = ranc::tpl::TuningTable<{arch}>;
 

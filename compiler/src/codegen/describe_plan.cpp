@@ -120,12 +120,15 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
       for (rt::BufferId b : d.columns) cols += fmt::format("{}{}", cols.empty() ? "" : ", ", buf(p, b));
       split += fmt::format("{}[{}] s{}", split.empty() ? "" : ", ", cols, d.size);
     }
-    return fmt::format("}} loop {}: carry {}; again unless all of [{}] are 0{}{}", e->loop, carry,
+    return fmt::format("}} loop {}: carry {}; again unless all of [{}] are 0{}{}{}", e->loop, carry,
                        until,
                        e->max_iterations > 0 ? fmt::format(" or after {} iterations", e->max_iterations)
                                              : std::string(),
                        split.empty() ? std::string()
-                                     : fmt::format("; out of memory: split the deltas {}", split));
+                                     : fmt::format("; out of memory: split the deltas {}", split),
+                       e->resident ? fmt::format("; deltas of at most {} rows: resident rounds in {}",
+                                                 rt::ResidentRounds::kDefaultEnterRows, e->resident->kernel)
+                                   : std::string());
   }
   return "?";
 }

@@ -43,6 +43,8 @@ void insert_frees(rt::Plan& plan) {
       if (auto* a = std::get_if<rt::Alloc>(&plan.steps[i]); a && alloc_at[a->buffer] < 0)
         alloc_at[static_cast<size_t>(a->buffer)] = static_cast<int64_t>(i);
       if (auto* e = std::get_if<rt::LoopEnd>(&plan.steps[i])) {
+        // The resident rounds' scratch is the executor's to allocate and free.
+        if (e->resident) keep.insert({e->resident->words, e->resident->table, e->resident->control});
         for (int64_t j = begin; j >= 0 && j <= static_cast<int64_t>(i); ++j)
           loop_end[static_cast<size_t>(j)] = static_cast<int64_t>(i);
         for (auto [dst, src] : e->carry_buffers) {

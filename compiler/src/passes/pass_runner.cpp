@@ -232,6 +232,8 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
     lower_options.stage_reduce_inputs = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_SORT_WIDE_PAYLOAD"); v && *v)
     lower_options.sort_wide_payload = std::string_view(v) != "0";
+  if (const char* v = std::getenv("RANC_RESIDENT"); v && *v)
+    lower_options.resident_rounds = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_SETOP_STAGE"); v && *v)
     lower_options.stage_set_op_inputs = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_TOPK_BIN_ROWS"); v && *v)

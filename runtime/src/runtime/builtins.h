@@ -77,4 +77,19 @@ cudaError_t gather(const void* src, const uint32_t* index, void* dst, int elem_s
 // out[i] = i.
 cudaError_t iota(uint32_t* out, int64_t n, cudaStream_t stream);
 
+// Tuples packed into one 64-bit word whose unsigned order is their ascending order (a
+// fixpoint's resident rounds, rt::ResidentRounds; resident.cu): one i32 (or date), two, or
+// one i64; signed values with the sign bit flipped, the first attribute in the high half.
+enum class Packing : uint8_t { I32, I32x2, I64 };
+int packing_columns(Packing p);
+// out = the rows of the sorted full relation's columns merged with n_added sorted words of
+// tuples it lacks, as columns (full_rows + added_rows rows). temp: merge_packed_temp_bytes.
+size_t merge_packed_temp_bytes(int64_t full_rows, int64_t added_rows);
+cudaError_t merge_packed(Packing p, void* const* full_cols, int64_t full_rows,
+                         const uint64_t* added_sorted, int64_t added_rows, void* const* out_cols,
+                         void* temp, size_t temp_bytes, cudaStream_t stream);
+// The n words as columns.
+cudaError_t unpack(Packing p, const uint64_t* words, int64_t n, void* const* out_cols,
+                   cudaStream_t stream);
+
 }  // namespace ranc::rt::builtins

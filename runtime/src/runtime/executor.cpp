@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <tuple>
 
 #include "builtins.h"
 #include "env.h"
@@ -195,6 +196,23 @@ class Run {
       RANC_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernels_.at(name)),
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     }
+    // Resident rounds' kernels and their grids: all blocks resident at once (a cooperative
+    // launch), RANC_RESIDENT_BLOCKS an SM (default 1) at most; grid 0 where the device cannot.
+    for (const Step& st : plan_.steps) {
+      const auto* e = std::get_if<LoopEnd>(&st);
+      if (!e || !e->resident) continue;
+      cudaKernel_t k = kernels_.at(e->resident->kernel);
+      int per_sm = 0, cooperative = 0, device = 0;
+      RANC_CUDA_CHECK(cudaGetDevice(&device));
+      RANC_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+      RANC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, reinterpret_cast<const void*>(k), ResidentRounds::kBlockThreads, 0));
+      const int64_t want = resident_blocks_per_sm();
+      resident_kernels_[e->resident->kernel] = {
+          k, cooperative ? std::min<int64_t>(per_sm, want) * sms : 0};
+    }
+    if (const char* v = std::getenv("RANC_RESIDENT_ROWS"); v && *v) resident_enter_rows_ = std::atoll(v);
+    if (const char* v = std::getenv("RANC_RESIDENT_MAX_ROWS"); v && *v) resident_max_rows_ = std::atoll(v);
     // The blocks of one wave of each whole-waves launch (Launch::whole_waves).
     step_wave_blocks_.assign(plan_.steps.size(), 0);
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
@@ -998,13 +1016,170 @@ class Run {
       restart_iteration();
       return;
     }
-    bool empty = true;
-    for (SlotId s : e.until_zero) empty = empty && slots_[static_cast<size_t>(s)] == 0;
-    if (empty || (e.max_iterations > 0 && done >= e.max_iterations)) {
+    auto finished = [&] {
+      bool empty = true;
+      for (SlotId s : e.until_zero) empty = empty && slots_[static_cast<size_t>(s)] == 0;
+      return empty || (e.max_iterations > 0 && loop_->iteration >= e.max_iterations);
+    };
+    if (finished()) {
       loop_.reset();
       return;
     }
+    if (e.resident && pending_.empty() && run_resident(e)) {
+      // The rounds changed the deltas: what the prologue derived from the last ones goes.
+      if (finished()) {
+        loop_.reset();
+        return;
+      }
+      restart_iteration();
+      return;
+    }
     next_step_ = loop_->body;
+  }
+
+  // ---- Resident rounds (plan.h ResidentRounds) ----
+  // Runs the loop's next rounds in the resident kernel when the delta is thin. True: rounds
+  // ran, and the full relation, the delta and the iteration count are theirs.
+  bool run_resident(const LoopEnd& e) {
+    const ResidentRounds& r = *e.resident;
+    const int64_t rows = slots_[static_cast<size_t>(r.delta_size)];
+    if (rows <= 0 || rows > resident_enter_rows_) return false;
+    const auto [kernel, grid] = resident_kernels_.at(r.kernel);
+    if (grid <= 0) return false;
+    // After launches that ran no round, wait for the delta to halve before another.
+    if (resident_refused_rows_ > 0 && rows * 2 > resident_refused_rows_) return false;
+    const int64_t full_rows = slots_[static_cast<size_t>(r.full_size)];
+    const auto packing = static_cast<builtins::Packing>(r.packing);
+    const int columns = builtins::packing_columns(packing);
+    const int32_t elem = r.packing == Packing::I64 ? 8 : 4;
+    // Room for the words of tuples found: at least 2^20, twice the full relation; the
+    // table (the full relation's words and the room's) has a power of two slots, at least
+    // twice what it holds. Less room when memory is short.
+    // A large full relation is binary-searched instead (its words would fill the table).
+    const bool search_full = full_rows > kResidentSetFullRows;
+    int64_t room = std::max<int64_t>(int64_t{1} << 20, full_rows / 2);
+    room = std::min<int64_t>(room, int64_t{1} << 32);
+    std::optional<DeviceBuffer> words, table, control;
+    int64_t slots = 0;
+    while (!table) {
+      const int64_t held = (search_full ? 0 : full_rows) + room;
+      slots = int64_t{1} << (64 - __builtin_clzll(static_cast<uint64_t>(2 * held - 1)));
+      try {
+        control.emplace(pool_, int64_t{8} * r.control_words, std::string_view{});
+        words.emplace(pool_, 8 * room, std::string_view{});
+        table.emplace(pool_, 8 * slots, std::string_view{});
+      } catch (const OutOfMemoryError&) {
+        words.reset();
+        control.reset();
+        room /= 2;
+        if (room < (int64_t{1} << 12) || room < 4 * rows) return false;
+      }
+    }
+    RANC_CUDA_CHECK(cudaMemsetAsync(control->get(), 0, static_cast<size_t>(8 * r.control_words), stream_));
+    RANC_CUDA_CHECK(cudaMemsetAsync(table->get(), 0xff, static_cast<size_t>(8 * slots), stream_));
+    ptr_[r.words] = words->get();
+    ptr_[r.table] = table->get();
+    ptr_[r.control] = control->get();
+    slots_[static_cast<size_t>(r.room)] = room;
+    slots_[static_cast<size_t>(r.mask)] = slots - 1;
+    slots_[static_cast<size_t>(r.search_full)] = search_full ? 1 : 0;
+    slots_[static_cast<size_t>(r.rounds)] =
+        e.max_iterations > 0 ? e.max_iterations - loop_->iteration : INT64_MAX;
+    // A grid for the delta, not the device: a thin round's barrier waits for fewer blocks.
+    // A launch on fewer blocks than the device holds hands a delta that outgrows them back.
+    const int64_t launch_grid = std::min<int64_t>(
+        grid, std::max<int64_t>(8, (4 * rows + ResidentRounds::kBlockThreads - 1) / ResidentRounds::kBlockThreads));
+    slots_[static_cast<size_t>(r.max_rows)] =
+        launch_grid < grid ? std::min<int64_t>(resident_max_rows_, launch_grid * ResidentRounds::kBlockThreads * 4)
+                           : resident_max_rows_;
+    std::vector<int64_t> values(r.args.size());
+    std::vector<void*> args(r.args.size());
+    for (size_t i = 0; i < r.args.size(); ++i) {
+      values[i] = std::visit(
+          Overloaded{[&](const ArgBuffer& b) { return reinterpret_cast<int64_t>(ptr_[b.buffer]); },
+                     [&](const ArgSlot& s) { return slots_[static_cast<size_t>(s.slot)]; },
+                     [](const ArgConst& c) { return c.value; }},
+          r.args[i]);
+      args[i] = &values[i];
+    }
+    ptr_[r.words] = ptr_[r.table] = ptr_[r.control] = nullptr;
+    RANC_CUDA_CHECK(cudaLaunchCooperativeKernel(
+        reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(launch_grid)),
+        dim3(static_cast<unsigned>(ResidentRounds::kBlockThreads)), args.data(), 0, stream_));
+    ++stats_.kernel_launches;
+    batch_slot_.clear();
+    RANC_CUDA_CHECK(cudaMemcpyAsync(readback_, control->get(), 6 * sizeof(int64_t),
+                                    cudaMemcpyDeviceToHost, stream_));
+    wait();
+    ++stats_.readbacks;
+    const int64_t total = readback_[0], begin = readback_[1], rounds = readback_[2];
+    if (readback_[4] != 0)
+      throw InternalError(fmt::format("{}: resident rounds found more tuples than their bound",
+                                      node_of(e.node)));
+    if (rounds == 0) {
+      resident_refused_rows_ = rows;
+      return false;
+    }
+    resident_refused_rows_ = 0;
+    // The tuples found, sorted, merged into the full relation; the last round's, sorted, the
+    // delta. Without the memory for it the rounds are dropped (the loop's state is still
+    // the one they started from) and the body goes on.
+    const int64_t delta_rows = total - begin;
+    try {
+      DeviceBuffer sorted(pool_, 8 * std::max<int64_t>(total, 1), {});
+      const size_t sort_bytes = std::max(
+          builtins::sort_words_temp_bytes(builtins::Word::U64, false, false, 0, 64, total),
+          builtins::sort_words_temp_bytes(builtins::Word::U64, false, false, 0, 64, delta_rows));
+      const size_t merge_bytes = builtins::merge_packed_temp_bytes(full_rows, total);
+      DeviceBuffer temp(pool_, static_cast<int64_t>(std::max(sort_bytes, merge_bytes)), {});
+      std::vector<void*> delta_cols(2, nullptr), full_cols(2, nullptr), old_full(2, nullptr);
+      std::vector<DeviceBuffer> made;
+      made.reserve(4);
+      for (int c = 0; c < columns; ++c) {
+        made.emplace_back(pool_, elem * std::max<int64_t>(delta_rows, 1), std::string_view{});
+        delta_cols[c] = made.back().get();
+        made.emplace_back(pool_, elem * (full_rows + total), std::string_view{});
+        full_cols[c] = made.back().get();
+        old_full[c] = ptr_[r.full[c]];
+      }
+      const auto* w = static_cast<const uint64_t*>(words->get());
+      if (delta_rows > 0) {
+        RANC_CUDA_CHECK(builtins::sort_words(builtins::Word::U64, false, 0, 64, w + begin, sorted.get(),
+                                             nullptr, nullptr, delta_rows, temp.get(), sort_bytes, stream_));
+        RANC_CUDA_CHECK(builtins::unpack(packing, static_cast<const uint64_t*>(sorted.get()), delta_rows,
+                                         delta_cols.data(), stream_));
+      }
+      RANC_CUDA_CHECK(builtins::sort_words(builtins::Word::U64, false, 0, 64, w, sorted.get(), nullptr,
+                                           nullptr, total, temp.get(), sort_bytes, stream_));
+      RANC_CUDA_CHECK(builtins::merge_packed(packing, old_full.data(), full_rows,
+                                             static_cast<const uint64_t*>(sorted.get()), total,
+                                             full_cols.data(), temp.get(), static_cast<size_t>(temp.bytes()), stream_));
+      stats_.kernel_launches += 6;
+      // The new buffers replace the carried ones.
+      for (int c = 0; c < columns; ++c) {
+        for (auto [b, p, n] : {std::tuple{r.delta[c], delta_cols[c], delta_rows},
+                               std::tuple{r.full[c], full_cols[c], full_rows + total}}) {
+          if (owned_[b] && ptr_[b]) pool_.free(ptr_[b]);
+          ptr_[b] = p;
+          count_[b] = n;
+          owned_[b] = true;
+        }
+      }
+      for (DeviceBuffer& m : made) m.release();
+    } catch (const OutOfMemoryError&) {
+      resident_enter_rows_ = 0;  // not again in this run
+      return false;
+    }
+    slots_[static_cast<size_t>(r.full_size)] = full_rows + total;
+    slots_[static_cast<size_t>(r.delta_size)] = delta_rows;
+    // The sizes the loop's end tests (until_zero) are the body's, carried into these.
+    for (auto [dst, src] : e.carry_slots)
+      if (dst == r.full_size || dst == r.delta_size) slots_[static_cast<size_t>(src)] = slots_[static_cast<size_t>(dst)];
+    loop_->iteration += rounds;
+    stats_.loop_iterations += rounds;
+    stats_.resident_rounds += rounds;
+    if (e.iterations >= 0) slots_[static_cast<size_t>(e.iterations)] = loop_->iteration;
+    return true;
   }
 
   struct ActiveLoop {
@@ -1163,6 +1338,19 @@ class Run {
   std::vector<int64_t> step_wave_blocks_;      // per step: a whole-waves Launch's wave (0: none)
   std::vector<int64_t> launch_values_;     // launch()'s kernel arguments
   std::vector<void*> launch_args_;
+  std::map<std::string, std::pair<cudaKernel_t, int64_t>> resident_kernels_;  // kernel, grid
+  // Resident rounds start on deltas of at most this many rows (RANC_RESIDENT_ROWS; 0: never)
+  // and stop before a round of more than resident_max_rows_ (RANC_RESIDENT_MAX_ROWS).
+  int64_t resident_enter_rows_ = ResidentRounds::kDefaultEnterRows;
+  int64_t resident_max_rows_ = 4 * ResidentRounds::kDefaultEnterRows;
+  int64_t resident_refused_rows_ = 0;  // the delta of the last launch that ran no round
+  // A full relation of more rows is binary-searched by the resident kernel, not put in its set.
+  static constexpr int64_t kResidentSetFullRows = int64_t{1} << 22;
+  static int64_t resident_blocks_per_sm() {
+    const char* v = std::getenv("RANC_RESIDENT_BLOCKS");
+    const int64_t n = v && *v ? std::atoll(v) : 1;
+    return std::max<int64_t>(n, 1);
+  }
   std::deque<Piece> pending_;     // pieces of split deltas still to run, in order
   std::optional<Piece> current_;  // the piece the running iteration reads (its views' memory)
   // The read-backs in flight or done: steps [batch_begin_, batch_begin_ + batch_slot_.size())

@@ -341,6 +341,28 @@ void fields(A& a, LoopEnd& s) {
     a.list(d.columns, [&](BufferId& b) { a(b); }, 4);
     a(d.size);
   }, 12);
+  bool resident = s.resident.has_value();
+  a(resident);
+  if (resident) {
+    if (!s.resident) s.resident.emplace();
+    ResidentRounds& r = *s.resident;
+    a(r.kernel);
+    a.list(r.args, [&](KernelArg& arg) { variant_field(a, arg, "kernel argument"); }, 5);
+    enum_field(a, r.packing, Packing::I64, "tuple packing");
+    a.list(r.full, [&](BufferId& b) { a(b); }, 4);
+    a.list(r.delta, [&](BufferId& b) { a(b); }, 4);
+    a(r.full_size);
+    a(r.delta_size);
+    a(r.words);
+    a(r.table);
+    a(r.control);
+    a(r.room);
+    a(r.mask);
+    a(r.rounds);
+    a(r.max_rows);
+    a(r.search_full);
+    a(r.control_words);
+  }
 }
 template <class A>
 void fields(A& a, Plan& p) {

@@ -220,6 +220,7 @@ class Validator {
       check_slot_id(e.iterations);
       slots_[static_cast<size_t>(e.iterations)] = true;
     }
+    if (e.resident) check_resident(e, *e.resident);
     // The next iteration starts as this one did: the body's buffers are gone again.
     for (BufferId b : loop_->allocated) {
       const BufState st = bufs_[static_cast<size_t>(b)];
@@ -229,6 +230,44 @@ class Validator {
       bufs_[static_cast<size_t>(b)] = prologue_dsts.count(b) ? BufState::Live : BufState::Unallocated;
     }
     loop_.reset();
+  }
+  // After the carries: the carried relations and the kernel's other arguments are live and
+  // set; the scratch buffers are declared (8-byte elements, never allocated by a step) and
+  // the executor sets the scratch slots.
+  void check_resident(const LoopEnd& e, const ResidentRounds& r) {
+    if (!kernels_.count(r.kernel)) fail(fmt::format("kernel '{}' is not in plan.kernels", r.kernel));
+    const size_t columns = r.packing == Packing::I32x2 ? 2 : 1;
+    if (r.full.size() != columns || r.delta.size() != columns)
+      fail("resident rounds' relations do not have the packing's columns");
+    for (const std::vector<BufferId>* rel : {&r.full, &r.delta})
+      for (BufferId b : *rel) {
+        bool carried = false;
+        for (auto [dst, src] : e.carry_buffers) carried = carried || dst == b;
+        if (!carried) fail(buf_label(b) + " is a resident relation's column but no carry's destination");
+        expect_elem(b, r.packing == Packing::I64 ? 8 : 4);
+      }
+    set(r.full_size);
+    set(r.delta_size);
+    if (r.control_words < 10) fail("a resident control block of fewer than 10 words");
+    const std::set<BufferId> scratch{r.words, r.table, r.control};
+    for (BufferId b : scratch) {
+      check_buffer_id(b);
+      expect_elem(b, 8);
+      if (bufs_[static_cast<size_t>(b)] != BufState::Unallocated)
+        fail(buf_label(b) + " is resident scratch but allocated by a step");
+    }
+    const std::set<SlotId> scratch_slots{r.room, r.mask, r.rounds, r.max_rows, r.search_full};
+    for (SlotId s : scratch_slots) check_slot_id(s);
+    for (const auto& arg : r.args) {
+      std::visit(Overloaded{[&](const ArgBuffer& b) {
+                              if (!scratch.count(b.buffer)) live(b.buffer);
+                            },
+                            [&](const ArgSlot& s) {
+                              if (!scratch_slots.count(s.slot)) set(s.slot);
+                            },
+                            [](const ArgConst&) {}},
+                 arg);
+    }
   }
   void check(const SetSize& s) {
     expr(s.value);

@@ -51,6 +51,10 @@ struct CodegenOptions {
   // search the relations the loop carries (sorted sets that change every round) rather than
   // hashing them again each round, whatever merge_ordered_pairs_only says.
   bool loop_body = false;
+  // A fixpoint that qualifies (ra_ops/fixpoint/resident.h) also gets a resident kernel, which
+  // runs its rounds while the deltas are thin (rt::ResidentRounds). RANC_RESIDENT=0 turns it
+  // off; the same results.
+  bool resident_rounds = true;
   // Target architecture for the tuning table (TuningTable<Arch>); 900 = sm_90.
   int arch = 900;
   // Comments in the source that quote the program (sanitised); off gives source that

@@ -67,6 +67,7 @@ struct RunStats {
   // pass over the keys, after a sample of them was in order): copied, not sorted.
   int64_t sorts_skipped = 0;
   int64_t loop_iterations = 0;  // iterations of plan loops (fixpoints), all loops together
+  int64_t resident_rounds = 0;  // of those, run by a resident kernel (plan.h ResidentRounds)
   int64_t split_iterations = 0;  // of those, started again on halves of their deltas (out of memory)
   int64_t readbacks = 0;  // waits for read-back flags and sizes (consecutive ones share one)
   // Of execute_seconds, the time the host spent waiting for the GPU (the read-backs' waits and

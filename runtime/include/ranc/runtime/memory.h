@@ -121,6 +121,13 @@ class DeviceBuffer {
   }
   void* get() const { return ptr_; }
   int64_t bytes() const { return bytes_; }
+  // Gives up ownership: the memory is the caller's to free (DevicePool::free).
+  void* release() noexcept {
+    void* p = ptr_;
+    ptr_ = nullptr;
+    bytes_ = 0;
+    return p;
+  }
 
  private:
   DevicePool* pool_ = nullptr;

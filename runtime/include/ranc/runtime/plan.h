@@ -253,6 +253,39 @@ struct SplitDelta {
   std::vector<BufferId> columns;
   SlotId size = -1;
 };
+// Resident rounds of a loop (a fixpoint of one recursive relation whose rules read it once,
+// through selects, projects and joins with sorted loop invariants: ra_ops/fixpoint/
+// resident.cpp). While an iteration leaves a delta of at most RANC_RESIDENT_ROWS rows
+// (default kDefaultEnterRows), the executor runs the rounds that follow in one cooperative
+// launch of `kernel` instead of the body (templates/resident.cuh): each round's new tuples
+// are words appended to `words`, deduplicated through a hash set (`table`) that first takes
+// the full relation's words (or, for a large full relation, a binary search of it as it
+// was at the launch), one grid barrier a round. The
+// kernel stops at the fixpoint, at the loop's iteration limit, or before a round whose
+// delta passes `max_rows` or whose candidates might not fit the room left; the executor
+// then reads the control block back once, merges the words into the full relation
+// (sorted), makes the last round's words the delta, counts the rounds as iterations and
+// continues the loop (its prologue first). Same fixpoint, same iterations.
+// `words`, `table` and `control` are declared buffers the executor allocates for a launch
+// and frees after it; `room`, `mask`, `rounds` and `max_rows` are slots it sets: the words'
+// capacity, the table's slots - 1 (a power of two, at least twice what it holds), the
+// iterations left, the largest delta a round may take, and search_full.
+enum class Packing : uint8_t { I32, I32x2, I64 };  // builtins::Packing
+struct ResidentRounds {
+  static constexpr int32_t kBlockThreads = 512;
+  static constexpr int64_t kDefaultEnterRows = int64_t{1} << 15;
+  std::string kernel;
+  std::vector<KernelArg> args;
+  Packing packing = Packing::I32x2;
+  std::vector<BufferId> full, delta;  // the carried relations (carry destinations)
+  SlotId full_size = -1, delta_size = -1;
+  BufferId words = -1, table = -1, control = -1;
+  SlotId room = -1, mask = -1, rounds = -1, max_rows = -1;
+  // 1: a candidate is looked up in the full relation by binary search (a large one), 0: the
+  // kernel inserts the full relation's words into the set first (a small one).
+  SlotId search_full = -1;
+  int32_t control_words = 10;  // the control block's long longs (templates/resident.cuh)
+};
 struct LoopEnd {
   int32_t loop = 0;
   std::vector<std::pair<BufferId, BufferId>> carry_buffers;  // (dst, src)
@@ -262,6 +295,7 @@ struct LoopEnd {
   SlotId iterations = -1;
   int32_t node = -1;
   std::vector<SplitDelta> split;  // empty: an iteration that runs out of memory fails
+  std::optional<ResidentRounds> resident = std::nullopt;
 };
 using Step = std::variant<Alloc, Free, SetSize, ReadSize, Launch, SortPairs, ScanInt64, Gather,
                           Iota, CheckFlag, CopyBuffer, LoopBegin, LoopEnd>;
@@ -346,6 +380,25 @@ void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
           for (auto& d : x.split) {
             for (auto& b : d.columns) buffer(b);
             slot(d.size);
+          }
+          if (x.resident) {
+            auto& r = *x.resident;
+            for (auto& arg : r.args) {
+              if (auto* b = std::get_if<ArgBuffer>(&arg)) buffer(b->buffer);
+              if (auto* s = std::get_if<ArgSlot>(&arg)) slot(s->slot);
+            }
+            for (auto& b : r.full) buffer(b);
+            for (auto& b : r.delta) buffer(b);
+            slot(r.full_size);
+            slot(r.delta_size);
+            buffer(r.words);
+            buffer(r.table);
+            buffer(r.control);
+            slot(r.room);
+            slot(r.mask);
+            slot(r.rounds);
+            slot(r.max_rows);
+            slot(r.search_full);
           }
         } else {
           static_assert(std::is_same_v<T, LoopBegin>, "for_each_buffer_and_slot: a step is missing");

@@ -1,0 +1,440 @@
+// A fixpoint's resident rounds (resident.h, rt::ResidentRounds, templates/resident.cuh).
+//
+// A thin recursion (a chain's transitive closure: thousands of rounds of a few thousand
+// tuples) spends its time issuing a round's steps and waiting for them, not computing: about
+// 85 us a round on the H100 (bench/RESULTS.md, session 32). The resident kernel runs rounds
+// of such a loop without the host: each thread takes delta tuples, evaluates every
+// recursive rule on them (the joins as binary searches of the invariants, which the loop's
+// base case sorted by their join keys, read from shared memory where they fit), and appends
+// each candidate that a hash set takes (the set holds the full relation's words, or a large
+// full relation is binary-searched) to its words; a grid barrier ends a round, and the words
+// a round appended are the next round's delta. The kernel is generated here from the
+// checked rules, as a chain of nested loops and conditions per rule. On the H100 a chain's
+// round takes about 7 us this way (bench/RESULTS.md, session 37).
+#include "resident.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace ranc::codegen {
+namespace {
+
+struct NotResident {};  // thrown by the emitter: the group does not qualify
+
+bool integer_like(Type t) { return t == Type::I32 || t == Type::I64 || t == Type::Date; }
+
+bool nullable(const Schema& s) {
+  for (const Attribute& a : s.attributes)
+    if (a.nullable) return true;
+  return false;
+}
+
+class RuleEmitter {
+ public:
+  RuleEmitter(LoweringContext& ctx, const FixpointDef& def, KernelParams& params,
+              const std::vector<ResidentInvariant>& invariants)
+      : ctx_(ctx), def_(def), rules_(*def.checked_rules), params_(params), invariants_(invariants) {
+    recursive_.assign(rules_.size(), -1);
+    const std::vector<NodeId> outs = rules_.outputs();
+    const std::vector<NodeId> def_outs = def.rules->outputs();
+    for (size_t r = 0; r < outs.size(); ++r) map(outs[r], def_outs.at(r));
+  }
+
+  bool recursive(NodeId id) {
+    int8_t& r = recursive_[static_cast<size_t>(id)];
+    if (r < 0) {
+      const Node& n = rules_.node(id);
+      bool any = n.kind == OpKind::Input &&
+                 std::find(def_.names.begin(), def_.names.end(), n.name) != def_.names.end();
+      for (NodeId in : n.inputs) any = recursive(in) || any;
+      r = any ? 1 : 0;
+    }
+    return r == 1;
+  }
+
+  // The code of one rule over the delta tuple `delta_vars`: nested loops and conditions
+  // around a call of `add(vars)` with the rule's output attributes. `joins` receives the
+  // indices of the rule's inner joins (whose longest key runs bound its candidates).
+  std::string rule(NodeId out, const std::vector<std::string>& delta_vars,
+                   const std::function<std::string(const std::vector<std::string>&)>& add,
+                   std::vector<int>& joins) {
+    std::string code;
+    int open = 0;
+    const std::vector<std::string> vars = emit(rules_.node(out).inputs.at(0), delta_vars, code, open, joins);
+    code += add(vars);
+    for (int i = 0; i < open; ++i) code += "}\n";
+    return code;
+  }
+  const std::string& runs_code() const { return runs_; }
+  // Copies of the invariants' columns the rules read into shared memory where they fit
+  // (templates/resident.cuh stage()): the pointers the rules use.
+  const std::string& staging_code() const { return staging_; }
+  int joins() const { return joins_; }
+
+ private:
+  void map(NodeId checked, NodeId original) {
+    to_def_[checked] = original;
+    const Node& c = rules_.node(checked);
+    const Node& o = def_.rules->node(original);
+    internal_check(c.inputs.size() == o.inputs.size(), "resident: rules and checked rules differ");
+    for (size_t k = 0; k < c.inputs.size(); ++k) map(c.inputs[k], o.inputs[k]);
+  }
+
+  std::string fresh(std::string_view ctype, const std::string& value, std::string& code) {
+    std::string v = fmt::format("v{}", vars_++);
+    code += fmt::format("const {} {} = ({})({});\n", ctype, v, ctype, value);
+    return v;
+  }
+
+  // The pointer the rules read column `b` (of `rows` elements) through.
+  std::string staged(rt::BufferId b, std::string_view ctype, const std::string& rows) {
+    const std::string local = fmt::format("t{}", b);
+    if (staged_.insert(b).second) {
+      staging_ += fmt::format("  const {0}* {1} = R::stage({2}, {3}, stage_area, sizeof(stage_area), &stage_used);\n",
+                              ctype, local, params_.buffer(b, ctype), rows);
+    }
+    return local;
+  }
+
+  std::string expr(const Expr& e, const std::vector<std::string>& vars) {
+    if (!e.ptr()->type || e.ptr()->nullable) throw NotResident{};
+    KernelParams scratch;
+    std::string text = ctx_.expr(e.ptr(), scratch, [&](int32_t i) {
+      return vars.at(static_cast<size_t>(i));
+    });
+    if (scratch.uses_error_flag) throw NotResident{};
+    params_.merge(scratch);
+    return text;
+  }
+
+  std::vector<std::string> emit(NodeId id, const std::vector<std::string>& delta_vars,
+                                std::string& code, int& open, std::vector<int>& joins) {
+    const Node& n = rules_.node(id);
+    if (!recursive(id)) throw NotResident{};
+    if (nullable(n.schema)) throw NotResident{};
+    switch (n.kind) {
+      case OpKind::Input:
+        return delta_vars;
+      case OpKind::Sort:
+      case OpKind::Distinct:  // a set either way: the rounds keep new tuples once
+        return emit(n.inputs.at(0), delta_vars, code, open, joins);
+      case OpKind::Select: {
+        std::vector<std::string> vars = emit(n.inputs.at(0), delta_vars, code, open, joins);
+        code += fmt::format("if ({}) {{\n", expr(n.predicate, vars));
+        ++open;
+        return vars;
+      }
+      case OpKind::Project: {
+        const std::vector<std::string> in = emit(n.inputs.at(0), delta_vars, code, open, joins);
+        std::vector<std::string> vars;
+        for (size_t j = 0; j < n.exprs.size(); ++j)
+          vars.push_back(fresh(value_ctype(n.schema[j].type), expr(n.exprs[j].expr, in), code));
+        return vars;
+      }
+      case OpKind::Join:
+        return join(n, delta_vars, code, open, joins);
+      default:
+        throw NotResident{};
+    }
+  }
+
+  std::vector<std::string> join(const Node& n, const std::vector<std::string>& delta_vars,
+                                std::string& code, int& open, std::vector<int>& joins) {
+    if (n.null_safe_keys || n.left_keys.empty() || recursive(n.inputs.at(1)) ||
+        !recursive(n.inputs.at(0)))
+      throw NotResident{};
+    const bool inner = n.join_kind == JoinKind::Inner;
+    if (!inner && n.join_kind != JoinKind::Semi && n.join_kind != JoinKind::Anti) throw NotResident{};
+    if (!inner && n.predicate.valid()) throw NotResident{};
+    const NodeId right_def = to_def_.at(n.inputs.at(1));
+    const ResidentInvariant* inv = nullptr;
+    for (const ResidentInvariant& i : invariants_)
+      if (i.rules_id == right_def && i.order == n.right_keys) inv = &i;
+    if (!inv) throw NotResident{};
+    const Schema& left = rules_.node(n.inputs.at(0)).schema;
+    const Schema& right = rules_.node(n.inputs.at(1)).schema;
+    if (inv->rel.columns.size() != right.size()) throw NotResident{};
+    for (size_t k = 0; k < n.left_keys.size(); ++k) {
+      const Type lt = left[static_cast<size_t>(n.left_key_index.at(k))].type;
+      const Type rt = right[static_cast<size_t>(n.right_key_index.at(k))].type;
+      if (!integer_like(lt) || lt != rt) throw NotResident{};
+    }
+    std::vector<std::string> vars = emit(n.inputs.at(0), delta_vars, code, open, joins);
+
+    const int j = joins_++;
+    const std::string rows = params_.slot(inv->rel.size);
+    auto key_col = [&](size_t k) {
+      const size_t c = static_cast<size_t>(n.right_key_index.at(k));
+      return staged(inv->rel.columns.at(c), storage_ctype(right[c].type), rows);
+    };
+    auto global_key_col = [&](size_t k) {
+      const size_t c = static_cast<size_t>(n.right_key_index.at(k));
+      return params_.buffer(inv->rel.columns.at(c), storage_ctype(right[c].type));
+    };
+    // Row `r`'s keys against the left tuple's: less and equal.
+    std::string less = "false", eq = "true";
+    for (size_t k = n.left_keys.size(); k-- > 0;) {
+      const std::string col = key_col(k);
+      const std::string& v = vars.at(static_cast<size_t>(n.left_key_index.at(k)));
+      less = fmt::format("({0}[r] < {1} || ({0}[r] == {1} && {2}))", col, v, less);
+      eq = fmt::format("{}[r] == {} && {}", col, v, eq);
+    }
+    code += fmt::format(
+        "long long lo{0} = 0;\n"
+        "{{\n"
+        "  long long hi = {1};\n"
+        "  while (lo{0} < hi) {{\n"
+        "    const long long r = lo{0} + ((hi - lo{0}) >> 1);\n"
+        "    if ({2}) lo{0} = r + 1; else hi = r;\n"
+        "  }}\n"
+        "}}\n"
+        "auto same{0} = [&](long long r) {{ return {3}; }};\n",
+        j, rows, less, eq);
+    if (!inner) {
+      code += fmt::format("if ({}(lo{} < {} && same{}(lo{}))) {{\n",
+                          n.join_kind == JoinKind::Anti ? "!" : "", j, rows, j, j);
+      ++open;
+      return vars;
+    }
+    joins.push_back(j);
+    code += fmt::format("for (long long j{0} = lo{0}; j{0} < {1} && same{0}(j{0}); ++j{0}) {{\n", j, rows);
+    ++open;
+    for (size_t c = 0; c < right.size(); ++c) {
+      if (std::find(n.right_key_index.begin(), n.right_key_index.end(), static_cast<int32_t>(c)) !=
+          n.right_key_index.end())
+        continue;
+      const std::string col = staged(inv->rel.columns[c], storage_ctype(right[c].type), rows);
+      vars.push_back(fresh(value_ctype(right[c].type), fmt::format("{}[j{}]", col, j), code));
+    }
+    if (n.predicate.valid()) {
+      code += fmt::format("if ({}) {{\n", expr(n.predicate, vars));
+      ++open;
+    }
+    // The longest run of equal keys in the sorted invariant bounds the matches of a row.
+    std::string row_eq = "true";
+    for (size_t k = 0; k < n.right_keys.size(); ++k)
+      row_eq = fmt::format("{0}[a] == {0}[b] && {1}", global_key_col(k), row_eq);
+    runs_ += fmt::format(
+        "{{\n"
+        "  auto same = [&](long long a, long long b) {{ return {0}; }};\n"
+        "  for (long long i = tid; i < {1}; i += stride)\n"
+        "    if (i == 0 || !same(i - 1, i)) {{\n"
+        "      const long long len = R::run_length(i, {1}, [&](long long k) {{ return same(k, i); }});\n"
+        "      atomicMax(reinterpret_cast<unsigned long long*>(ctl + R::kRuns + {2}), (unsigned long long)len);\n"
+        "    }}\n"
+        "}}\n",
+        row_eq, rows, j);
+    return vars;
+  }
+
+  LoweringContext& ctx_;
+  const FixpointDef& def_;
+  const Program& rules_;
+  KernelParams& params_;
+  const std::vector<ResidentInvariant>& invariants_;
+  std::vector<int8_t> recursive_;
+  std::map<NodeId, NodeId> to_def_;
+  int vars_ = 0;
+  int joins_ = 0;
+  std::string runs_;
+  std::string staging_;
+  std::set<rt::BufferId> staged_;
+};
+
+}  // namespace
+
+std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const Node& n,
+                                                  const FixpointDef& def,
+                                                  const std::vector<ResidentInvariant>& invariants,
+                                                  const DeviceRelation& full,
+                                                  const DeviceRelation& delta) {
+  if (!ctx.options().resident_rounds || def.names.size() != 1 || def.checked_rules == nullptr)
+    return std::nullopt;
+  const Schema& schema = def.schemas.at(0);
+  if (nullable(schema) || full.is_view() || delta.is_view()) return std::nullopt;
+  rt::Packing packing;
+  if (schema.size() == 1 && (schema[0].type == Type::I32 || schema[0].type == Type::Date))
+    packing = rt::Packing::I32;
+  else if (schema.size() == 1 && schema[0].type == Type::I64)
+    packing = rt::Packing::I64;
+  else if (schema.size() == 2 && (schema[0].type == Type::I32 || schema[0].type == Type::Date) &&
+           (schema[1].type == Type::I32 || schema[1].type == Type::Date))
+    packing = rt::Packing::I32x2;
+  else
+    return std::nullopt;
+
+  rt::ResidentRounds rr;
+  rr.packing = packing;
+  rr.full = full.columns;
+  rr.delta = delta.columns;
+  rr.full_size = full.size;
+  rr.delta_size = delta.size;
+  const rt::SizeExpr none = rt::SizeExpr::fixed(0);
+  rr.words = ctx.declare(fmt::format("n{}.resident.words", n.id), 8, none, n.id);
+  rr.table = ctx.declare(fmt::format("n{}.resident.table", n.id), 8, none, n.id);
+  rr.control = ctx.declare(fmt::format("n{}.resident.control", n.id), 8, none, n.id);
+  rr.room = ctx.new_slot();
+  rr.mask = ctx.new_slot();
+  rr.rounds = ctx.new_slot();
+  rr.max_rows = ctx.new_slot();
+  rr.search_full = ctx.new_slot();
+
+  KernelParams params;
+  const std::string ctl = params.buffer(rr.control, "long long", false);
+  const std::string words = params.buffer(rr.words, "unsigned long long", false);
+  const std::string table = params.buffer(rr.table, "unsigned long long", false);
+  const std::string room = params.slot(rr.room), mask = params.slot(rr.mask);
+  const std::string max_rounds = params.slot(rr.rounds), max_rows = params.slot(rr.max_rows);
+  const std::string full_rows = params.slot(full.size), entry_rows = params.slot(delta.size);
+  const std::string search_full = params.slot(rr.search_full);
+  std::vector<std::string> full_cols, delta_cols;
+  for (size_t c = 0; c < schema.size(); ++c) {
+    full_cols.push_back(params.buffer(full.columns.at(c), storage_ctype(schema[c].type)));
+    delta_cols.push_back(params.buffer(delta.columns.at(c), storage_ctype(schema[c].type)));
+  }
+  auto pack = [&](const std::vector<std::string>& v) {
+    switch (packing) {
+      case rt::Packing::I32:
+        return fmt::format("R::pack_i32((int)({}))", v.at(0));
+      case rt::Packing::I32x2:
+        return fmt::format("R::pack_i32x2((int)({}), (int)({}))", v.at(0), v.at(1));
+      default:
+        return fmt::format("R::pack_i64((long long)({}))", v.at(0));
+    }
+  };
+
+  // The rules: each reads the delta once (a linear rule) through the supported operators.
+  std::string rules_code;
+  std::vector<std::vector<int>> rule_joins;
+  std::string runs, staging;
+  int joins = 0;
+  try {
+    RuleEmitter emitter(ctx, def, params, invariants);
+    const std::vector<NodeId> outs = def.checked_rules->outputs();
+    std::vector<std::string> d;
+    for (size_t c = 0; c < schema.size(); ++c) d.push_back(fmt::format("d{}", c));
+    for (NodeId out : outs) {
+      const NodeId root = def.checked_rules->node(out).inputs.at(0);
+      if (!emitter.recursive(root)) continue;  // a base rule: nothing new after round 0
+      rule_joins.emplace_back();
+      const std::string body = emitter.rule(out, d, [&](const std::vector<std::string>& v) {
+        if (v.size() != schema.size()) throw NotResident{};
+        return fmt::format(
+            "{{\n  const unsigned long long w = {};\n"
+            "  if ({} == 0 || !R::contains(full, {}, w)) R::add(w, {}, {}, {}, {}, {});\n}}\n",
+            pack(v), search_full, full_rows, words, room, table, mask, ctl);
+      }, rule_joins.back());
+      rules_code += fmt::format("{{\n{}}}\n", body);
+    }
+    runs = emitter.runs_code();
+    staging = emitter.staging_code();
+    joins = emitter.joins();
+  } catch (const NotResident&) {
+    return std::nullopt;
+  }
+  if (rule_joins.empty()) return std::nullopt;
+  rr.control_words = 10 + joins;
+
+  const std::string name = ctx.kernel_name(n.id, "resident");
+  // The full relation's tuples as words, for the binary search of a candidate.
+  const std::string ns = "ranc::tpl::resident::";
+  std::string word = packing == rt::Packing::I32x2
+                         ? fmt::format("{}pack_i32x2({}[i], {}[i])", ns, full_cols[0], full_cols[1])
+                     : packing == rt::Packing::I32 ? fmt::format("{}pack_i32({}[i])", ns, full_cols[0])
+                                                   : fmt::format("{}pack_i64({}[i])", ns, full_cols[0]);
+  std::string bound = "0";
+  for (const std::vector<int>& js : rule_joins) {
+    std::string product = "1";
+    for (int j : js)
+      product = fmt::format("R::mul_sat({}, *reinterpret_cast<volatile long long*>(ctl + R::kRuns + {}))",
+                            product, j);
+    bound = fmt::format("R::add_sat({}, {})", bound, product);
+  }
+  std::string load;
+  switch (packing) {
+    case rt::Packing::I32:
+      load = fmt::format("if (round == 0) {{ d0 = {}[i]; }} else {{ d0 = R::unpack_i32({}[i]); }}\n",
+                         delta_cols[0], words);
+      break;
+    case rt::Packing::I32x2:
+      load = fmt::format(
+          "if (round == 0) {{ d0 = {0}[i]; d1 = {1}[i]; }} else {{ const unsigned long long w = {2}[i]; "
+          "d0 = R::unpack_i32_hi(w); d1 = R::unpack_i32(w); }}\n",
+          delta_cols[0], delta_cols[1], words);
+      break;
+    default:
+      load = fmt::format("if (round == 0) {{ d0 = {}[i]; }} else {{ d0 = R::unpack_i64({}[i]); }}\n",
+                         delta_cols[0], words);
+      break;
+  }
+  std::string decls;
+  for (size_t c = 0; c < schema.size(); ++c)
+    decls += fmt::format("{} d{};\n", value_ctype(schema[c].type), c);
+
+  ctx.comment(fmt::format("n{} fixpoint: resident rounds", n.id));
+  const std::string fn = name + "_fn";
+  // `full` is a functor over the kernel's parameters (so the kernel's parameter list is its own).
+  const std::string make_full = ctx.functor(fn, params,
+      fmt::format("  __device__ __forceinline__ unsigned long long word(long long i) const {{ return {}; }}\n",
+                  word));
+  std::string body = fmt::format(
+      "  namespace R = ranc::tpl::resident;\n"
+      "{make_full}"
+      "  const auto& full = f;\n"
+      "  long long* ctl = {ctl};\n"
+      "  const long long tid = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+      "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
+      "  // The invariants' columns in shared memory where they fit; the full relation's words\n"
+      "  // in the set, so that a candidate is new when the set takes it.\n"
+      "  __shared__ alignas(16) unsigned char stage_area[R::kStageBytes];\n"
+      "  long long stage_used = 0;\n"
+      "{staging}"
+      "  if ({search_full} == 0)\n"
+      "    for (long long i = tid; i < {full_rows}; i += stride) R::insert({table}, {mask}, full.word(i), ctl);\n"
+      "{runs}"
+      "  long long barrier = 1;\n"
+      "  R::grid_sync(ctl, barrier);\n"
+      "  const long long bound = {bound};\n"
+      "  long long begin = 0, end = {entry_rows}, base = 0, round = 0;\n"
+      "  int status;\n"
+      "  while (true) {{\n"
+      "    const long long rows = end - begin;\n"
+      "    if (round >= {max_rounds}) {{ status = R::kRoundLimit; break; }}\n"
+      "    if (rows > {max_rows} || (bound > 0 && rows > ({room} - base) / bound)) {{ status = R::kHandBack; break; }}\n"
+  
+      "    for (long long i = begin + tid; i < end; i += stride) {{\n"
+      "{decls}"
+      "{load}"
+      "{rules}"
+      "    }}\n"
+      "    const long long total = R::grid_sync(ctl, ++barrier);\n"
+      "    const long long added = total - base;\n"
+      "    ++round;\n"
+      "    begin = base;\n"
+      "    base = total;\n"
+      "    end = base;\n"
+      "    if (added == 0) {{ status = R::kFixpoint; break; }}\n"
+      "  }}\n"
+      "  if (tid == 0) {{\n"
+
+      "    ctl[R::kDeltaBegin] = begin;\n"
+      "    ctl[R::kRounds] = round;\n"
+      "    ctl[R::kStatus] = status;\n"
+      "  }}\n",
+      fmt::arg("make_full", make_full), fmt::arg("ctl", ctl), fmt::arg("runs", runs),
+      fmt::arg("staging", staging), fmt::arg("full_rows", full_rows), fmt::arg("table", table),
+      fmt::arg("mask", mask), fmt::arg("search_full", search_full),
+      fmt::arg("bound", bound), fmt::arg("entry_rows", entry_rows),
+      fmt::arg("max_rounds", max_rounds), fmt::arg("max_rows", max_rows), fmt::arg("room", room),
+      fmt::arg("decls", decls), fmt::arg("load", load), fmt::arg("rules", rules_code));
+  LaunchShape shape;
+  shape.block_threads = rt::ResidentRounds::kBlockThreads;
+  rr.kernel = ctx.emit_kernel(name, params, body, shape);
+  rr.args = params.args();
+  return rr;
+}
+
+}  // namespace ranc::codegen
