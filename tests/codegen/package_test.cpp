@@ -5,6 +5,8 @@
 // architecture is an error naming the ones the package has.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -155,6 +157,22 @@ TEST(Package, FixpointLoopsKeepTheirSplitDeltas) {
       for (size_t t = 0; t < e->split.size(); ++t) {
         EXPECT_EQ(b.split[t].columns, e->split[t].columns) << ex;
         EXPECT_EQ(b.split[t].size, e->split[t].size) << ex;
+      }
+      // The resident rounds (both examples' recursive rules join the delta on the left) come
+      // back field by field.
+      ASSERT_TRUE(e->resident.has_value()) << ex;
+      ASSERT_EQ(b.resident.has_value(), e->resident.has_value()) << ex;
+      if (e->resident) {
+        const rt::ResidentRounds &x = *e->resident, &y = *b.resident;
+        EXPECT_EQ(y.kernel, x.kernel);
+        EXPECT_EQ(y.args.size(), x.args.size());
+        EXPECT_EQ(y.packing, x.packing);
+        EXPECT_EQ(y.full, x.full);
+        EXPECT_EQ(y.delta, x.delta);
+        EXPECT_EQ(std::tie(y.full_size, y.delta_size, y.words, y.table, y.control, y.room, y.mask,
+                           y.rounds, y.max_rows, y.search_full, y.control_words),
+                  std::tie(x.full_size, x.delta_size, x.words, x.table, x.control, x.room, x.mask,
+                           x.rounds, x.max_rows, x.search_full, x.control_words));
       }
     }
     EXPECT_EQ(loops, 1) << ex;

@@ -290,6 +290,54 @@ TEST(PlanValidateLoop, DeviceSizeArgument) {
   expect_invalid(p, "a device size's argument is not a pointer argument of the launch");
 }
 
+// LoopEnd::resident: its relations are carry destinations of the packing's width, its scratch
+// buffers are never allocated by a step, and its kernel's other arguments are live and set.
+TEST(PlanValidateLoop, ResidentRounds) {
+  Plan p = loop_plan();
+  p.kernels.push_back("r");
+  p.buffers.push_back(BufferDecl{"words", 8, SizeExpr::fixed(0), 0});    // 3
+  p.buffers.push_back(BufferDecl{"table", 8, SizeExpr::fixed(0), 0});    // 4
+  p.buffers.push_back(BufferDecl{"control", 8, SizeExpr::fixed(0), 0});  // 5
+  p.num_slots = 9;
+  ResidentRounds r;
+  r.kernel = "r";
+  r.packing = Packing::I32;
+  r.full = {0};
+  r.delta = {0};
+  r.full_size = 0;
+  r.delta_size = 1;
+  r.words = 3;
+  r.table = 4;
+  r.control = 5;
+  r.room = 3;
+  r.mask = 4;
+  r.rounds = 5;
+  r.max_rows = 6;
+  r.search_full = 7;
+  r.args = {ArgBuffer{3}, ArgBuffer{4}, ArgBuffer{5}, ArgSlot{3}, ArgSlot{7}, ArgBuffer{0}, ArgSlot{0}};
+  std::get<LoopEnd>(p.steps.back()).resident = r;
+  EXPECT_NO_THROW(validate_plan(p));
+  Plan unknown = p;
+  std::get<LoopEnd>(unknown.steps.back()).resident->kernel = "nope";
+  expect_invalid(unknown, "kernel 'nope' is not in plan.kernels");
+  Plan wide = p;
+  std::get<LoopEnd>(wide.steps.back()).resident->packing = Packing::I32x2;
+  expect_invalid(wide, "resident rounds' relations do not have the packing's columns");
+  p.buffers.push_back(BufferDecl{"other", 4, SizeExpr::fixed(1), 0});
+  Plan not_carried = p;
+  not_carried.steps.insert(not_carried.steps.begin() + 2, Alloc{6});
+  std::get<LoopEnd>(not_carried.steps.back()).resident->full = {6};
+  expect_invalid(not_carried, "buffer 6 (other) is a resident relation's column but no carry's destination");
+  Plan allocated = p;
+  allocated.steps.insert(allocated.steps.begin() + 2, Alloc{3});
+  expect_invalid(allocated, "buffer 3 (words) is resident scratch but allocated by a step");
+  Plan unset = p;
+  std::get<LoopEnd>(unset.steps.back()).resident->args.push_back(ArgSlot{2});
+  EXPECT_NO_THROW(validate_plan(unset));  // carried: set by the LoopEnd
+  std::get<LoopEnd>(unset.steps.back()).resident->full_size = 8;
+  expect_invalid(unset, "slot 8 read before it is set");
+}
+
 TEST(PlanValidateLoop, CarryFromABufferOfBeforeTheLoop) {
   Plan p = loop_plan();
   std::get<LoopEnd>(p.steps.back()).carry_buffers = {{1, 0}};
