@@ -101,22 +101,10 @@ class RuleCopier {
   using Hoisted = std::function<NodeId(NodeId rules_id)>;
 
   RuleCopier(const FixpointDef& def, Program& into, Hoisted hoisted = {})
-      : def_(def), rules_(*def.rules), into_(into), hoisted_(std::move(hoisted)) {
-    recursive_.assign(rules_.size(), -1);
-  }
+      : rules_(*def.rules), into_(into), hoisted_(std::move(hoisted)), recursive_(*def.rules, def.names) {}
 
   // Does node `id` of the rules read a recursive relation?
-  bool recursive(NodeId id) {
-    int8_t& r = recursive_[static_cast<size_t>(id)];
-    if (r < 0) {
-      const Node& n = rules_.node(id);
-      bool any = n.kind == OpKind::Input &&
-                 std::find(def_.names.begin(), def_.names.end(), n.name) != def_.names.end();
-      for (NodeId in : n.inputs) any = recursive(in) || any;
-      r = any ? 1 : 0;
-    }
-    return r == 1;
-  }
+  bool recursive(NodeId id) { return recursive_(id); }
 
   NodeId copy(NodeId id, const Read& read) {
     occurrence_ = 0;
@@ -145,11 +133,10 @@ class RuleCopier {
     return out;
   }
 
-  const FixpointDef& def_;
   const Program& rules_;
   Program& into_;
   Hoisted hoisted_;
-  std::vector<int8_t> recursive_;
+  ReadsRecursive recursive_;
   std::map<NodeId, NodeId> shared_;
   int occurrence_ = 0;
 };

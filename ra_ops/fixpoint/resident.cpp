@@ -36,24 +36,18 @@ class RuleEmitter {
  public:
   RuleEmitter(LoweringContext& ctx, const FixpointDef& def, KernelParams& params,
               const std::vector<ResidentInvariant>& invariants)
-      : ctx_(ctx), def_(def), rules_(*def.checked_rules), params_(params), invariants_(invariants) {
-    recursive_.assign(rules_.size(), -1);
+      : ctx_(ctx),
+        def_(def),
+        rules_(*def.checked_rules),
+        params_(params),
+        invariants_(invariants),
+        recursive_(*def.checked_rules, def.names) {
     const std::vector<NodeId> outs = rules_.outputs();
     const std::vector<NodeId> def_outs = def.rules->outputs();
     for (size_t r = 0; r < outs.size(); ++r) map(outs[r], def_outs.at(r));
   }
 
-  bool recursive(NodeId id) {
-    int8_t& r = recursive_[static_cast<size_t>(id)];
-    if (r < 0) {
-      const Node& n = rules_.node(id);
-      bool any = n.kind == OpKind::Input &&
-                 std::find(def_.names.begin(), def_.names.end(), n.name) != def_.names.end();
-      for (NodeId in : n.inputs) any = recursive(in) || any;
-      r = any ? 1 : 0;
-    }
-    return r == 1;
-  }
+  bool recursive(NodeId id) { return recursive_(id); }
 
   // The code of one rule over the delta tuple `delta_vars`: nested loops and conditions
   // around a call of `add(vars)` with the rule's output attributes. `joins` receives the
@@ -235,7 +229,7 @@ class RuleEmitter {
   const Program& rules_;
   KernelParams& params_;
   const std::vector<ResidentInvariant>& invariants_;
-  std::vector<int8_t> recursive_;
+  ReadsRecursive recursive_;
   std::map<NodeId, NodeId> to_def_;
   int vars_ = 0;
   int joins_ = 0;
@@ -255,13 +249,13 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
     return std::nullopt;
   const Schema& schema = def.schemas.at(0);
   if (nullable(schema) || full.is_view() || delta.is_view()) return std::nullopt;
+  auto word32 = [&](size_t c) { return schema[c].type == Type::I32 || schema[c].type == Type::Date; };
   rt::Packing packing;
-  if (schema.size() == 1 && (schema[0].type == Type::I32 || schema[0].type == Type::Date))
+  if (schema.size() == 1 && word32(0))
     packing = rt::Packing::I32;
   else if (schema.size() == 1 && schema[0].type == Type::I64)
     packing = rt::Packing::I64;
-  else if (schema.size() == 2 && (schema[0].type == Type::I32 || schema[0].type == Type::Date) &&
-           (schema[1].type == Type::I32 || schema[1].type == Type::Date))
+  else if (schema.size() == 2 && word32(0) && word32(1))
     packing = rt::Packing::I32x2;
   else
     return std::nullopt;

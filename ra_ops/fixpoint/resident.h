@@ -3,6 +3,7 @@
 // deltas are small. Internal to ra_ops/fixpoint.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,30 @@
 #include "ranc/codegen/lowering.h"
 
 namespace ranc::codegen {
+
+// Which nodes of a fixpoint's rules (`rules`: FixpointDef::rules or checked_rules) read a
+// recursive relation (one of `names`), directly or through their inputs; memoised.
+class ReadsRecursive {
+ public:
+  ReadsRecursive(const Program& rules, const std::vector<std::string>& names)
+      : rules_(rules), names_(names), memo_(rules.size(), -1) {}
+  bool operator()(NodeId id) {
+    int8_t& r = memo_[static_cast<size_t>(id)];
+    if (r < 0) {
+      const Node& n = rules_.node(id);
+      bool any = n.kind == OpKind::Input &&
+                 std::find(names_.begin(), names_.end(), n.name) != names_.end();
+      for (NodeId in : n.inputs) any = (*this)(in) || any;
+      r = any ? 1 : 0;
+    }
+    return r == 1;
+  }
+
+ private:
+  const Program& rules_;
+  const std::vector<std::string>& names_;
+  std::vector<int8_t> memo_;
+};
 
 // A loop-invariant input of the rules (a node of FixpointDef::rules), computed before the
 // loop, sorted by `order` (attribute names, ascending) when that is not empty.

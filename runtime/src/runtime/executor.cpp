@@ -1038,6 +1038,10 @@ class Run {
   }
 
   // ---- Resident rounds (plan.h ResidentRounds) ----
+  // builtins.h (compiled by nvcc as C++17) has its own copy of the plan's packing enum.
+  static_assert(static_cast<int>(builtins::Packing::I32) == static_cast<int>(Packing::I32) &&
+                static_cast<int>(builtins::Packing::I32x2) == static_cast<int>(Packing::I32x2) &&
+                static_cast<int>(builtins::Packing::I64) == static_cast<int>(Packing::I64));
   // Runs the loop's next rounds in the resident kernel when the delta is thin. True: rounds
   // ran, and the full relation, the delta and the iteration count are theirs.
   bool run_resident(const LoopEnd& e) {
