@@ -275,6 +275,7 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
   rr.rounds = ctx.new_slot();
   rr.max_rows = ctx.new_slot();
   rr.search_full = ctx.new_slot();
+  rr.prologue = ctx.new_slot();
 
   KernelParams params;
   const std::string ctl = params.buffer(rr.control, "long long", false);
@@ -284,6 +285,7 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
   const std::string max_rounds = params.slot(rr.rounds), max_rows = params.slot(rr.max_rows);
   const std::string full_rows = params.slot(full.size), entry_rows = params.slot(delta.size);
   const std::string search_full = params.slot(rr.search_full);
+  const std::string prologue = params.slot(rr.prologue);
   std::vector<std::string> full_cols, delta_cols;
   for (size_t c = 0; c < schema.size(); ++c) {
     full_cols.push_back(params.buffer(full.columns.at(c), storage_ctype(schema[c].type)));
@@ -318,8 +320,8 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
         if (v.size() != schema.size()) throw NotResident{};
         return fmt::format(
             "{{\n  const unsigned long long w = {};\n"
-            "  if ({} == 0 || !R::contains(full, {}, w)) R::add(w, {}, {}, {}, {}, {});\n}}\n",
-            pack(v), search_full, full_rows, words, room, table, mask, ctl);
+            "  if ({} == 0 || !R::contains(full, {}, w)) R::push(batch, w, {}, {}, {}, nxt, &local_count);\n}}\n",
+            pack(v), search_full, full_rows, table, mask, ctl);
       }, rule_joins.back());
       rules_code += fmt::format("{{\n{}}}\n", body);
     }
@@ -330,15 +332,9 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
     return std::nullopt;
   }
   if (rule_joins.empty()) return std::nullopt;
-  rr.control_words = 10 + joins;
+  rr.control_words = rt::ResidentRounds::kControlHeader + joins;
 
   const std::string name = ctx.kernel_name(n.id, "resident");
-  // The full relation's tuples as words, for the binary search of a candidate.
-  const std::string ns = "ranc::tpl::resident::";
-  std::string word = packing == rt::Packing::I32x2
-                         ? fmt::format("{}pack_i32x2({}[i], {}[i])", ns, full_cols[0], full_cols[1])
-                     : packing == rt::Packing::I32 ? fmt::format("{}pack_i32({}[i])", ns, full_cols[0])
-                                                   : fmt::format("{}pack_i64({}[i])", ns, full_cols[0]);
   std::string bound = "0";
   for (const std::vector<int>& js : rule_joins) {
     std::string product = "1";
@@ -347,26 +343,34 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
                             product, j);
     bound = fmt::format("R::add_sat({}, {})", bound, product);
   }
-  std::string load;
+  // The word of row i of `cols` (`ns`: where pack_* is).
+  auto word_of = [&](const std::vector<std::string>& cols, const std::string& ns) {
+    switch (packing) {
+      case rt::Packing::I32x2:
+        return fmt::format("{}pack_i32x2({}[i], {}[i])", ns, cols[0], cols[1]);
+      case rt::Packing::I32:
+        return fmt::format("{}pack_i32({}[i])", ns, cols[0]);
+      default:
+        return fmt::format("{}pack_i64({}[i])", ns, cols[0]);
+    }
+  };
+  std::string unpack;
   switch (packing) {
     case rt::Packing::I32:
-      load = fmt::format("if (round == 0) {{ d0 = {}[i]; }} else {{ d0 = R::unpack_i32({}[i]); }}\n",
-                         delta_cols[0], words);
+      unpack = "d0 = R::unpack_i32(cur[i]);\n";
       break;
     case rt::Packing::I32x2:
-      load = fmt::format(
-          "if (round == 0) {{ d0 = {0}[i]; d1 = {1}[i]; }} else {{ const unsigned long long w = {2}[i]; "
-          "d0 = R::unpack_i32_hi(w); d1 = R::unpack_i32(w); }}\n",
-          delta_cols[0], delta_cols[1], words);
+      unpack = "d0 = R::unpack_i32_hi(cur[i]); d1 = R::unpack_i32(cur[i]);\n";
       break;
     default:
-      load = fmt::format("if (round == 0) {{ d0 = {}[i]; }} else {{ d0 = R::unpack_i64({}[i]); }}\n",
-                         delta_cols[0], words);
+      unpack = "d0 = R::unpack_i64(cur[i]);\n";
       break;
   }
   std::string decls;
   for (size_t c = 0; c < schema.size(); ++c)
     decls += fmt::format("{} d{};\n", value_ctype(schema[c].type), c);
+  // The full relation's tuples as words, for the binary search of a candidate.
+  const std::string word = word_of(full_cols, "ranc::tpl::resident::");
 
   ctx.comment(fmt::format("n{} fixpoint: resident rounds", n.id));
   const std::string fn = name + "_fn";
@@ -379,51 +383,86 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
       "{make_full}"
       "  const auto& full = f;\n"
       "  long long* ctl = {ctl};\n"
-      "  const long long tid = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
-      "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
-      "  // The invariants' columns in shared memory where they fit; the full relation's words\n"
-      "  // in the set, so that a candidate is new when the set takes it.\n"
+      "  if ({prologue}) {{\n"
+      "    // A launch of its own (any grid): the full relation's words into the set, so that a\n"
+      "    // candidate is new when the set takes it; the invariants' longest key runs.\n"
+      "    const long long tid = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+      "    const long long stride = (long long)gridDim.x * blockDim.x;\n"
+      "    if ({search_full} == 0)\n"
+      "      for (long long i = tid; i < {full_rows}; i += stride) R::insert({table}, {mask}, full.word(i), ctl);\n"
+      "{runs}"
+      "    return;\n"
+      "  }}\n"
+      "  // The invariants' columns in shared memory where they fit.\n"
       "  __shared__ alignas(16) unsigned char stage_area[R::kStageBytes];\n"
       "  long long stage_used = 0;\n"
       "{staging}"
-      "  if ({search_full} == 0)\n"
-      "    for (long long i = tid; i < {full_rows}; i += stride) R::insert({table}, {mask}, full.word(i), ctl);\n"
-      "{runs}"
-      "  long long barrier = 1;\n"
-      "  R::grid_sync(ctl, barrier);\n"
+      "  // The block's tuples: this round's (cur) and the next's (nxt), R::kLocalRows each.\n"
+      "  extern __shared__ unsigned long long local[];\n"
+      "  unsigned long long* cur = local;\n"
+      "  unsigned long long* nxt = local + R::kLocalRows;\n"
+      "  __shared__ int local_count;\n"
+      "  if (threadIdx.x == 0) local_count = 0;\n"
+      "  // Candidates a delta row can make (the product of its joins' longest key runs).\n"
       "  const long long bound = {bound};\n"
-      "  long long begin = 0, end = {entry_rows}, base = 0, round = 0;\n"
+      "  // Round 0: the block's share of the delta.\n"
+      "  const long long entry = {entry_rows};\n"
+      "  const long long share = (entry + gridDim.x - 1) / gridDim.x;\n"
+      "  const long long first = blockIdx.x * share < entry ? blockIdx.x * share : entry;\n"
+      "  long long rows = (first + share < entry ? first + share : entry) - first;\n"
+      "  bool heavy = share > R::kLocalRows || (bound > 0 && share > R::kLocalRows / bound);\n"
+      "  if (!heavy)\n"
+      "    for (long long k = threadIdx.x; k < rows; k += blockDim.x) {{ const long long i = first + k; cur[k] = {entry_word}; }}\n"
+      "  __syncthreads();\n"
+      "  long long barrier = 0, begin = 0, base = 0, round = 0, added = entry;\n"
       "  int status;\n"
       "  while (true) {{\n"
-      "    const long long rows = end - begin;\n"
       "    if (round >= {max_rounds}) {{ status = R::kRoundLimit; break; }}\n"
-      "    if (rows > {max_rows} || (bound > 0 && rows > ({room} - base) / bound)) {{ status = R::kHandBack; break; }}\n"
-  
-      "    for (long long i = begin + tid; i < end; i += stride) {{\n"
+      "    if (heavy || added > {max_rows} || (bound > 0 && added > ({room} - base) / bound) ||\n"
+      "        (barrier + 1) * gridDim.x >= R::kMaxArrivals) {{ status = R::kHandBack; break; }}\n"
+      "    for (long long r0 = 0; r0 < rows; r0 += blockDim.x) {{\n"
+      "      R::Batch batch;\n"
+      "      const long long i = r0 + threadIdx.x;\n"
+      "      if (i < rows) {{\n"
       "{decls}"
-      "{load}"
+      "{unpack}"
       "{rules}"
+      "      }}\n"
+      "      R::flush(batch, {table}, {mask}, ctl, nxt, &local_count);\n"
       "    }}\n"
-      "    const long long total = R::grid_sync(ctl, ++barrier);\n"
-      "    const long long added = total - base;\n"
+      "    __syncthreads();\n"
+      "    const int count = local_count;\n"
+      "    const bool mine = bound > 0 && count > R::kLocalRows / bound;  // too many for a next round\n"
+      "    const unsigned long long release = R::block_barrier(ctl, ++barrier, count, mine, &local_count,\n"
+      "        [&](long long offset) {{\n"
+      "          for (int k = threadIdx.x; k < count; k += blockDim.x) {{\n"
+      "            if (offset + k < {room}) {words}[offset + k] = nxt[k];\n"
+      "            else ctl[R::kOverflow] = 1;\n"
+      "          }}\n"
+      "        }});\n"
+      "    const long long total = (long long)(release & R::kWordMask);\n"
+      "    heavy = (release >> R::kWordBits) & 1;\n"
+      "    added = total - base;\n"
       "    ++round;\n"
       "    begin = base;\n"
       "    base = total;\n"
-      "    end = base;\n"
+      "    unsigned long long* t = cur; cur = nxt; nxt = t;\n"
+      "    rows = count;\n"
       "    if (added == 0) {{ status = R::kFixpoint; break; }}\n"
       "  }}\n"
-      "  if (tid == 0) {{\n"
-
+      "  if (blockIdx.x == 0 && threadIdx.x == 0) {{\n"
+      "    ctl[R::kWords] = base;\n"
       "    ctl[R::kDeltaBegin] = begin;\n"
       "    ctl[R::kRounds] = round;\n"
       "    ctl[R::kStatus] = status;\n"
       "  }}\n",
       fmt::arg("make_full", make_full), fmt::arg("ctl", ctl), fmt::arg("runs", runs),
       fmt::arg("staging", staging), fmt::arg("full_rows", full_rows), fmt::arg("table", table),
-      fmt::arg("mask", mask), fmt::arg("search_full", search_full),
+      fmt::arg("mask", mask), fmt::arg("search_full", search_full), fmt::arg("prologue", prologue),
+      fmt::arg("words", words), fmt::arg("entry_word", word_of(delta_cols, "R::")),
       fmt::arg("bound", bound), fmt::arg("entry_rows", entry_rows),
       fmt::arg("max_rounds", max_rounds), fmt::arg("max_rows", max_rows), fmt::arg("room", room),
-      fmt::arg("decls", decls), fmt::arg("load", load), fmt::arg("rules", rules_code));
+      fmt::arg("decls", decls), fmt::arg("unpack", unpack), fmt::arg("rules", rules_code));
   LaunchShape shape;
   shape.block_threads = rt::ResidentRounds::kBlockThreads;
   rr.kernel = ctx.emit_kernel(name, params, body, shape);

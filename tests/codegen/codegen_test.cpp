@@ -654,7 +654,7 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
   EXPECT_EQ(loop.resident->full.size(), 2u);
   EXPECT_EQ(loop.resident->delta, loop.split[0].columns);
   EXPECT_EQ(loop.resident->delta_size, loop.split[0].size);
-  EXPECT_EQ(loop.resident->control_words, 11);  // one join: one key run
+  EXPECT_EQ(loop.resident->control_words, rt::ResidentRounds::kControlHeader + 1);  // one join: one key run
   EXPECT_NE(codegen::describe_plan(plan).find("resident rounds in " + loop.resident->kernel),
             std::string::npos);
   {

@@ -170,9 +170,9 @@ TEST(Package, FixpointLoopsKeepTheirSplitDeltas) {
         EXPECT_EQ(y.full, x.full);
         EXPECT_EQ(y.delta, x.delta);
         EXPECT_EQ(std::tie(y.full_size, y.delta_size, y.words, y.table, y.control, y.room, y.mask,
-                           y.rounds, y.max_rows, y.search_full, y.control_words),
+                           y.rounds, y.max_rows, y.search_full, y.prologue, y.control_words),
                   std::tie(x.full_size, x.delta_size, x.words, x.table, x.control, x.room, x.mask,
-                           x.rounds, x.max_rows, x.search_full, x.control_words));
+                           x.rounds, x.max_rows, x.search_full, x.prologue, x.control_words));
       }
     }
     EXPECT_EQ(loops, 1) << ex;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <tuple>
 
 #include "gpu_test_util.h"
 #include "test_programs.h"
@@ -464,8 +465,12 @@ output reach |> reduce by node component = min(other) as components;
     for (size_t g = 0; g < graphs.size(); ++g) {
       const Inputs in{{"edges", graph(graphs[g], t)}};
       const Reference ref = reference(prog, in);
-      rt::RunStats on, body;
+      rt::RunStats on, grid, body;
       EXPECT_EQ(compare_with_reference(prog, in, ref, {}, &on), "") << c.name << ", graph " << g;
+      // A block a delta row: launches of as many blocks as the device holds at once.
+      setenv("RANC_RESIDENT_BLOCK_ROWS", "1", 1);
+      EXPECT_EQ(compare_with_reference(prog, in, ref, {}, &grid), "") << c.name << ", graph " << g;
+      unsetenv("RANC_RESIDENT_BLOCK_ROWS");
       EXPECT_EQ(compare_with_reference(prog, in, ref, off, &body), "") << c.name << ", graph " << g;
       EXPECT_EQ(body.resident_rounds, 0);
       std::printf("%s, graph %zu: %lld iterations, %lld resident, %lld waits (body only: %lld, %lld)\n",
@@ -475,6 +480,8 @@ output reach |> reduce by node component = min(other) as components;
       std::fflush(stdout);
       // Each resident round is one semi-naive iteration.
       EXPECT_EQ(on.loop_iterations, body.loop_iterations) << c.name << ", graph " << g;
+      EXPECT_EQ(grid.loop_iterations, body.loop_iterations) << c.name << ", graph " << g;
+      EXPECT_EQ(grid.resident_rounds > 0, on.resident_rounds > 0) << c.name << ", graph " << g;
       if (g == 3 && c.name == std::string("tc")) {
         // A chain of 400: the body's first round, then resident rounds to the end.
         EXPECT_GE(on.resident_rounds, 390);
@@ -493,21 +500,26 @@ TEST(GpuFixpoint, ResidentRoundsHandBackAndEnterAgain) {
   cycle.push_back({199, 0});
   const std::vector<std::vector<std::pair<int64_t, int64_t>>> graphs = {
       chain(600), cycle, random_graph(1000, 1100, 43)};
-  for (auto [enter, rows] : std::vector<std::pair<const char*, const char*>>{
-           {"1000", "1"}, {"1000", "7"}, {"1000", "64"}, {"64", "64"}, {"1000", "1000"}}) {
+  // (rows a launch enters with, the largest delta it takes, the rows a block takes)
+  for (auto [enter, rows, block_rows] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"1000", "1", "1"}, {"1000", "7", "4096"}, {"1000", "64", "16"}, {"64", "64", "1"},
+           {"1000", "1000", "100"}, {"1000", "1000", "1"}, {"1000000", "1000000", "1000000"}}) {
     setenv("RANC_RESIDENT_MAX_ROWS", rows, 1);
     setenv("RANC_RESIDENT_ROWS", enter, 1);
+    setenv("RANC_RESIDENT_BLOCK_ROWS", block_rows, 1);
     for (size_t g = 0; g < graphs.size(); ++g) {
       rt::RunStats st;
       EXPECT_EQ(run_and_compare(tc, {{"edges", graph(graphs[g])}}, {}, &st), "")
-          << "enter " << enter << ", rows " << rows << ", graph " << g;
-      std::printf("enter %s, rows %s, graph %zu: %lld iterations, %lld resident\n", enter, rows, g,
+          << "enter " << enter << ", rows " << rows << ", block rows " << block_rows << ", graph " << g;
+      std::printf("enter %s, rows %s, block rows %s, graph %zu: %lld iterations, %lld resident\n", enter,
+                  rows, block_rows, g,
                   static_cast<long long>(st.loop_iterations), static_cast<long long>(st.resident_rounds));
       std::fflush(stdout);
     }
   }
   unsetenv("RANC_RESIDENT_MAX_ROWS");
   unsetenv("RANC_RESIDENT_ROWS");
+  unsetenv("RANC_RESIDENT_BLOCK_ROWS");
 }
 
 // Resident rounds under memory limits and injected allocation failures: a launch that cannot

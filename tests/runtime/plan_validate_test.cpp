@@ -314,6 +314,7 @@ TEST(PlanValidateLoop, ResidentRounds) {
   r.rounds = 5;
   r.max_rows = 6;
   r.search_full = 7;
+  r.prologue = 8;
   r.args = {ArgBuffer{3}, ArgBuffer{4}, ArgBuffer{5}, ArgSlot{3}, ArgSlot{7}, ArgBuffer{0}, ArgSlot{0}};
   std::get<LoopEnd>(p.steps.back()).resident = r;
   EXPECT_NO_THROW(validate_plan(p));

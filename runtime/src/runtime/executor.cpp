@@ -205,14 +205,21 @@ class Run {
       int per_sm = 0, cooperative = 0, device = 0;
       RANC_CUDA_CHECK(cudaGetDevice(&device));
       RANC_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+      RANC_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(k),
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           ResidentRounds::kLocalBytes));
       RANC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, reinterpret_cast<const void*>(k), ResidentRounds::kBlockThreads, 0));
+          &per_sm, reinterpret_cast<const void*>(k), ResidentRounds::kBlockThreads,
+          ResidentRounds::kLocalBytes));
       const int64_t want = resident_blocks_per_sm();
       resident_kernels_[e->resident->kernel] = {
-          k, cooperative ? std::min<int64_t>(per_sm, want) * sms : 0};
+          k, cooperative ? std::min<int64_t>(std::min<int64_t>(per_sm, want) * sms, kResidentMaxBlocks) : 0};
     }
     if (const char* v = std::getenv("RANC_RESIDENT_ROWS"); v && *v) resident_enter_rows_ = std::atoll(v);
     if (const char* v = std::getenv("RANC_RESIDENT_MAX_ROWS"); v && *v) resident_max_rows_ = std::atoll(v);
+    if (const char* v = std::getenv("RANC_RESIDENT_BLOCK_ROWS"); v && *v)
+      resident_block_rows_ = std::max<int64_t>(1, std::atoll(v));
+    sms_ = sms;
     // The blocks of one wave of each whole-waves launch (Launch::whole_waves).
     step_wave_blocks_.assign(plan_.steps.size(), 0);
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
@@ -626,6 +633,21 @@ class Run {
     wait();
     return {readback_[0], readback_[1]};
   }
+  // A kernel's arguments as cudaLaunchKernel takes them: the values of `list` (buffers'
+  // pointers, slots, constants) as they are now, in storage reused across launches.
+  void** marshal(const std::vector<KernelArg>& list) {
+    launch_values_.resize(list.size());
+    launch_args_.resize(list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+      launch_values_[i] = std::visit(
+          Overloaded{[&](const ArgBuffer& b) { return reinterpret_cast<int64_t>(ptr_[b.buffer]); },
+                     [&](const ArgSlot& s) { return slots_[static_cast<size_t>(s.slot)]; },
+                     [](const ArgConst& c) { return c.value; }},
+          list[i]);
+      launch_args_[i] = &launch_values_[i];
+    }
+    return launch_args_.data();
+  }
   void launch(const Launch& l) {
     int64_t items = eval(l.items, l.node);
     if (items == 0 && l.skip_if_empty) return;
@@ -638,24 +660,12 @@ class Run {
           fmt::format("kernel {} needs {} blocks (more than 2^31-1)", l.kernel, grid),
           node_of(l.node));
     }
-    // Reused across launches (no allocation per launch).
-    std::vector<int64_t>& values = launch_values_;
-    std::vector<void*>& args = launch_args_;
-    values.resize(l.args.size());
-    args.resize(l.args.size());
-    for (size_t i = 0; i < l.args.size(); ++i) {
-      values[i] = std::visit(
-          Overloaded{[&](const ArgBuffer& b) { return reinterpret_cast<int64_t>(ptr_[b.buffer]); },
-                     [&](const ArgSlot& s) { return slots_[static_cast<size_t>(s.slot)]; },
-                     [](const ArgConst& c) { return c.value; }},
-          l.args[i]);
-      args[i] = &values[i];
-    }
+    void** args = marshal(l.args);
     const bool alt = l.alt_when >= 0 && slots_[static_cast<size_t>(l.alt_when)] != 0;
     const void* func =
         reinterpret_cast<const void*>((alt ? step_alt_kernel_ : step_kernel_).at(step_index_));
     RANC_CUDA_CHECK(cudaLaunchKernel(func, dim3(static_cast<unsigned>(grid)),
-                                     dim3(static_cast<unsigned>(l.block_threads)), args.data(),
+                                     dim3(static_cast<unsigned>(l.block_threads)), args,
                                      static_cast<size_t>(l.dynamic_smem), stream_));
     ++stats_.kernel_launches;
   }
@@ -1056,9 +1066,10 @@ class Run {
     const auto packing = static_cast<builtins::Packing>(r.packing);
     const int columns = builtins::packing_columns(packing);
     const int32_t elem = r.packing == Packing::I64 ? 8 : 4;
-    // Room for the words of tuples found: at least 2^20, twice the full relation; the
+    // Room for the words of tuples found: at least 2^20, half the full relation's rows; the
     // table (the full relation's words and the room's) has a power of two slots, at least
-    // twice what it holds. Less room when memory is short.
+    // four times what it holds (a round waits for its slowest insert: few collisions).
+    // Less room when memory is short.
     // A large full relation is binary-searched instead (its words would fill the table).
     const bool search_full = full_rows > kResidentSetFullRows;
     int64_t room = std::max<int64_t>(int64_t{1} << 20, full_rows / 2);
@@ -1067,7 +1078,7 @@ class Run {
     int64_t slots = 0;
     while (!table) {
       const int64_t held = (search_full ? 0 : full_rows) + room;
-      slots = int64_t{1} << (64 - __builtin_clzll(static_cast<uint64_t>(2 * held - 1)));
+      slots = int64_t{1} << (64 - __builtin_clzll(static_cast<uint64_t>(4 * held - 1)));
       try {
         control.emplace(pool_, int64_t{8} * r.control_words, std::string_view{});
         words.emplace(pool_, 8 * room, std::string_view{});
@@ -1089,28 +1100,26 @@ class Run {
     slots_[static_cast<size_t>(r.search_full)] = search_full ? 1 : 0;
     slots_[static_cast<size_t>(r.rounds)] =
         e.max_iterations > 0 ? e.max_iterations - loop_->iteration : INT64_MAX;
-    // A grid for the delta, not the device: a thin round's barrier waits for fewer blocks.
-    // A launch on fewer blocks than the device holds hands a delta that outgrows them back.
-    const int64_t launch_grid = std::min<int64_t>(
-        grid, std::max<int64_t>(8, (4 * rows + ResidentRounds::kBlockThreads - 1) / ResidentRounds::kBlockThreads));
-    slots_[static_cast<size_t>(r.max_rows)] =
-        launch_grid < grid ? std::min<int64_t>(resident_max_rows_, launch_grid * ResidentRounds::kBlockThreads * 4)
-                           : resident_max_rows_;
-    std::vector<int64_t> values(r.args.size());
-    std::vector<void*> args(r.args.size());
-    for (size_t i = 0; i < r.args.size(); ++i) {
-      values[i] = std::visit(
-          Overloaded{[&](const ArgBuffer& b) { return reinterpret_cast<int64_t>(ptr_[b.buffer]); },
-                     [&](const ArgSlot& s) { return slots_[static_cast<size_t>(s.slot)]; },
-                     [](const ArgConst& c) { return c.value; }},
-          r.args[i]);
-      args[i] = &values[i];
-    }
-    ptr_[r.words] = ptr_[r.table] = ptr_[r.control] = nullptr;
+    slots_[static_cast<size_t>(r.max_rows)] = resident_max_rows_;
+    // The prologue (the set takes the full relation's words; the invariants' key runs) on
+    // a grid for the full relation, then the rounds on a grid for the delta: a block takes
+    // about RANC_RESIDENT_BLOCK_ROWS of its rows, and a round waits for fewer blocks.
+    slots_[static_cast<size_t>(r.prologue)] = 1;
+    const int64_t fill_blocks = std::clamp<int64_t>(
+        (full_rows + ResidentRounds::kBlockThreads - 1) / ResidentRounds::kBlockThreads, 1, 4 * sms_);
+    RANC_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
+                                     dim3(static_cast<unsigned>(fill_blocks)),
+                                     dim3(static_cast<unsigned>(ResidentRounds::kBlockThreads)),
+                                     marshal(r.args), 0, stream_));
+    slots_[static_cast<size_t>(r.prologue)] = 0;
+    const int64_t blocks =
+        std::clamp<int64_t>((rows + resident_block_rows_ - 1) / resident_block_rows_, 1, grid);
     RANC_CUDA_CHECK(cudaLaunchCooperativeKernel(
-        reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(launch_grid)),
-        dim3(static_cast<unsigned>(ResidentRounds::kBlockThreads)), args.data(), 0, stream_));
-    ++stats_.kernel_launches;
+        reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(blocks)),
+        dim3(static_cast<unsigned>(ResidentRounds::kBlockThreads)), marshal(r.args),
+        static_cast<size_t>(ResidentRounds::kLocalBytes), stream_));
+    stats_.kernel_launches += 2;
+    ptr_[r.words] = ptr_[r.table] = ptr_[r.control] = nullptr;
     batch_slot_.clear();
     RANC_CUDA_CHECK(cudaMemcpyAsync(readback_, control->get(), 6 * sizeof(int64_t),
                                     cudaMemcpyDeviceToHost, stream_));
@@ -1347,9 +1356,15 @@ class Run {
   // and stop before a round of more than resident_max_rows_ (RANC_RESIDENT_MAX_ROWS).
   int64_t resident_enter_rows_ = ResidentRounds::kDefaultEnterRows;
   int64_t resident_max_rows_ = 4 * ResidentRounds::kDefaultEnterRows;
+  // The delta rows a block of a resident launch takes (RANC_RESIDENT_BLOCK_ROWS).
+  int64_t resident_block_rows_ = ResidentRounds::kDefaultBlockRows;
+  int64_t sms_ = 1;  // the device's multiprocessors
   int64_t resident_refused_rows_ = 0;  // the delta of the last launch that ran no round
   // A full relation of more rows is binary-searched by the resident kernel, not put in its set.
   static constexpr int64_t kResidentSetFullRows = int64_t{1} << 22;
+  // The most blocks of a resident launch (templates/resident.cuh: the barrier counts heavy
+  // blocks in a field of 10 bits).
+  static constexpr int64_t kResidentMaxBlocks = 1023;
   static int64_t resident_blocks_per_sm() {
     const char* v = std::getenv("RANC_RESIDENT_BLOCKS");
     const int64_t n = v && *v ? std::atoll(v) : 1;

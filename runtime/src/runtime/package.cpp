@@ -361,6 +361,7 @@ void fields(A& a, LoopEnd& s) {
     a(r.rounds);
     a(r.max_rows);
     a(r.search_full);
+    a(r.prologue);
     a(r.control_words);
   }
 }

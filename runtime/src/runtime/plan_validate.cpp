@@ -248,7 +248,8 @@ class Validator {
       }
     set(r.full_size);
     set(r.delta_size);
-    if (r.control_words < 10) fail("a resident control block of fewer than 10 words");
+    if (r.control_words < ResidentRounds::kControlHeader)
+      fail(fmt::format("a resident control block of fewer than {} words", ResidentRounds::kControlHeader));
     const std::set<BufferId> scratch{r.words, r.table, r.control};
     for (BufferId b : scratch) {
       check_buffer_id(b);
@@ -256,7 +257,8 @@ class Validator {
       if (bufs_[static_cast<size_t>(b)] != BufState::Unallocated)
         fail(buf_label(b) + " is resident scratch but allocated by a step");
     }
-    const std::set<SlotId> scratch_slots{r.room, r.mask, r.rounds, r.max_rows, r.search_full};
+    const std::set<SlotId> scratch_slots{r.room, r.mask, r.rounds, r.max_rows, r.search_full,
+                                              r.prologue};
     for (SlotId s : scratch_slots) check_slot_id(s);
     for (const auto& arg : r.args) {
       std::visit(Overloaded{[&](const ArgBuffer& b) {

@@ -256,24 +256,33 @@ struct SplitDelta {
 // Resident rounds of a loop (a fixpoint of one recursive relation whose rules read it once,
 // through selects, projects and joins with sorted loop invariants: ra_ops/fixpoint/
 // resident.cpp). While an iteration leaves a delta of at most RANC_RESIDENT_ROWS rows
-// (default kDefaultEnterRows), the executor runs the rounds that follow in one cooperative
-// launch of `kernel` instead of the body (templates/resident.cuh): each round's new tuples
-// are words appended to `words`, deduplicated through a hash set (`table`) that first takes
-// the full relation's words (or, for a large full relation, a binary search of it as it
-// was at the launch), one grid barrier a round. The
-// kernel stops at the fixpoint, at the loop's iteration limit, or before a round whose
-// delta passes `max_rows` or whose candidates might not fit the room left; the executor
-// then reads the control block back once, merges the words into the full relation
-// (sorted), makes the last round's words the delta, counts the rounds as iterations and
-// continues the loop (its prologue first). Same fixpoint, same iterations.
+// (default kDefaultEnterRows), the executor runs the rounds that follow in launches of
+// `kernel` instead of the body (templates/resident.cuh): a prologue launch (slot `prologue`
+// 1) inserts the full relation's words into a hash set (`table`; for a large full relation
+// the rounds binary-search it instead) and measures the invariants' key runs; then one
+// cooperative launch, of a block for about RANC_RESIDENT_BLOCK_ROWS delta rows (default
+// kDefaultBlockRows), runs the rounds. Each block keeps the new tuples it finds (those the
+// set takes) in its shared memory, evaluates the rules on them in the next round, and
+// copies them to `words` at the place the round's barrier (one atomic a block) gives it:
+// each round's new tuples are a contiguous range of `words`. The kernel stops at the
+// fixpoint, at the loop's iteration limit, or before a round whose delta passes `max_rows`,
+// whose candidates might not fit the room left, or that some block could not hold; the
+// executor then reads the control block back once, merges the words into the full
+// relation (sorted), makes the last round's words the delta, counts the rounds as
+// iterations and continues the loop (its prologue first). Same fixpoint, same iterations.
 // `words`, `table` and `control` are declared buffers the executor allocates for a launch
-// and frees after it; `room`, `mask`, `rounds` and `max_rows` are slots it sets: the words'
-// capacity, the table's slots - 1 (a power of two, at least twice what it holds), the
-// iterations left, the largest delta a round may take, and search_full.
+// and frees after it; `room`, `mask`, `rounds`, `max_rows`, `search_full` and `prologue`
+// are slots it sets: the words' capacity, the table's slots - 1 (a power of two, at least
+// four times what it holds), the iterations left, the largest delta a round may take, whether
+// the full relation is searched, and whether the launch is the prologue.
 enum class Packing : uint8_t { I32, I32x2, I64 };  // builtins::Packing
 struct ResidentRounds {
-  static constexpr int32_t kBlockThreads = 512;
+  static constexpr int32_t kBlockThreads = 1024;
   static constexpr int64_t kDefaultEnterRows = int64_t{1} << 15;
+  // The delta rows a block takes when a launch starts (RANC_RESIDENT_BLOCK_ROWS).
+  static constexpr int64_t kDefaultBlockRows = 256;
+  // A block's shared memory for its tuples (templates/resident.cuh kLocalBytes).
+  static constexpr int32_t kLocalBytes = 2 * 4096 * 8;
   std::string kernel;
   std::vector<KernelArg> args;
   Packing packing = Packing::I32x2;
@@ -284,7 +293,12 @@ struct ResidentRounds {
   // 1: a candidate is looked up in the full relation by binary search (a large one), 0: the
   // kernel inserts the full relation's words into the set first (a small one).
   SlotId search_full = -1;
-  int32_t control_words = 10;  // the control block's long longs (templates/resident.cuh)
+  // 1: the launch is the prologue (it fills the set and measures the invariants' key runs,
+  // and runs no round); 0: it runs the rounds.
+  SlotId prologue = -1;
+  // The control block's long longs (templates/resident.cuh): kControlHeader, then one a join.
+  static constexpr int32_t kControlHeader = 32;
+  int32_t control_words = kControlHeader;
 };
 struct LoopEnd {
   int32_t loop = 0;
@@ -399,6 +413,7 @@ void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
             slot(r.rounds);
             slot(r.max_rows);
             slot(r.search_full);
+            slot(r.prologue);
           }
         } else {
           static_assert(std::is_same_v<T, LoopBegin>, "for_each_buffer_and_slot: a step is missing");

@@ -2,13 +2,17 @@
 // (rt::ResidentRounds, ra_ops/fixpoint/resident.cpp).
 //
 // A resident kernel runs semi-naive rounds of a thin recursion without returning to the
-// host: one cooperative launch (all its blocks resident at once), a grid barrier between
-// rounds. Tuples are packed into one 64-bit word whose unsigned order is the tuples'
-// ascending order (pack_*). The kernel first inserts the full relation's words into a hash
-// set; a candidate is new when the set takes it. New words are appended to `words`, so each
-// round's new tuples are a contiguous range of it: the next round's delta. Small invariants
-// (the rules' join inputs, binary-searched) are read from copies in shared memory. The control block (long long[16 + joins], zeroed before the
-// launch) holds the state the host reads back once, at the end.
+// host: one cooperative launch (all its blocks resident at once), a barrier between rounds.
+// Tuples are packed into one 64-bit word whose unsigned order is the tuples' ascending
+// order (pack_*). A launch of the kernel's prologue first inserts the full relation's words
+// into a hash set; a candidate is new when the set takes it. Each block keeps the new
+// tuples it finds in shared memory and evaluates the rules on them in the next round: no
+// block reads another's tuples, so a round ends with one atomic a block (block_barrier),
+// which also reserves the block's place in `words`, where it copies its tuples for the
+// host. Each round's tuples are a contiguous range of `words`. Small invariants (the
+// rules' join inputs, binary-searched) are read from copies in shared memory. The control
+// block (long long[32 + joins], zeroed before the launches) holds the state the host reads
+// back once, at the end.
 #pragma once
 
 namespace ranc::tpl::resident {
@@ -18,22 +22,38 @@ using u64 = unsigned long long;
 
 // Control block slots.
 enum : int {
-  kWords = 0,       // words appended: where the next goes (out: all of them)
-  kDeltaBegin = 1,  // the unprocessed delta is words[kDeltaBegin, kWords) (out)
-  kRounds = 2,      // rounds run (out)
-  kStatus = 3,      // why the kernel stopped (out): Status
+  kWords = 0,       // out: the words appended
+  kDeltaBegin = 1,  // out: the last round's words are words[kDeltaBegin, kWords)
+  kRounds = 2,      // out: rounds run
+  kStatus = 3,      // out: why the kernel stopped: Status
   kOverflow = 4,    // 1: a word past the room (a bound was wrong; the host fails)
   kMaxWord = 5,     // 1: the word ~0 (the hash set's empty mark) was taken
-  kArrivals = 6,    // the grid barrier: blocks arrived, over all barriers
-  kRelease = 7,     // the grid barrier: the last barrier every block arrived at
-  kEnd = 8,         // kWords when barrier g released, at kEnd + g % 2
-  kRuns = 10,       // the longest run of equal keys of each join's sorted input
+  kCounter = 6,     // the barrier: arrivals, heavy blocks and words, over all barriers
+  kRelease = 16,    // the barrier: the last release (g << kGenShift | heavy | words), on a
+                    // cache line of its own (blocks poll it while others arrive at kCounter)
+  kRuns = 32,       // the longest run of equal keys of each join's sorted input
+                    // (rt::ResidentRounds::kControlHeader)
 };
 enum Status : int { kFixpoint = 0, kRoundLimit = 1, kHandBack = 2 };
+
+// kCounter's fields: words (bits 0-33), blocks that found too many tuples to hold (34-43),
+// arrivals (44-63). kRelease: words, one bit "some block was heavy", the barrier (35-63).
+constexpr int kWordBits = 34;
+constexpr u64 kWordMask = (1ull << kWordBits) - 1;
+constexpr int kArrivalShift = 44;
+constexpr u64 kHeavyMask = (1ull << (kArrivalShift - kWordBits)) - 1;
+constexpr int kGenShift = 35;
+// A launch stops before its arrivals could overflow their field.
+constexpr i64 kMaxArrivals = 1ll << (64 - kArrivalShift);
 
 constexpr u64 kEmpty = ~0ull;
 // Shared memory a block stages the rules' invariant columns in (stage()).
 constexpr int kStageBytes = 40 * 1024;
+// The tuples a block holds in each of its two shared buffers (this round's, the next's).
+constexpr int kLocalRows = 4096;
+constexpr int kLocalBytes = 2 * kLocalRows * 8;  // the launch's dynamic shared memory
+// Candidates a thread collects before their inserts (whose round trips then overlap).
+constexpr int kBatch = 8;
 
 __device__ __forceinline__ u64 pack_i32(int a) { return (unsigned)a ^ 0x80000000u; }
 __device__ __forceinline__ u64 pack_i32x2(int a, int b) {
@@ -44,30 +64,40 @@ __device__ __forceinline__ int unpack_i32(u64 w) { return (int)((unsigned)w ^ 0x
 __device__ __forceinline__ int unpack_i32_hi(u64 w) { return (int)((unsigned)(w >> 32) ^ 0x80000000u); }
 __device__ __forceinline__ long long unpack_i64(u64 w) { return (long long)(w ^ 0x8000000000000000ull); }
 
-// Barrier `g` (1, 2, ...) of all blocks of a cooperative launch. The last block to arrive
-// records kWords (every word of the rounds before is appended) at kEnd + g % 2 before it
-// releases the others; returns that count. Each block arrives with one atomic and waits
-// for one flag; the counters only grow, so nothing is reset between barriers.
-__device__ __forceinline__ i64 grid_sync(i64* ctl, i64 g) {
-  __shared__ i64 words_at_release;
-  __syncthreads();
+// Barrier `g` (1, 2, ...) of the launch's blocks, called by all threads of each block after
+// a __syncthreads (the block's `count` found tuples are in its shared memory). The block's
+// thread 0 adds its arrival, its count and whether it is `heavy` to kCounter in one atomic,
+// whose old value places the block's tuples at words[offset, offset + count): barrier g's
+// arrivals all come after barrier g - 1's, so a round's tuples follow the round before's.
+// The last block to arrive releases the others with the words and "some block was heavy".
+// `copy(offset)` runs (on all threads) while the block waits; `*local_count` is zeroed for
+// the next round. Returns the release word. The counters only grow: nothing is reset
+// between barriers. No block reads another's tuples, so no fence is needed.
+template <class Copy>
+__device__ __forceinline__ u64 block_barrier(i64* ctl, i64 g, int count, bool heavy, int* local_count,
+                                             const Copy& copy) {
+  __shared__ i64 offset;
+  __shared__ u64 release;
   if (threadIdx.x == 0) {
-    __threadfence();
-    const u64 arrived = atomicAdd(reinterpret_cast<u64*>(ctl + kArrivals), 1ull) + 1;
-    if (arrived == (u64)g * gridDim.x) {
-      const i64 words = *reinterpret_cast<volatile i64*>(ctl + kWords);
-      *reinterpret_cast<volatile i64*>(ctl + kEnd + (g & 1)) = words;
-      __threadfence();
-      *reinterpret_cast<volatile i64*>(ctl + kRelease) = g;
-    } else {
-      while (*reinterpret_cast<volatile i64*>(ctl + kRelease) < g) {
-      }
+    const u64 add = (1ull << kArrivalShift) | ((u64)heavy << kWordBits) | (u64)count;
+    const u64 now = atomicAdd(reinterpret_cast<u64*>(ctl + kCounter), add) + add;
+    offset = (i64)(now & kWordMask) - count;
+    if ((now >> kArrivalShift) == (u64)g * gridDim.x) {
+      const u64 any_heavy = ((now >> kWordBits) & kHeavyMask) != 0 ? 1ull << kWordBits : 0ull;
+      *reinterpret_cast<volatile u64*>(ctl + kRelease) = ((u64)g << kGenShift) | any_heavy | (now & kWordMask);
     }
-    __threadfence();
-    words_at_release = *reinterpret_cast<volatile i64*>(ctl + kEnd + (g & 1));
   }
   __syncthreads();
-  return words_at_release;
+  if (threadIdx.x == 0) *local_count = 0;  // every thread read it before the barrier
+  copy(offset);
+  if (threadIdx.x == 0) {
+    u64 r;
+    while (((r = *reinterpret_cast<volatile u64*>(ctl + kRelease)) >> kGenShift) < (u64)g) {
+    }
+    release = r;
+  }
+  __syncthreads();
+  return release;
 }
 
 __device__ __forceinline__ u64 mix(u64 k) {
@@ -79,18 +109,106 @@ __device__ __forceinline__ u64 mix(u64 k) {
   return k;
 }
 
-// Inserts `w` into the open-addressing set (mask + 1 slots, a power of two, at most half
-// full by the host's sizing). True: it was not there.
+// The open-addressing set: mask + 1 slots (a power of two, at most a quarter full by the
+// host's sizing), linear probing from slot mix(w) & mask; a slot only goes from empty to a
+// word, so `w` is in the set when it is before the first empty slot of its probe sequence.
+// The first probe is a CAS (mostly empty: one round trip); the rest of a round's slowest
+// insert bounds the round, so after a collision the next eight slots are read at once
+// (from L2: another block may have just written them) and the first empty one is CASed.
+
+// Goes on inserting `w` after its probe at slot `h` found another word. True: it was not
+// there (now it is).
+__device__ __forceinline__ bool probe(u64* table, i64 mask, u64 w, u64 h) {
+  u64 at = (h + 1) & (u64)mask;
+  while (true) {
+    u64 s[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) s[k] = __ldcg(table + ((at + k) & (u64)mask));
+    int k = 8;  // the first empty slot
+#pragma unroll
+    for (int j = 7; j >= 0; --j)
+      if (s[j] == kEmpty) k = j;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (j < k && s[j] == w) return false;
+    if (k == 8) {
+      at = (at + 8) & (u64)mask;
+      continue;
+    }
+    const u64 slot = (at + k) & (u64)mask;
+    const u64 prev = atomicCAS(table + slot, kEmpty, w);
+    if (prev == kEmpty) return true;
+    if (prev == w) return false;
+    at = slot;  // another word took it: read on from there
+  }
+}
+
+// Inserts `w` into the set. True: it was not there.
 __device__ __forceinline__ bool insert(u64* table, i64 mask, u64 w, i64* ctl) {
   if (w == kEmpty)
     return atomicCAS(reinterpret_cast<u64*>(ctl + kMaxWord), 0ull, 1ull) == 0ull;
-  u64 h = mix(w) & (u64)mask;
-  while (true) {
-    const u64 prev = atomicCAS(table + h, kEmpty, w);  // mostly empty: one round trip
-    if (prev == kEmpty) return true;
-    if (prev == w) return false;
-    h = (h + 1) & (u64)mask;
+  const u64 h = mix(w) & (u64)mask;
+  const u64 prev = atomicCAS(table + h, kEmpty, w);
+  if (prev == kEmpty) return true;
+  if (prev == w) return false;
+  return probe(table, mask, w, h);
+}
+
+// Appends `w` to the block's next tuples: the threads of a warp that append at once take
+// their places with one shared-memory atomic.
+__device__ __forceinline__ void append(u64 w, u64* local, int* local_count) {
+  const unsigned m = __activemask();
+  const int lane = threadIdx.x & 31;
+  const int leader = __ffs(m) - 1;
+  int first = 0;
+  if (lane == leader) first = atomicAdd(local_count, __popc(m));
+  first = __shfl_sync(m, first, leader);
+  local[first + __popc(m & ((1u << lane) - 1u))] = w;
+}
+
+// A thread's candidates waiting for their inserts.
+struct Batch {
+  u64 w[kBatch];
+  int n = 0;
+};
+
+// Keeps the candidate `w` for flush(); when the batch is full, inserts it (and appends it
+// when new) at once.
+__device__ __forceinline__ void push(Batch& b, u64 w, u64* table, i64 mask, i64* ctl, u64* local,
+                                     int* local_count) {
+  if (b.n < kBatch) {
+    b.w[b.n++] = w;
+    return;
   }
+  if (insert(table, mask, w, ctl)) append(w, local, local_count);
+}
+
+// Inserts the batch's candidates, their first probes issued together, and appends the new.
+__device__ __forceinline__ void flush(Batch& b, u64* table, i64 mask, i64* ctl, u64* local,
+                                      int* local_count) {
+  u64 prev[kBatch];
+#pragma unroll
+  for (int c = 0; c < kBatch; ++c) {
+    prev[c] = kEmpty;
+    if (c < b.n && b.w[c] != kEmpty) prev[c] = atomicCAS(table + (mix(b.w[c]) & (u64)mask), kEmpty, b.w[c]);
+  }
+#pragma unroll
+  for (int c = 0; c < kBatch; ++c) {
+    if (c < b.n) {
+      const u64 w = b.w[c];
+      bool fresh;
+      if (w == kEmpty)
+        fresh = atomicCAS(reinterpret_cast<u64*>(ctl + kMaxWord), 0ull, 1ull) == 0ull;
+      else if (prev[c] == kEmpty)
+        fresh = true;
+      else if (prev[c] == w)
+        fresh = false;
+      else
+        fresh = probe(table, mask, w, mix(w) & (u64)mask);
+      if (fresh) append(w, local, local_count);
+    }
+  }
+  b.n = 0;
 }
 
 // Is `w` one of the n words full.word(0..n), ascending?
@@ -105,25 +223,6 @@ __device__ __forceinline__ bool contains(const Full& full, i64 n, u64 w) {
       hi = mid;
   }
   return lo < n && full.word(lo) == w;
-}
-
-// Appends `w` when the set takes it (new: not found before, nor in the full relation when
-// its words are in the set). The threads of a warp that append at once take their places
-// at kWords with one atomic.
-__device__ __forceinline__ void add(u64 w, u64* words, i64 room, u64* table, i64 mask, i64* ctl) {
-  if (!insert(table, mask, w, ctl)) return;
-  const unsigned m = __activemask();
-  const int lane = threadIdx.x & 31;
-  const int leader = __ffs(m) - 1;
-  u64 first = 0;
-  if (lane == leader) first = atomicAdd(reinterpret_cast<u64*>(ctl + kWords), (u64)__popc(m));
-  first = __shfl_sync(m, first, leader);
-  const i64 at = (i64)first + __popc(m & ((1u << lane) - 1u));
-  if (at >= room) {
-    atomicExch(reinterpret_cast<u64*>(ctl + kOverflow), 1ull);
-    return;
-  }
-  words[at] = w;
 }
 
 // Copies n elements of `src` into the block's shared staging area at `*used` when they fit
