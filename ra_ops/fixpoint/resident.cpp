@@ -3,14 +3,15 @@
 // A thin recursion (a chain's transitive closure: thousands of rounds of a few thousand
 // tuples) spends its time issuing a round's steps and waiting for them, not computing: about
 // 85 us a round on the H100 (bench/RESULTS.md, session 32). The resident kernel runs rounds
-// of such a loop without the host: each thread takes delta tuples, evaluates every
-// recursive rule on them (the joins as binary searches of the invariants, which the loop's
-// base case sorted by their join keys, read from shared memory where they fit), and appends
-// each candidate that a hash set takes (the set holds the full relation's words, or a large
-// full relation is binary-searched) to its words; a grid barrier ends a round, and the words
-// a round appended are the next round's delta. The kernel is generated here from the
+// of such a loop without the host: each block takes delta tuples (held in its shared
+// memory), its threads evaluate every recursive rule on them (the joins as binary searches
+// of the invariants, which the loop's base case sorted by their join keys, read from shared
+// memory where they fit), and the block keeps each candidate that a hash set takes (the set
+// holds the full relation's words, or a large full relation is binary-searched) as its
+// next round's delta; a round ends with one atomic a block, which also places the block's
+// tuples in the global words the host merges. The kernel is generated here from the
 // checked rules, as a chain of nested loops and conditions per rule. On the H100 a chain's
-// round takes about 7 us this way (bench/RESULTS.md, session 37).
+// round takes about 5.5 us this way (bench/RESULTS.md, session 38).
 #include "resident.h"
 
 #include <fmt/format.h>
