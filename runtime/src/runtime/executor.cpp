@@ -1101,14 +1101,13 @@ class Run {
     slots_[static_cast<size_t>(r.rounds)] =
         e.max_iterations > 0 ? e.max_iterations - loop_->iteration : INT64_MAX;
     slots_[static_cast<size_t>(r.max_rows)] = resident_max_rows_;
-    // The prologue (the set takes the full relation's words; the invariants' key runs) on
-    // a grid for the full relation, then the rounds on a grid for the delta: a block takes
-    // about RANC_RESIDENT_BLOCK_ROWS of its rows, and a round waits for fewer blocks.
+    // The prologue (the set takes the full relation's words; the invariants' key runs, over
+    // inputs of any size, whatever the full relation's) on four blocks an SM, then the
+    // rounds on a grid for the delta: a block takes about RANC_RESIDENT_BLOCK_ROWS of its
+    // rows, and a round waits for fewer blocks.
     slots_[static_cast<size_t>(r.prologue)] = 1;
-    const int64_t fill_blocks = std::clamp<int64_t>(
-        (full_rows + ResidentRounds::kBlockThreads - 1) / ResidentRounds::kBlockThreads, 1, 4 * sms_);
     RANC_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
-                                     dim3(static_cast<unsigned>(fill_blocks)),
+                                     dim3(static_cast<unsigned>(4 * sms_)),
                                      dim3(static_cast<unsigned>(ResidentRounds::kBlockThreads)),
                                      marshal(r.args), 0, stream_));
     slots_[static_cast<size_t>(r.prologue)] = 0;

@@ -281,7 +281,8 @@ struct ResidentRounds {
   static constexpr int64_t kDefaultEnterRows = int64_t{1} << 15;
   // The delta rows a block takes when a launch starts (RANC_RESIDENT_BLOCK_ROWS).
   static constexpr int64_t kDefaultBlockRows = 256;
-  // A block's shared memory for its tuples (templates/resident.cuh kLocalBytes).
+  // A block's shared memory for its tuples: two buffers of templates/resident.cuh's
+  // kLocalRows words.
   static constexpr int32_t kLocalBytes = 2 * 4096 * 8;
   std::string kernel;
   std::vector<KernelArg> args;

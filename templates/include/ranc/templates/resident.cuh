@@ -49,9 +49,9 @@ constexpr i64 kMaxArrivals = 1ll << (64 - kArrivalShift);
 constexpr u64 kEmpty = ~0ull;
 // Shared memory a block stages the rules' invariant columns in (stage()).
 constexpr int kStageBytes = 40 * 1024;
-// The tuples a block holds in each of its two shared buffers (this round's, the next's).
+// The tuples a block holds in each of its two shared buffers (this round's, the next's):
+// the launch's dynamic shared memory (rt::ResidentRounds::kLocalBytes) is both.
 constexpr int kLocalRows = 4096;
-constexpr int kLocalBytes = 2 * kLocalRows * 8;  // the launch's dynamic shared memory
 // Candidates a thread collects before their inserts (whose round trips then overlap).
 constexpr int kBatch = 8;
 
