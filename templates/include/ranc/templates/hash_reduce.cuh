@@ -24,7 +24,9 @@
 // header[1] to the number of records, or to n when they passed capacity (which must then be
 // below n: every record holds at least one row).
 // With few groups the records are about (blocks x groups); with many they approach one per row,
-// and the generator sorts and reduces the input instead (ra_ops/reduce/lowering.cpp).
+// and phase 1 gives up: phase 1b (GlobalHashGroupAgent, below) puts the groups into one table in
+// device memory, whose occupied slots become the records, and when they outnumber that table
+// too the generator sorts and reduces the input instead (ra_ops/reduce/lowering.cpp).
 // Phase 2 (the generator, with existing primitives): the records sorted by key word (SortPairs) and
 // reduced by ReduceAgent (reduce.cuh) whose accumulate merges a record's state: the output is
 // sorted by the group keys, as the sort-based reduce's.
@@ -35,8 +37,13 @@
 //   1. HashGroupAgent<P, Capacity, Private>::run(temp, n, keep, key, agg, keys, states, capacity, header)
 //      grid min(tiles, the generator's block limit), or that rounded to whole waves of the GPU
 //      (rt::Launch::whole_waves: a block past the tiles does nothing), P::block_threads threads, dynamic shared
-//      memory sizeof(TempStorageT<State>); header (3 x u64: claims, records, blocks done) zeroed before.
-// Buffers: keys: capacity u64; states: capacity * sizeof(State) bytes (void*); header: 3 u64.
+//      memory sizeof(TempStorageT<State>); header (8 x u64: claims, records, blocks done, then
+//      phase 1b's words) zeroed before.
+//   2. GlobalHashGroupAgent<P>::clear, ::insert, ::compact (phase 1b; each a no-op unless phase
+//      1 gave up), Grid::strided: clear and compact over the table's slots, insert over the
+//      tiles of the rows.
+// Buffers: keys: room u64; states: room * sizeof(State) bytes (void*), room >= capacity (phase
+// 1b's records too); header: 8 u64; phase 1b's table: slots x slot_bytes<State>() bytes.
 #pragma once
 
 #include <ranc/templates/common.cuh>
@@ -427,6 +434,226 @@ struct HashGroupAgent {
         if (cur == w) return h;
       }
       h = (h + 1) & (Capacity - 1);
+    }
+    return -1;
+  }
+};
+
+/// Phase 1b: a table in device memory for the groups phase 1's blocks could not hold. Phase 1
+/// gives up (header[1] = n > capacity) when its records pass their room: each block's table
+/// (a few thousand slots) then held few of the groups, so nearly every row became a record.
+/// Up to a few million groups still fit one table of (key word, state) slots in device
+/// memory about L2's size, where a row costs a read of its slot and an atomic merge instead
+/// of a place in a sort; its occupied slots become the records that phase 2 sorts and merges
+/// (one per group). Three launches, each a no-op unless phase 1 gave up (header[1] >
+/// capacity, which only compact's last block rewrites):
+///   clear:   every slot to (kEmptyKeyWord, agg.init());
+///   insert:  every kept row's state into its key's slot (found or claimed by a CAS on the key
+///            word; linear probing from Fibonacci hashing, as phase 1's tables), by the
+///            agg's atomic merge. Claims are counted per block and tile into header[3]; the
+///            blocks stop once it passes min(room, 3/4 of the slots) or a probe passes kMaxProbe
+///            slots (header[4] = 1: the groups outnumber the table);
+///   compact: the occupied slots as records (warp-aggregated claims of header[5]); the last
+///            block (header[6]) sets header[1] to the records, or to room + 1 when the table
+///            gave up or holds more groups than the room: the generator then sorts the input,
+///            as it did when phase 1 gave up alone.
+/// Header words (u64, zeroed before phase 1): [0..2] phase 1's; [3] claims; [4] gave up;
+/// [5] records written; [6] compact's blocks done. `room` (>= capacity) is the records
+/// buffers' length. The slots are kSlotBytes each (the key word and the state, padded to a
+/// power of two so no slot straddles a 32-byte sector); `slots` is a power of two.
+template <class Policy>
+struct GlobalHashGroupAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+
+  template <class State>
+  struct Slot {
+    u64 key;
+    State state;
+  };
+  template <class State>
+  __host__ __device__ static constexpr int slot_bytes() {
+    int b = 16;
+    while (b < static_cast<int>(sizeof(Slot<State>))) b *= 2;
+    return b;
+  }
+
+  struct TempStorage {
+    unsigned long long claims;  // this tile's claims by the block
+    int go;                     // the block goes on (thread 0's read of the header)
+  };
+
+  /// The hooks of insert() (contract.cuh): HashGroupAgent's.
+  struct Hooks {
+    __device__ bool keep(i64 row) const;
+    __device__ u64 key(i64 row) const;
+    struct Agg {
+      struct State;
+      __device__ State init() const;
+      __device__ void accumulate(State& s, i64 row) const;
+      __device__ void merge(State& a, const State& b) const;
+      __device__ void merge_atomic(State& a, const State& b) const;
+    } agg;
+  };
+  static constexpr LaunchRule clear_launch{Grid::strided, "slots", Policy::block_threads};
+  static constexpr LaunchRule insert_launch{Grid::strided, "n", Policy::block_threads};
+  static constexpr LaunchRule compact_launch{Grid::strided, "slots", Policy::block_threads};
+
+  template <class Agg>
+  __device__ __forceinline__ static void clear(TempStorage& temp, i64 slots, Agg agg, void* table,
+                                               i64 capacity, u64* header) {
+    using State = typename Agg::State;
+    (void)temp;
+    if (!phase1_gave_up(header, capacity)) return;
+    for (i64 s = blockIdx.x * static_cast<i64>(kThreads) + threadIdx.x; s < slots;
+         s += static_cast<i64>(gridDim.x) * kThreads) {
+      Slot<State>& slot = at<State>(table, s);
+      slot.key = kEmptyKeyWord;
+      slot.state = agg.init();
+    }
+  }
+
+  template <class Keep, class Key, class Agg>
+  __device__ __forceinline__ static void insert(TempStorage& temp, i64 n, Keep keep, Key key, Agg agg,
+                                                void* table, i64 slots, i64 capacity, i64 room,
+                                                u64* header) {
+    using State = typename Agg::State;
+    if (!phase1_gave_up(header, capacity)) return;
+    const u64 limit = static_cast<u64>(room < slots / 4 * 3 ? room : slots / 4 * 3);
+    int bits = 0;
+    while ((i64{1} << bits) < slots) ++bits;
+    const i64 tiles = n / kTile + (n % kTile != 0);
+    for (i64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+      if (threadIdx.x == 0) {
+        temp.claims = 0;
+        temp.go = __ldcg(&header[4]) == 0;
+        // Past the limit the table gives up (rows would be left out of it).
+        if (temp.go && __ldcg(&header[3]) > limit) {
+          atomicExch(&header[4], 1ull);
+          temp.go = 0;
+        }
+      }
+      __syncthreads();
+      if (!temp.go) break;  // (one value for the block)
+      // The tile's rows are loaded before the first insert: a warp's reads in flight at once.
+      u64 w[kItems];
+      State s[kItems];
+      bool live[kItems];
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        const i64 i = t * kTile + k * kThreads + threadIdx.x;
+        live[k] = i < n && keep(i);
+        w[k] = live[k] ? key(i) : kEmptyKeyWord;
+        s[k] = agg.init();
+        if (live[k]) agg.accumulate(s[k], i);
+      }
+      // Each row's first slot's key word, all read before the first merge (the merges'
+      // atomics would keep the compiler from moving a later row's read above them).
+      u64 first[kItems];
+#pragma unroll
+      for (int k = 0; k < kItems; ++k)
+        first[k] = live[k] ? __ldcg(&at<State>(table, first_slot(w[k], bits)).key) : kEmptyKeyWord;
+      unsigned claimed = 0;
+      bool full = false;
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        if (!live[k]) continue;
+        const i64 at_slot = find_or_claim<State>(table, slots, bits, w[k], first[k], claimed);
+        if (at_slot < 0)
+          full = true;
+        else
+          agg.merge_atomic(at<State>(table, at_slot).state, s[k]);
+      }
+      if (claimed) atomicAdd(&temp.claims, static_cast<unsigned long long>(claimed));
+      full = __syncthreads_or(full);
+      if (threadIdx.x == 0) {
+        if (temp.claims) atomicAdd(&header[3], temp.claims);
+        if (full) atomicExch(&header[4], 1ull);
+      }
+      if (full) break;
+    }
+  }
+
+  template <class Agg>
+  __device__ __forceinline__ static void compact(TempStorage& temp, i64 slots, Agg agg,
+                                                 const void* table, u64* keys_out, void* states_buf,
+                                                 i64 capacity, i64 room, u64* header) {
+    using State = typename Agg::State;
+    (void)temp;
+    (void)agg;
+    if (!phase1_gave_up(header, capacity)) return;
+    State* states_out = static_cast<State*>(states_buf);
+    const u64 groups = __ldcg(&header[3]);
+    const bool ok = __ldcg(&header[4]) == 0 && groups <= static_cast<u64>(room);
+    if (ok) {
+      const int lane = static_cast<int>(threadIdx.x & 31);
+      const i64 stride = static_cast<i64>(gridDim.x) * kThreads;
+      // Whole warps in every iteration (the bound is the same for the warp's lanes).
+      for (i64 base = blockIdx.x * static_cast<i64>(kThreads) + (threadIdx.x & ~31u); base < slots;
+           base += stride) {
+        const i64 s = base + lane;
+        const Slot<State>* slot = s < slots ? &at<State>(const_cast<void*>(table), s) : nullptr;
+        const bool used = slot != nullptr && slot->key != kEmptyKeyWord;
+        const unsigned lanes = __ballot_sync(0xffffffffu, used);
+        if (lanes == 0) continue;
+        u64 first = 0;
+        if (lane == 0) first = atomicAdd(&header[5], static_cast<u64>(__popc(lanes)));
+        first = __shfl_sync(0xffffffffu, first, 0);
+        if (used) {
+          const u64 r = first + __popc(lanes & ((1u << lane) - 1u));
+          keys_out[r] = slot->key;
+          states_out[r] = slot->state;
+        }
+      }
+    }
+    // The last block to finish says how it went; every block has read header[1] by then.
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      if (atomicAdd(&header[6], 1ull) == gridDim.x - 1) {
+        __threadfence();
+        header[1] = ok ? groups : static_cast<u64>(room) + 1;
+      }
+    }
+  }
+
+ private:
+  __device__ __forceinline__ static bool phase1_gave_up(const u64* header, i64 capacity) {
+    return __ldcg(&header[1]) > static_cast<u64>(capacity);
+  }
+  template <class State>
+  __device__ __forceinline__ static Slot<State>& at(void* table, i64 s) {
+    return *reinterpret_cast<Slot<State>*>(static_cast<char*>(table) + s * slot_bytes<State>());
+  }
+  /// A probe longer than this gives up (header[4]): below 3/4 full, linear probing's expected
+  /// probe is under 9 slots, so a probe this long means the table is (nearly) full, where
+  /// probes grow with the table (a 2^21-slot table filled by 2^22 groups took seconds).
+  static constexpr int kMaxProbe = 256;
+  __device__ __forceinline__ static i64 first_slot(u64 w, int bits) {
+    return bits == 0 ? 0 : static_cast<i64>((w * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+  }
+  // The slot of key word w, claimed if absent (++claimed); -1 when the probe passed kMaxProbe
+  // slots. `cur` is the first slot's key word as read; the later ones are read from L2
+  // (another SM may have claimed the slot).
+  template <class State>
+  __device__ __forceinline__ static i64 find_or_claim(void* table, i64 slots, int bits, u64 w, u64 cur,
+                                                      unsigned& claimed) {
+    const u64 mask = static_cast<u64>(slots) - 1;
+    u64 h = static_cast<u64>(first_slot(w, bits));
+    for (i64 probe = 0; probe < slots && probe < kMaxProbe; ++probe) {
+      u64* k = &at<State>(table, static_cast<i64>(h)).key;
+      if (probe > 0) cur = __ldcg(k);
+      if (cur == w) return static_cast<i64>(h);
+      if (cur == kEmptyKeyWord) {
+        cur = atomicCAS(k, kEmptyKeyWord, w);
+        if (cur == kEmptyKeyWord) {
+          ++claimed;
+          return static_cast<i64>(h);
+        }
+        if (cur == w) return static_cast<i64>(h);
+      }
+      h = (h + 1) & mask;
     }
     return -1;
   }
