@@ -652,10 +652,8 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
   return a;
 }
 
-// Phase 1 (HashGroupAgent) writes (key word, state) records; when it gives up, phase 1b
-// (GlobalHashGroupAgent) writes one record a group from a table in device memory; phase 2
-// sorts the records by key word and merges each key's states with ReduceAgent, writing the
-// groups in key order. When phase 1b gives up too, the input is sorted and reduced.
+// Phase 1 (HashGroupAgent) writes (key word, state) records; phase 2 sorts them by key word
+// and merges each key's states with ReduceAgent, writing the groups in key order.
 void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation& in) {
   const size_t nk = n.group_key_index.size();
   const std::vector<NodeId> nodes = LoweringContext::fused_nodes({&in}, n.id);
@@ -740,38 +738,10 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   } else {
     ctx.step(rt::SetSize{cap, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size}}}, 1, 1, room}});
   }
-  // Phase 1b (GlobalHashGroupAgent): when phase 1 gives up, a table of `table_slots` slots in
-  // device memory (about L2's size: CodegenOptions::hash_table_bytes) takes the groups, up to
-  // 3/4 of its slots, if it holds them all. Only an input of more rows than phase 1's room
-  // can make phase 1 give up: the table is allocated (and its launches run) only then,
-  // `wide` = min(1, max(0, n - cap)). The records then have room for the table's groups too:
-  // room = cap + (3/4 table_slots) x wide.
-  const int64_t slot_bytes_pow2 = [&] {
-    int64_t b = 16;
-    while (b < 8 + 8 * a.state_words) b *= 2;
-    return b;
-  }();
-  int64_t table_slots = 0;
-  if (ctx.options().hash_table_bytes > 0)
-    while ((table_slots == 0 ? 1 : table_slots * 2) * slot_bytes_pow2 <= ctx.options().hash_table_bytes)
-      table_slots = table_slots == 0 ? 1 : table_slots * 2;
-  if (table_slots < 64) table_slots = 0;
-  rt::SlotId room_slot = cap, wide = -1, gslots = -1;
-  if (table_slots > 0) {
-    wide = ctx.new_slot();
-    gslots = ctx.new_slot();
-    room_slot = ctx.new_slot();
-    ctx.step(rt::SetSize{wide, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size}}, rt::SizeTerm{-1, {cap}}},
-                                            1, 0, 1, true}});
-    ctx.step(rt::SetSize{gslots, rt::SizeExpr{0, {rt::SizeTerm{table_slots, {wide}}}}});
-    ctx.step(rt::SetSize{room_slot, rt::SizeExpr{0, {rt::SizeTerm{1, {cap}},
-                                                     rt::SizeTerm{table_slots / 4 * 3, {wide}}}}});
-  }
-  rt::BufferId rkeys = ctx.allocate(fmt::format("n{}.record_keys", n.id), 8, rt::SizeExpr::slot(room_slot), n.id);
+  rt::BufferId rkeys = ctx.allocate(fmt::format("n{}.record_keys", n.id), 8, rt::SizeExpr::slot(cap), n.id);
   rt::BufferId rstates = ctx.allocate(fmt::format("n{}.record_states", n.id), 8,
-                                      rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {room_slot}}}}, n.id);
-  // [0..2] phase 1's claims, records and blocks done; [3..6] phase 1b's (hash_reduce.cuh).
-  rt::BufferId header = ctx.allocate(fmt::format("n{}.records", n.id), 8, rt::SizeExpr::fixed(8),
+                                      rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {cap}}}}, n.id);
+  rt::BufferId header = ctx.allocate(fmt::format("n{}.records", n.id), 8, rt::SizeExpr::fixed(3),
                                      n.id, true);
   const std::string name = ctx.kernel_name(n.id, what);
   const std::string st = name + "_state";
@@ -792,7 +762,6 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       "  __device__ __forceinline__ void merge_atomic(State& a, const State& b) const {{\n{6}  }}\n",
       st, keep, pack, a.init, a.acc, a.merge, a.merge_atomic);
   std::string make = ctx.functor(name + "_fn", p, members);
-  KernelParams pg = p;  // phase 1b's kernels: the same functor, and the table's parameters
   {
     SkeletonCall agent(ctx.templates(), "HashGroupAgent",
                        {ctx.tile_policy("HashGroup"), std::to_string(capacity),
@@ -816,49 +785,18 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     shape.whole_waves = true;
     ctx.kernel(n.id, name, p, body, shape, agent);
   }
-  if (table_slots > 0) {
-    rt::BufferId table = ctx.allocate(fmt::format("n{}.group_table", n.id),
-                                      static_cast<int32_t>(slot_bytes_pow2), rt::SizeExpr::slot(gslots), n.id);
-    const std::string tb = pg.buffer(table, "void", false), gs = pg.slot(gslots),
-                      rm = pg.slot(room_slot);
-    const int32_t threads = ctx.policy_threads("HashGroup");
-    // clear and compact: a thread a slot, in blocks of 8 threads' slots at most 4 waves of
-    // 528 blocks (each strides); insert: phase 1's grid over the rows.
-    rt::SizeExpr slot_blocks{0, {rt::SizeTerm{1, {gslots}}}, int64_t{threads} * 8, 1, 2048};
-    rt::SizeExpr row_blocks{0, {rt::SizeTerm{1, {in.size, wide}}}, tile, 1, kMaxBlocks};
-    auto phase1b = [&](std::string_view entry, const rt::SizeExpr& blocks, std::vector<CallArg> args) {
-      SkeletonCall agent(ctx.templates(), "GlobalHashGroupAgent", {ctx.tile_policy("HashGroup")}, "Agent");
-      agent.bind("State", st);
-      const std::string kname = ctx.kernel_name(n.id, fmt::format("hash_reduce_{}", entry));
-      args.insert(args.begin(), CallArg{"temp"});
-      const std::string body = make + agg_hooks(name + "_fn", st, hash_agg_methods()) + agent.declare() +
-                               agent.temp_storage() + agent.call(entry, args);
-      LaunchShape shape{blocks, 1, threads, true, nodes};
-      shape.whole_waves = entry == "insert";
-      KernelParams kp = pg;
-      ctx.kernel(n.id, kname, kp, body, shape, agent);
-    };
-    phase1b("clear", slot_blocks, {gs, agg_object(st, hash_agg_methods()), tb, cs, hd});
-    phase1b("insert", row_blocks,
-            {ns, HookArg::lambda("bool", {{"long long", "r"}}, " return f.keep(r); "),
-             HookArg::lambda("unsigned long long", {{"long long", "r"}}, " return f.key(r); "),
-             agg_object(st, hash_agg_methods()), tb, gs, cs, rm, hd});
-    phase1b("compact", slot_blocks, {gs, agg_object(st, hash_agg_methods()), tb, rk, rs, cs, rm, hd});
-  }
   // When the records pass their room, the blocks' tables hold few of the groups: nearly
   // every row becomes a record, and sorting the records (24 bytes a row or more) costs more
-  // than sorting the input. Phase 1 then stops early and says so (header[1] = n > cap);
-  // phase 1b's table takes the groups when it holds them all, else the input is sorted and
-  // reduced as the sort-based plan does (H100, 2^28 rows into 2^24 groups: 38.3 ms through
-  // phase 1's records, 8.7 ms sorted). The runtime plan has no branches:
+  // than sorting the input. Phase 1 then stops early and says so (header[1] = n > cap); the
+  // input is sorted and reduced as the sort-based plan does (H100, 2^28 rows into 2^24
+  // groups: 38.3 ms through the records, 8.7 ms sorted). The runtime plan has no branches:
   // both ways are planned, each sized by a slot that is 0 on the way not taken (its sorts
   // and launches run over no rows), and both write the same output columns from row 0.
-  // over = min(1, max(0, header[1] - room)); records = header[1] x (1 - over);
-  // fallback_rows = n x over. (room = cap without phase 1b; phase 1 gives up with header[1] =
-  // n > cap, which phase 1b, when it runs, rewrites to its records or room + 1.)
+  // over = min(1, max(0, header[1] - cap)); records = header[1] x (1 - over);
+  // fallback_rows = n x over.
   const rt::SlotId claimed = ctx.new_slot(), over = ctx.new_slot();
   ctx.step(rt::ReadSize{claimed, header, 1});
-  ctx.step(rt::SetSize{over, rt::SizeExpr{0, {rt::SizeTerm{1, {claimed}}, rt::SizeTerm{-1, {room_slot}}},
+  ctx.step(rt::SetSize{over, rt::SizeExpr{0, {rt::SizeTerm{1, {claimed}}, rt::SizeTerm{-1, {cap}}},
                                           1, 0, 1, true}});
   ctx.step(rt::SetSize{records, rt::SizeExpr{0, {rt::SizeTerm{1, {claimed}},
                                                  rt::SizeTerm{-1, {claimed, over}}}}});

@@ -955,10 +955,9 @@ TEST(GpuHashReduce, ExactIntegerSumsByWordAtomics) {
   }
 }
 
-// The hash group-by's ways out for many groups: when phase 1's records pass their room
-// (CodegenOptions::hash_records, forced small here), phase 1b puts the groups into a table in
-// device memory (CodegenOptions::hash_table_bytes), and when that gives up too the plan sorts
-// the input and reduces it instead, into the same output columns (ra_ops/reduce/lowering.cpp). Rooms of 1 record
+// The hash group-by's way out for many groups: when phase 1's records pass their room
+// (CodegenOptions::hash_records, forced small here), the plan sorts the input and reduces it
+// instead, into the same output columns (ra_ops/reduce/lowering.cpp). Rooms of 1 record
 // (every input with two records takes the fallback), 300 (around it: blocks cross it at
 // different keys counts) and the default (the hash path), for one i32 key, two keys (a string
 // and a date: the sort packs them), an f32 key with -0.0/+0.0/NaN/infinities, a fused select
@@ -1021,20 +1020,12 @@ TEST(GpuHashReduce, SortsTheInputWhenRecordsPassTheirRoom) {
     EXPECT_EQ(sorts, 0);
     EXPECT_EQ(hashed, 8);
     const Reference ref = reference(p, in);
-    // Past the room, phase 1b's table in device memory (the default, 32 MiB), a table of 4 KB
-    // (64 slots of the all-aggregates state, 256 of one sum: it gives up past 3/4 of them,
-    // or when a probe passes all its slots, and the input is sorted) or none (sorted).
     for (int64_t room : {int64_t{1}, int64_t{300}, int64_t{0}})
-      for (int64_t table : {int64_t{32} << 20, int64_t{4096}, int64_t{0}})
-        for (int privates : {-1, 0}) {
-          if (room == 0 && table != (int64_t{32} << 20)) continue;  // phase 1 holds them
-          EXPECT_EQ(compare_with_reference(p, in, ref,
-                                           {.hash_private_states = privates, .hash_records = room,
-                                            .hash_table_bytes = table}),
-                    "")
-              << "n " << n << ", " << keys << " keys, room " << room << ", table " << table
-              << " bytes, private states " << privates;
-        }
+      for (int privates : {-1, 0})
+        EXPECT_EQ(compare_with_reference(p, in, ref,
+                                         {.hash_private_states = privates, .hash_records = room}),
+                  "")
+            << "n " << n << ", " << keys << " keys, room " << room << ", private states " << privates;
   }
 }
 

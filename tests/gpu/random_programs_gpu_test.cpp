@@ -350,15 +350,9 @@ codegen::CodegenOptions batch_options(uint64_t seed) {
   codegen::CodegenOptions o{.join = kAlgorithms[seed % 3]};
   o.fast_compile = seed % static_cast<uint64_t>(full_every()) != 0;
   // Every other batch of each join algorithm gives the hash group-by's records a room of one,
-  // so a reduce whose blocks hold two groups or more gives up on phase 1 (its ways out for many
-  // groups, which the batches' sizes would otherwise never reach): into its table in device
-  // memory (phase 1b), a table of 4 KB (which gives up past 3/4 of its 64-256 slots), or none;
-  // the last two then sort the input.
-  if ((seed / 3) % 2 == 1) {
-    o.hash_records = 1;
-    constexpr int64_t kTables[] = {int64_t{32} << 20, 4096, 0};
-    o.hash_table_bytes = kTables[(seed / 6) % 3];
-  }
+  // so a reduce whose blocks hold two groups or more sorts its input (its way out for many
+  // groups, which the batches' sizes would otherwise never reach).
+  if ((seed / 3) % 2 == 1) o.hash_records = 1;
   return o;
 }
 std::string join_name(const codegen::CodegenOptions& o) {
@@ -366,8 +360,7 @@ std::string join_name(const codegen::CodegenOptions& o) {
                   : o.join == codegen::JoinAlgorithm::SortMerge ? "sort-merge"
                                                                 : "auto";
   return s + (o.fast_compile ? " joins, fast compile" : " joins") +
-         (o.hash_records > 0 ? fmt::format(", hash group-by past 1 record, table of {} bytes", o.hash_table_bytes)
-                             : std::string());
+         (o.hash_records > 0 ? ", hash group-by sorting past 1 record" : "");
 }
 
 // Without a GPU: every generated program checks and plans into a valid plan, fused and unfused.

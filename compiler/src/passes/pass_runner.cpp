@@ -222,11 +222,6 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
     lower_options.hash_records = std::atoll(v);
   internal_check(lower_options.hash_records >= 0,
                  fmt::format("hash records {} is negative", lower_options.hash_records));
-  if (const char* v = std::getenv("RANC_HASH_TABLE_BYTES"); v && *v)
-    lower_options.hash_table_bytes = std::atoll(v);
-  internal_check(lower_options.hash_table_bytes >= 0 &&
-                     lower_options.hash_table_bytes <= (int64_t{1} << 40),
-                 fmt::format("hash table bytes {} is not in [0, 2^40]", lower_options.hash_table_bytes));
   if (const char* v = std::getenv("RANC_HASH_GLOBAL_ROWS"); v && *v)
     lower_options.hash_join_global_rows = std::atoll(v);
   internal_check(lower_options.hash_join_global_rows >= 0 &&

@@ -545,10 +545,8 @@ std::string print_group_by_choices(const PhysicalPlan& plan) {
     const PhysicalNode& p = plan.nodes.at(static_cast<size_t>(n.id));
     if (p.hash_reduce) {
       out += fmt::format(
-          "n{} reduce: hash aggregation ({}); when the blocks' partial groups pass their room "
-          "(RANC_HASH_RECORDS; default 512 blocks' table slots), one table in device memory "
-          "(RANC_HASH_TABLE_BYTES; default 32 MiB) takes the groups up to 3/4 of its slots, "
-          "else the input is sorted\n",
+          "n{} reduce: hash aggregation ({}); sorts its input instead when the blocks' partial "
+          "groups pass their room (RANC_HASH_RECORDS; default 512 blocks' table slots)\n",
           n.id, p.group_reason);
       continue;
     }

@@ -119,12 +119,6 @@ struct CodegenOptions {
   // groups), the input is sorted and reduced instead (ra_ops/reduce/lowering.cpp). Tests set
   // it small to take both ways on small inputs (RANC_HASH_RECORDS overrides). Same results.
   int64_t hash_records = 0;
-  // The hash group-by's table in device memory (hash_reduce.cuh's GlobalHashGroupAgent), in
-  // bytes: when phase 1 gives up (its blocks' tables hold few of the groups), the groups go
-  // into one table of this many bytes of (key word, state) slots, up to 3/4 of its slots,
-  // before the plan falls back to sorting the input. About L2's size by default (its slots
-  // then stay in L2); 0 turns it off (RANC_HASH_TABLE_BYTES=N). Same results.
-  int64_t hash_table_bytes = int64_t{32} << 20;
   // The sorted (segmented) reduce copies each tile's rows of the columns it reads into
   // shared memory (coalesced 16-byte copies, reduce.cuh's stage hook) before folding them,
   // up to 32 KB a tile; false reads them in place (RANC_REDUCE_STAGE=0). Same results.

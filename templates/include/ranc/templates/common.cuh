@@ -471,17 +471,8 @@ __device__ __forceinline__ void merge128(unsigned long long& lo, unsigned long l
 /// costs one atomic. Exact: every wrap of a word is seen by exactly one add, the one that
 /// caused it, so once all adds are done the words hold the sum; while adds are in flight a
 /// reader may see a torn value (the hash group-by reads its table only after a barrier).
-/// One word in global memory is one native 64-bit add whose result is not waited for (a RED):
-/// the same sum modulo 2^64, and a thread that merges several rows (the hash group-by's table in
-/// device memory) does not wait for each add's round trip to L2.
 template <int W>
 __device__ __forceinline__ void atomic_add_words(unsigned long long* acc, const unsigned long long (&b)[W]) {
-  if constexpr (W == 1) {
-    if (!__isShared(acc)) {
-      atomicAdd(acc, b[0]);
-      return;
-    }
-  }
   unsigned* w = reinterpret_cast<unsigned*>(acc);
   unsigned carry = 0;
 #pragma unroll
