@@ -219,6 +219,9 @@ class Run {
     if (const char* v = std::getenv("RANC_RESIDENT_MAX_ROWS"); v && *v) resident_max_rows_ = std::atoll(v);
     if (const char* v = std::getenv("RANC_RESIDENT_BLOCK_ROWS"); v && *v)
       resident_block_rows_ = std::max<int64_t>(1, std::atoll(v));
+    if (const char* v = std::getenv("RANC_RESIDENT_ASYNC"); v && *v) resident_async_ = std::string_view(v) != "0";
+    if (const char* v = std::getenv("RANC_RESIDENT_ROOM"); v && *v)
+      resident_room_ = std::clamp<int64_t>(std::atoll(v), int64_t{1} << 12, int64_t{1} << 32);
     sms_ = sms;
     // The blocks of one wave of each whole-waves launch (Launch::whole_waves).
     step_wave_blocks_.assign(plan_.steps.size(), 0);
@@ -1066,14 +1069,22 @@ class Run {
     const auto packing = static_cast<builtins::Packing>(r.packing);
     const int columns = builtins::packing_columns(packing);
     const int32_t elem = r.packing == Packing::I64 ? 8 : 4;
-    // Room for the words of tuples found: at least 2^20, half the full relation's rows; the
+    // Room for the words of tuples found: at least resident_room_, half the full relation's rows; the
     // table (the full relation's words and the room's) has a power of two slots, at least
     // four times what it holds (a round waits for its slowest insert: few collisions).
     // Less room when memory is short.
     // A large full relation is binary-searched instead (its words would fill the table).
     const bool search_full = full_rows > kResidentSetFullRows;
-    int64_t room = std::max<int64_t>(int64_t{1} << 20, full_rows / 2);
+    int64_t room = std::max<int64_t>(resident_room_, full_rows / 2);
     room = std::min<int64_t>(room, int64_t{1} << 32);
+    // The rounds' grid: a block for about RANC_RESIDENT_BLOCK_ROWS of the delta's rows.
+    const int64_t blocks =
+        std::clamp<int64_t>((rows + resident_block_rows_ - 1) / resident_block_rows_, 1, grid);
+    // Without a round limit the rounds run asynchronously (resident.cuh), and the words have
+    // room past `room` for what the blocks append once it is passed and for their pending
+    // tuples: two of a block's buffers each (resident.cuh's async_slack).
+    const bool async = e.max_iterations <= 0 && resident_async_;
+    const int64_t slack = async ? 2 * blocks * (ResidentRounds::kLocalBytes / 16) : 0;
     std::optional<DeviceBuffer> words, table, control;
     int64_t slots = 0;
     while (!table) {
@@ -1081,7 +1092,7 @@ class Run {
       slots = int64_t{1} << (64 - __builtin_clzll(static_cast<uint64_t>(4 * held - 1)));
       try {
         control.emplace(pool_, int64_t{8} * r.control_words, std::string_view{});
-        words.emplace(pool_, 8 * room, std::string_view{});
+        words.emplace(pool_, 8 * (room + slack), std::string_view{});
         table.emplace(pool_, 8 * slots, std::string_view{});
       } catch (const OutOfMemoryError&) {
         words.reset();
@@ -1098,8 +1109,11 @@ class Run {
     slots_[static_cast<size_t>(r.room)] = room;
     slots_[static_cast<size_t>(r.mask)] = slots - 1;
     slots_[static_cast<size_t>(r.search_full)] = search_full ? 1 : 0;
-    slots_[static_cast<size_t>(r.rounds)] =
-        e.max_iterations > 0 ? e.max_iterations - loop_->iteration : INT64_MAX;
+    // (a limit of kAsyncRounds or more runs the rounds asynchronously; resident.cuh)
+    constexpr int64_t kAsyncRounds = int64_t{1} << 62;
+    slots_[static_cast<size_t>(r.rounds)] = e.max_iterations > 0 ? e.max_iterations - loop_->iteration
+                                            : async                 ? INT64_MAX
+                                                                    : kAsyncRounds - 1;
     slots_[static_cast<size_t>(r.max_rows)] = resident_max_rows_;
     // The prologue (the set takes the full relation's words; the invariants' key runs, over
     // inputs of any size, whatever the full relation's) on four blocks an SM, then the
@@ -1111,8 +1125,6 @@ class Run {
                                      dim3(static_cast<unsigned>(ResidentRounds::kBlockThreads)),
                                      marshal(r.args), 0, stream_));
     slots_[static_cast<size_t>(r.prologue)] = 0;
-    const int64_t blocks =
-        std::clamp<int64_t>((rows + resident_block_rows_ - 1) / resident_block_rows_, 1, grid);
     RANC_CUDA_CHECK(cudaLaunchCooperativeKernel(
         reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(blocks)),
         dim3(static_cast<unsigned>(ResidentRounds::kBlockThreads)), marshal(r.args),
@@ -1120,11 +1132,13 @@ class Run {
     stats_.kernel_launches += 2;
     ptr_[r.words] = ptr_[r.table] = ptr_[r.control] = nullptr;
     batch_slot_.clear();
-    RANC_CUDA_CHECK(cudaMemcpyAsync(readback_, control->get(), 6 * sizeof(int64_t),
+    RANC_CUDA_CHECK(cudaMemcpyAsync(readback_, control->get(), 8 * sizeof(int64_t),
                                     cudaMemcpyDeviceToHost, stream_));
     wait();
     ++stats_.readbacks;
-    const int64_t total = readback_[0], begin = readback_[1], rounds = readback_[2];
+    // words[0, found): the tuples found; words[begin, total): the delta (within them, or a copy
+    // after them from asynchronous rounds).
+    const int64_t total = readback_[0], begin = readback_[1], rounds = readback_[2], found = readback_[7];
     if (readback_[4] != 0)
       throw InternalError(fmt::format("{}: resident rounds found more tuples than their bound",
                                       node_of(e.node)));
@@ -1140,9 +1154,9 @@ class Run {
     try {
       DeviceBuffer sorted(pool_, 8 * std::max<int64_t>(total, 1), {});
       const size_t sort_bytes = std::max(
-          builtins::sort_words_temp_bytes(builtins::Word::U64, false, false, 0, 64, total),
+          builtins::sort_words_temp_bytes(builtins::Word::U64, false, false, 0, 64, found),
           builtins::sort_words_temp_bytes(builtins::Word::U64, false, false, 0, 64, delta_rows));
-      const size_t merge_bytes = builtins::merge_packed_temp_bytes(full_rows, total);
+      const size_t merge_bytes = builtins::merge_packed_temp_bytes(full_rows, found);
       DeviceBuffer temp(pool_, static_cast<int64_t>(std::max(sort_bytes, merge_bytes)), {});
       std::vector<void*> delta_cols(2, nullptr), full_cols(2, nullptr), old_full(2, nullptr);
       std::vector<DeviceBuffer> made;
@@ -1150,7 +1164,7 @@ class Run {
       for (int c = 0; c < columns; ++c) {
         made.emplace_back(pool_, elem * std::max<int64_t>(delta_rows, 1), std::string_view{});
         delta_cols[c] = made.back().get();
-        made.emplace_back(pool_, elem * (full_rows + total), std::string_view{});
+        made.emplace_back(pool_, elem * (full_rows + found), std::string_view{});
         full_cols[c] = made.back().get();
         old_full[c] = ptr_[r.full[c]];
       }
@@ -1162,15 +1176,15 @@ class Run {
                                          delta_cols.data(), stream_));
       }
       RANC_CUDA_CHECK(builtins::sort_words(builtins::Word::U64, false, 0, 64, w, sorted.get(), nullptr,
-                                           nullptr, total, temp.get(), sort_bytes, stream_));
+                                           nullptr, found, temp.get(), sort_bytes, stream_));
       RANC_CUDA_CHECK(builtins::merge_packed(packing, old_full.data(), full_rows,
-                                             static_cast<const uint64_t*>(sorted.get()), total,
+                                             static_cast<const uint64_t*>(sorted.get()), found,
                                              full_cols.data(), temp.get(), static_cast<size_t>(temp.bytes()), stream_));
       stats_.kernel_launches += 6;
       // The new buffers replace the carried ones.
       for (int c = 0; c < columns; ++c) {
         for (auto [b, p, n] : {std::tuple{r.delta[c], delta_cols[c], delta_rows},
-                               std::tuple{r.full[c], full_cols[c], full_rows + total}}) {
+                               std::tuple{r.full[c], full_cols[c], full_rows + found}}) {
           if (owned_[b] && ptr_[b]) pool_.free(ptr_[b]);
           ptr_[b] = p;
           count_[b] = n;
@@ -1182,7 +1196,7 @@ class Run {
       resident_enter_rows_ = 0;  // not again in this run
       return false;
     }
-    slots_[static_cast<size_t>(r.full_size)] = full_rows + total;
+    slots_[static_cast<size_t>(r.full_size)] = full_rows + found;
     slots_[static_cast<size_t>(r.delta_size)] = delta_rows;
     // The sizes the loop's end tests (until_zero) are the body's, carried into these.
     for (auto [dst, src] : e.carry_slots)
@@ -1357,6 +1371,12 @@ class Run {
   int64_t resident_max_rows_ = 4 * ResidentRounds::kDefaultEnterRows;
   // The delta rows a block of a resident launch takes (RANC_RESIDENT_BLOCK_ROWS).
   int64_t resident_block_rows_ = ResidentRounds::kDefaultBlockRows;
+  // A resident launch's room for the tuples it finds, at least (RANC_RESIDENT_ROOM): a launch
+  // ends when its next round could pass it, and the host sorts and merges what it found.
+  int64_t resident_room_ = int64_t{1} << 20;
+  // Loops without a round limit run their resident rounds asynchronously (resident.cuh;
+  // RANC_RESIDENT_ASYNC=0: with a barrier between rounds, as with a limit).
+  bool resident_async_ = true;
   int64_t sms_ = 1;  // the device's multiprocessors
   int64_t resident_refused_rows_ = 0;  // the delta of the last launch that ran no round
   // A full relation of more rows is binary-searched by the resident kernel, not put in its set.

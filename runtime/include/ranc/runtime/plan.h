@@ -270,6 +270,13 @@ struct SplitDelta {
 // executor then reads the control block back once, merges the words into the full
 // relation (sorted), makes the last round's words the delta, counts the rounds as
 // iterations and continues the loop (its prologue first). Same fixpoint, same iterations.
+// Without an iteration limit (slot `rounds` at least resident.cuh's kAsyncRounds) the blocks
+// run their rounds without the barrier, each appending its round's tuples to `words` by one
+// atomic; `max_rows` then bounds a block's round, the room passed or a block that cannot hold
+// its next round stops every block at its next round, and the tuples the blocks still hold are
+// copied after the found ones (control words kFound, kDeltaBegin, kWords): the delta. Same
+// fixpoint; the rounds counted are the most a block ran. `words` then has 2 x blocks x
+// kLocalRows words past the room (resident.cuh's async_slack).
 // `words`, `table` and `control` are declared buffers the executor allocates for a launch
 // and frees after it; `room`, `mask`, `rounds`, `max_rows`, `search_full` and `prologue`
 // are slots it sets: the words' capacity, the table's slots - 1 (a power of two, at least

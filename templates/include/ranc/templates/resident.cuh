@@ -2,7 +2,11 @@
 // (rt::ResidentRounds, ra_ops/fixpoint/resident.cpp).
 //
 // A resident kernel runs semi-naive rounds of a thin recursion without returning to the
-// host: one cooperative launch (all its blocks resident at once), a barrier between rounds.
+// host: one cooperative launch (all its blocks resident at once), a barrier between rounds,
+// or, when the loop has no round limit, none: a block's rounds then only ever read its own
+// tuples, and the least fixpoint of monotone rules does not depend on the order in which
+// tuples are found, so each block runs its rounds at its own pace until it finds nothing new
+// (asynchronous rounds; a round then costs the block's inserts and one atomic).
 // Tuples are packed into one 64-bit word whose unsigned order is the tuples' ascending
 // order (pack_*). A launch of the kernel's prologue first inserts the full relation's words
 // into a hash set; a candidate is new when the set takes it. Each block keeps the new
@@ -29,6 +33,14 @@ enum : int {
   kOverflow = 4,    // 1: a word past the room (a bound was wrong; the host fails)
   kMaxWord = 5,     // 1: the word ~0 (the hash set's empty mark) was taken
   kCounter = 6,     // the barrier: arrivals, heavy blocks and words, over all barriers
+  kFound = 7,       // out: the words found (merged into the full relation): words[0, kFound);
+                    // kWords but after asynchronous rounds, whose delta is a copy after them
+  // Asynchronous rounds (no round limit: the host passes kAsyncRounds or more):
+  kAsyncWords = 8,  // the words found so far (each block appends its rounds' by one atomic)
+  kAsyncStop = 9,   // 1: a block asked every block to stop (hand back)
+  kArrived = 10,    // blocks that stopped
+  kAsyncDelta = 11, // words of the blocks' pending tuples copied after the found words
+  kDone = 12,       // blocks done copying them
   kRelease = 16,    // the barrier: the last release (g << kGenShift | heavy | words), on a
                     // cache line of its own (blocks poll it while others arrive at kCounter)
   kRuns = 32,       // the longest run of equal keys of each join's sorted input
@@ -54,6 +66,12 @@ constexpr int kStageBytes = 40 * 1024;
 constexpr int kLocalRows = 4096;
 // Candidates a thread collects before their inserts (whose round trips then overlap).
 constexpr int kBatch = 8;
+// A launch runs its rounds asynchronously (each block on its own tuples, without barriers)
+// when the loop has no round limit: the host then passes a round limit of at least this.
+constexpr i64 kAsyncRounds = 1ll << 62;
+// The words past the room a launch of `blocks` blocks may write: every block may append one
+// round's tuples (at most kLocalRows) after the room was passed, and then copy its pending ones.
+__host__ __device__ constexpr i64 async_slack(i64 blocks) { return 2 * blocks * kLocalRows; }
 
 __device__ __forceinline__ u64 pack_i32(int a) { return (unsigned)a ^ 0x80000000u; }
 __device__ __forceinline__ u64 pack_i32x2(int a, int b) {
