@@ -468,6 +468,7 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
       "        break;\n"
       "      }}\n"
       "    }}\n"
+      "    __syncthreads();  // (the loop's exits are the block's: every thread read `at` before it is reused)\n"
       "    // Every block arrives; once all have (no word is appended after), the blocks that hold\n"
       "    // tuples copy them after the found words; the last block done writes the outputs.\n"
       "    if (threadIdx.x == 0) {{\n"
