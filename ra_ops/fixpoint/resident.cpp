@@ -381,6 +381,21 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
   const std::string make_full = ctx.functor(fn, params,
       fmt::format("  __device__ __forceinline__ unsigned long long word(long long i) const {{ return {}; }}\n",
                   word));
+  // One round of the block: every rule on each of its `rows` tuples in `cur`, the new ones
+  // appended to `nxt` (the same code for the asynchronous rounds and those with a barrier).
+  const std::string round = fmt::format(
+      "    for (long long r0 = 0; r0 < rows; r0 += blockDim.x) {{\n"
+      "      R::Batch batch;\n"
+      "      const long long i = r0 + threadIdx.x;\n"
+      "      if (i < rows) {{\n"
+      "{decls}"
+      "{unpack}"
+      "{rules}"
+      "      }}\n"
+      "      R::flush(batch, {table}, {mask}, ctl, nxt, &local_count);\n"
+      "    }}\n",
+      fmt::arg("decls", decls), fmt::arg("unpack", unpack), fmt::arg("rules", rules_code),
+      fmt::arg("table", table), fmt::arg("mask", mask));
   std::string body = fmt::format(
       "  namespace R = ranc::tpl::resident;\n"
       "{make_full}"
@@ -436,16 +451,7 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
       "      }}\n"
       "      __syncthreads();\n"
       "      if (!go) break;\n"
-      "      for (long long r0 = 0; r0 < rows; r0 += blockDim.x) {{\n"
-      "        R::Batch batch;\n"
-      "        const long long i = r0 + threadIdx.x;\n"
-      "        if (i < rows) {{\n"
-      "{decls}"
-      "{unpack}"
-      "{rules}"
-      "        }}\n"
-      "        R::flush(batch, {table}, {mask}, ctl, nxt, &local_count);\n"
-      "      }}\n"
+      "{round}"
       "      __syncthreads();\n"
       "      const int count = local_count;\n"
       "      ++round;\n"
@@ -511,16 +517,7 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
       "    if (round >= {max_rounds}) {{ status = R::kRoundLimit; break; }}\n"
       "    if (heavy || added > {max_rows} || (bound > 0 && added > ({room} - base) / bound) ||\n"
       "        (barrier + 1) * gridDim.x >= R::kMaxArrivals) {{ status = R::kHandBack; break; }}\n"
-      "    for (long long r0 = 0; r0 < rows; r0 += blockDim.x) {{\n"
-      "      R::Batch batch;\n"
-      "      const long long i = r0 + threadIdx.x;\n"
-      "      if (i < rows) {{\n"
-      "{decls}"
-      "{unpack}"
-      "{rules}"
-      "      }}\n"
-      "      R::flush(batch, {table}, {mask}, ctl, nxt, &local_count);\n"
-      "    }}\n"
+      "{round}"
       "    __syncthreads();\n"
       "    const int count = local_count;\n"
       "    const bool mine = bound > 0 && count > R::kLocalRows / bound;  // too many for a next round\n"
@@ -554,7 +551,7 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
       fmt::arg("words", words), fmt::arg("entry_word", word_of(delta_cols, "R::")),
       fmt::arg("bound", bound), fmt::arg("entry_rows", entry_rows),
       fmt::arg("max_rounds", max_rounds), fmt::arg("max_rows", max_rows), fmt::arg("room", room),
-      fmt::arg("decls", decls), fmt::arg("unpack", unpack), fmt::arg("rules", rules_code));
+      fmt::arg("round", round));
   LaunchShape shape;
   shape.block_threads = rt::ResidentRounds::kBlockThreads;
   rr.kernel = ctx.emit_kernel(name, params, body, shape);

@@ -1084,7 +1084,7 @@ class Run {
     // room past `room` for what the blocks append once it is passed and for their pending
     // tuples: two of a block's buffers each (resident.cuh's async_slack).
     const bool async = e.max_iterations <= 0 && resident_async_;
-    const int64_t slack = async ? 2 * blocks * (ResidentRounds::kLocalBytes / 16) : 0;
+    const int64_t slack = async ? 2 * blocks * ResidentRounds::kLocalRows : 0;
     std::optional<DeviceBuffer> words, table, control;
     int64_t slots = 0;
     while (!table) {
@@ -1110,10 +1110,9 @@ class Run {
     slots_[static_cast<size_t>(r.mask)] = slots - 1;
     slots_[static_cast<size_t>(r.search_full)] = search_full ? 1 : 0;
     // (a limit of kAsyncRounds or more runs the rounds asynchronously; resident.cuh)
-    constexpr int64_t kAsyncRounds = int64_t{1} << 62;
     slots_[static_cast<size_t>(r.rounds)] = e.max_iterations > 0 ? e.max_iterations - loop_->iteration
                                             : async                 ? INT64_MAX
-                                                                    : kAsyncRounds - 1;
+                                                                    : ResidentRounds::kAsyncRounds - 1;
     slots_[static_cast<size_t>(r.max_rows)] = resident_max_rows_;
     // The prologue (the set takes the full relation's words; the invariants' key runs, over
     // inputs of any size, whatever the full relation's) on four blocks an SM, then the

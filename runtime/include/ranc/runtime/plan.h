@@ -288,9 +288,13 @@ struct ResidentRounds {
   static constexpr int64_t kDefaultEnterRows = int64_t{1} << 15;
   // The delta rows a block takes when a launch starts (RANC_RESIDENT_BLOCK_ROWS).
   static constexpr int64_t kDefaultBlockRows = 256;
-  // A block's shared memory for its tuples: two buffers of templates/resident.cuh's
-  // kLocalRows words.
-  static constexpr int32_t kLocalBytes = 2 * 4096 * 8;
+  // A block's shared memory for its tuples: two buffers of kLocalRows words (templates/
+  // resident.cuh's kLocalRows).
+  static constexpr int32_t kLocalRows = 4096;
+  static constexpr int32_t kLocalBytes = 2 * kLocalRows * 8;
+  // Slot `rounds` at least this: no round limit, the rounds run asynchronously (resident.cuh's
+  // kAsyncRounds).
+  static constexpr int64_t kAsyncRounds = int64_t{1} << 62;
   std::string kernel;
   std::vector<KernelArg> args;
   Packing packing = Packing::I32x2;
