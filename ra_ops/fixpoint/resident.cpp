@@ -323,7 +323,7 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
         if (v.size() != schema.size()) throw NotResident{};
         return fmt::format(
             "{{\n  const unsigned long long w = {};\n"
-            "  if ({} == 0 || !R::contains(full, {}, w)) R::push(batch, w, {}, {}, {}, nxt, &local_count);\n}}\n",
+            "  if ({} == 0 || !R::contains(full, {}, w)) R::push(batch, w, {}, {}, {}, out);\n}}\n",
             pack(v), search_full, full_rows, table, mask, ctl);
       }, rule_joins.back());
       rules_code += fmt::format("{{\n{}}}\n", body);
@@ -360,13 +360,13 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
   std::string unpack;
   switch (packing) {
     case rt::Packing::I32:
-      unpack = "d0 = R::unpack_i32(cur[i]);\n";
+      unpack = "d0 = R::unpack_i32(tuple);\n";
       break;
     case rt::Packing::I32x2:
-      unpack = "d0 = R::unpack_i32_hi(cur[i]); d1 = R::unpack_i32(cur[i]);\n";
+      unpack = "d0 = R::unpack_i32_hi(tuple); d1 = R::unpack_i32(tuple);\n";
       break;
     default:
-      unpack = "d0 = R::unpack_i64(cur[i]);\n";
+      unpack = "d0 = R::unpack_i64(tuple);\n";
       break;
   }
   std::string decls;
@@ -381,20 +381,27 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
   const std::string make_full = ctx.functor(fn, params,
       fmt::format("  __device__ __forceinline__ unsigned long long word(long long i) const {{ return {}; }}\n",
                   word));
-  // One round of the block: every rule on each of its `rows` tuples in `cur`, the new ones
-  // appended to `nxt` (the same code for the asynchronous rounds and those with a barrier).
-  const std::string round = fmt::format(
-      "    for (long long r0 = 0; r0 < rows; r0 += blockDim.x) {{\n"
-      "      R::Batch batch;\n"
-      "      const long long i = r0 + threadIdx.x;\n"
-      "      if (i < rows) {{\n"
+  // The rules on one tuple, its candidates pushed to `out` (the block's next round's tuples,
+  // or its queue); the same code for the worklist and for the rounds.
+  const std::string rules = fmt::format(
+      "  auto rules = [&](const unsigned long long tuple, R::Batch& batch, R::Out& out) {{\n"
       "{decls}"
       "{unpack}"
       "{rules}"
+      "  }};\n",
+      fmt::arg("decls", decls), fmt::arg("unpack", unpack), fmt::arg("rules", rules_code));
+  // One round of the block: every rule on each of its `rows` tuples in `cur`, the new ones
+  // appended to `nxt` (the same code for the asynchronous rounds and those with a barrier).
+  const std::string round = fmt::format(
+      "    {{\n"
+      "      R::Out out = R::Out::rounds(nxt, &local_count);\n"
+      "      for (long long r0 = 0; r0 < rows; r0 += blockDim.x) {{\n"
+      "        R::Batch batch;\n"
+      "        const long long i = r0 + threadIdx.x;\n"
+      "        if (i < rows) rules(cur[i], batch, out);\n"
+      "        R::flush(batch, {table}, {mask}, ctl, out);\n"
       "      }}\n"
-      "      R::flush(batch, {table}, {mask}, ctl, nxt, &local_count);\n"
       "    }}\n",
-      fmt::arg("decls", decls), fmt::arg("unpack", unpack), fmt::arg("rules", rules_code),
       fmt::arg("table", table), fmt::arg("mask", mask));
   std::string body = fmt::format(
       "  namespace R = ranc::tpl::resident;\n"
@@ -432,6 +439,29 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
       "  if (!heavy)\n"
       "    for (long long k = threadIdx.x; k < rows; k += blockDim.x) {{ const long long i = first + k; cur[k] = {entry_word}; }}\n"
       "  __syncthreads();\n"
+      "{rules}"
+      "  if ({max_rounds} == R::kWorklist) {{\n"
+      "    // The worklist (resident.cuh): the block's warps take its tuples from a queue in shared\n"
+      "    // memory and push the new ones back, each at its own pace; the block stops when nothing\n"
+      "    // is queued or being evaluated, or hands back (the room passed, a block asked, or its\n"
+      "    // queue cannot hold one more tuple's candidates). Its pending tuples are then the delta.\n"
+      "    __shared__ R::Queue queue;\n"
+      "    __shared__ int deepest;\n"
+      "    unsigned long long* tags = local + 2 * R::kLocalRows;\n"
+      "    long long pending = 0;\n"
+      "    unsigned first_pending = 0;\n"
+      "    if (threadIdx.x == 0) deepest = -1;\n"
+      "    if (heavy) {{  // (the same for every block: nothing runs, the host takes over)\n"
+      "      if (blockIdx.x == 0 && threadIdx.x == 0) atomicExch((unsigned long long*)(ctl + R::kAsyncStop), 1ull);\n"
+      "      __syncthreads();\n"
+      "    }} else {{\n"
+      "      pending = R::worklist(rules, {table}, {mask}, ctl, {words}, {room}, {max_rows}, bound, rows, local, tags,\n"
+      "                            &queue, &first_pending, &deepest);\n"
+      "    }}\n"
+      "    __syncthreads();\n"
+      "    R::finish_worklist(ctl, {words}, {room}, local, tags, pending, first_pending, deepest);\n"
+      "    return;\n"
+      "  }}\n"
       "  if ({max_rounds} >= R::kAsyncRounds) {{\n"
       "    // Asynchronous rounds (resident.cuh): the block's rounds on its own tuples, without\n"
       "    // barriers; each appends the round's new tuples to `words` by one atomic. A block stops\n"
@@ -551,7 +581,7 @@ std::optional<rt::ResidentRounds> resident_rounds(LoweringContext& ctx, const No
       fmt::arg("words", words), fmt::arg("entry_word", word_of(delta_cols, "R::")),
       fmt::arg("bound", bound), fmt::arg("entry_rows", entry_rows),
       fmt::arg("max_rounds", max_rounds), fmt::arg("max_rows", max_rows), fmt::arg("room", room),
-      fmt::arg("round", round));
+      fmt::arg("round", round), fmt::arg("rules", rules));
   LaunchShape shape;
   shape.block_threads = rt::ResidentRounds::kBlockThreads;
   rr.kernel = ctx.emit_kernel(name, params, body, shape);

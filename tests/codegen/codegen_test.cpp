@@ -659,7 +659,7 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
             std::string::npos);
   // Its rounds both ways (templates/resident.cuh): asynchronous when the host passes no round
   // limit (kAsyncRounds or more; the found words then end at kFound, the delta copied after
-  // them), else with the barrier, which writes kFound too.
+  // them), else with the barrier, which writes kFound too; and the worklist.
   {
     const std::string& src = plan.source;
     const size_t at = src.find("void __launch_bounds__(1024) " + loop.resident->kernel + "(");
@@ -674,6 +674,15 @@ TEST(GeneratePlan, FixpointIsOneLoopWithHoistedInvariants) {
       ++found_writes;
     EXPECT_EQ(found_writes, 2);
     EXPECT_NE(body.find("R::block_barrier("), std::string::npos);
+    // The worklist (slot `rounds` exactly kWorklist, the default without a limit): the rules
+    // once, as a lambda the worklist and both ways of rounds call.
+    EXPECT_NE(body.find("== R::kWorklist"), std::string::npos);
+    EXPECT_NE(body.find("R::worklist(rules, "), std::string::npos);
+    EXPECT_NE(body.find("R::finish_worklist("), std::string::npos);
+    int rule_lambdas = 0;
+    for (size_t i = body.find("auto rules = [&]"); i != std::string::npos; i = body.find("auto rules = [&]", i + 1))
+      ++rule_lambdas;
+    EXPECT_EQ(rule_lambdas, 1);
   }
   {
     codegen::CodegenOptions off;

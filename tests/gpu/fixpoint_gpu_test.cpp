@@ -409,9 +409,10 @@ TEST(GpuFixpoint, AnyAllocationFailureInTheLoopSplitsTheRound) {
 // connected components (over the edges both ways), an iteration limit, a selection and an
 // anti join in the rule; two i64 attributes do not pack into a word (the body runs every
 // round). With a barrier between rounds (RANC_RESIDENT_ASYNC=0, and always under a round
-// limit) each resident round is one iteration: the counts equal the body's. Asynchronous
-// rounds (the default without a limit) count each block's rounds, and a block may find a
-// tuple later than its first round could: at least the body's count.
+// limit) each resident round is one iteration: the counts equal the body's. Without a limit
+// the blocks run a worklist (the default) or asynchronous rounds (RANC_RESIDENT_ASYNC=1):
+// the rounds counted are the deepest tuple's (the most a block ran), and a tuple may be found
+// later than its first round could: at least the body's count.
 TEST(GpuFixpoint, ResidentRoundsMatchTheReference) {
   RANC_REQUIRE_GPU();
   auto cycle = chain(300);
@@ -468,8 +469,11 @@ output reach |> reduce by node component = min(other) as components;
     for (size_t g = 0; g < graphs.size(); ++g) {
       const Inputs in{{"edges", graph(graphs[g], t)}};
       const Reference ref = reference(prog, in);
-      rt::RunStats on, grid, body, sync, sync_grid;
+      rt::RunStats on, grid, body, sync, sync_grid, rounds;
       EXPECT_EQ(compare_with_reference(prog, in, ref, {}, &on), "") << c.name << ", graph " << g;
+      setenv("RANC_RESIDENT_ASYNC", "1", 1);
+      EXPECT_EQ(compare_with_reference(prog, in, ref, {}, &rounds), "") << c.name << ", graph " << g;
+      unsetenv("RANC_RESIDENT_ASYNC");
       // A block a delta row: launches of as many blocks as the device holds at once.
       setenv("RANC_RESIDENT_BLOCK_ROWS", "1", 1);
       EXPECT_EQ(compare_with_reference(prog, in, ref, {}, &grid), "") << c.name << ", graph " << g;
@@ -490,7 +494,7 @@ output reach |> reduce by node component = min(other) as components;
       EXPECT_EQ(sync.loop_iterations, body.loop_iterations) << c.name << ", graph " << g;
       EXPECT_EQ(sync_grid.loop_iterations, body.loop_iterations) << c.name << ", graph " << g;
       const bool limited_case = c.name == std::string("tc max 37");
-      for (const rt::RunStats* st : {&on, &grid}) {
+      for (const rt::RunStats* st : {&on, &grid, &rounds}) {
         if (limited_case)
           EXPECT_EQ(st->loop_iterations, body.loop_iterations) << c.name << ", graph " << g;
         else
@@ -498,6 +502,7 @@ output reach |> reduce by node component = min(other) as components;
       }
       EXPECT_EQ(grid.resident_rounds > 0, on.resident_rounds > 0) << c.name << ", graph " << g;
       EXPECT_EQ(sync.resident_rounds > 0, on.resident_rounds > 0) << c.name << ", graph " << g;
+      EXPECT_EQ(rounds.resident_rounds > 0, on.resident_rounds > 0) << c.name << ", graph " << g;
       if (g == 3 && c.name == std::string("tc")) {
         // A chain of 400: the body's first round, then resident rounds to the end.
         EXPECT_GE(on.resident_rounds, 390);
@@ -508,10 +513,12 @@ output reach |> reduce by node component = min(other) as components;
 }
 
 // Small launch limits: every launch stops for room or delta size after a few rounds, merges
-// and hands back; the body runs the rounds in between. Same fixpoint. Asynchronous rounds (the
-// default here: no round limit) stop when a block's rounds pass RANC_RESIDENT_MAX_ROWS rows or
-// the words pass the room (RANC_RESIDENT_ROOM, 4096 words at least), copying every block's
-// pending tuples as the delta; the last two cases run with a barrier between rounds.
+// and hands back; the body runs the rounds in between. Same fixpoint. The worklist (the
+// default here: no round limit; async 2) stops when a block's queue holds more than
+// RANC_RESIDENT_MAX_ROWS tuples or the words pass the room (RANC_RESIDENT_ROOM, 4096 words at
+// least), copying every block's pending tuples as the delta; asynchronous rounds (async 1)
+// when a block's round passes the rows or the room; the last two cases run with a barrier
+// between rounds.
 TEST(GpuFixpoint, ResidentRoundsHandBackAndEnterAgain) {
   RANC_REQUIRE_GPU();
   Program tc = parse_and_check(kTc);
@@ -523,10 +530,12 @@ TEST(GpuFixpoint, ResidentRoundsHandBackAndEnterAgain) {
   // asynchronous rounds)
   for (auto [enter, rows, block_rows, room, async] :
        std::vector<std::tuple<const char*, const char*, const char*, const char*, const char*>>{
-           {"1000", "1", "1", "1048576", "1"}, {"1000", "64", "16", "1048576", "1"},
-           {"64", "64", "1", "1048576", "1"}, {"1000", "1000", "100", "1048576", "1"},
-           {"1000000", "1000000", "1000000", "1048576", "1"}, {"1000", "1000", "1", "4096", "1"},
-           {"1000", "7", "4096", "1048576", "0"}, {"1000", "1000", "1", "4096", "0"}}) {
+           {"1000", "1", "1", "1048576", "2"}, {"1000", "64", "16", "1048576", "2"},
+           {"64", "64", "1", "1048576", "2"}, {"1000", "1000", "100", "1048576", "2"},
+           {"1000000", "1000000", "1000000", "1048576", "2"}, {"1000", "1000", "1", "4096", "2"},
+           {"1000", "1000", "100", "4096", "2"}, {"1000", "64", "16", "1048576", "1"},
+           {"1000", "1000", "1", "4096", "1"}, {"1000", "7", "4096", "1048576", "0"},
+           {"1000", "1000", "1", "4096", "0"}}) {
     setenv("RANC_RESIDENT_MAX_ROWS", rows, 1);
     setenv("RANC_RESIDENT_ROWS", enter, 1);
     setenv("RANC_RESIDENT_BLOCK_ROWS", block_rows, 1);

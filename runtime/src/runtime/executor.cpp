@@ -219,7 +219,9 @@ class Run {
     if (const char* v = std::getenv("RANC_RESIDENT_MAX_ROWS"); v && *v) resident_max_rows_ = std::atoll(v);
     if (const char* v = std::getenv("RANC_RESIDENT_BLOCK_ROWS"); v && *v)
       resident_block_rows_ = std::max<int64_t>(1, std::atoll(v));
-    if (const char* v = std::getenv("RANC_RESIDENT_ASYNC"); v && *v) resident_async_ = std::string_view(v) != "0";
+    // 0: rounds with a barrier; 1: asynchronous rounds; 2 (default): the worklist.
+    if (const char* v = std::getenv("RANC_RESIDENT_ASYNC"); v && *v)
+      resident_async_ = static_cast<int>(std::clamp<long long>(std::atoll(v), 0, 2));
     if (const char* v = std::getenv("RANC_RESIDENT_ROOM"); v && *v)
       resident_room_ = std::clamp<int64_t>(std::atoll(v), int64_t{1} << 12, int64_t{1} << 32);
     sms_ = sms;
@@ -1078,13 +1080,16 @@ class Run {
     int64_t room = std::max<int64_t>(resident_room_, full_rows / 2);
     room = std::min<int64_t>(room, int64_t{1} << 32);
     // The rounds' grid: a block for about RANC_RESIDENT_BLOCK_ROWS of the delta's rows.
-    const int64_t blocks =
-        std::clamp<int64_t>((rows + resident_block_rows_ - 1) / resident_block_rows_, 1, grid);
-    // Without a round limit the rounds run asynchronously (resident.cuh), and the words have
-    // room past `room` for what the blocks append once it is passed and for their pending
-    // tuples: two of a block's buffers each (resident.cuh's async_slack).
-    const bool async = e.max_iterations <= 0 && resident_async_;
-    const int64_t slack = async ? 2 * blocks * ResidentRounds::kLocalRows : 0;
+    // Without a round limit the blocks run a worklist (or asynchronous rounds; resident.cuh),
+    // and the words have room past `room` for what the blocks append once it is passed and for
+    // their pending tuples (resident.cuh's async_slack).
+    const bool async = e.max_iterations <= 0 && resident_async_ > 0;
+    const bool worklist = async && resident_async_ == 2;
+    const int64_t block_rows = resident_block_rows_ > 0 ? resident_block_rows_
+                               : worklist              ? ResidentRounds::kWorklistBlockRows
+                                                       : ResidentRounds::kDefaultBlockRows;
+    const int64_t blocks = std::clamp<int64_t>((rows + block_rows - 1) / block_rows, 1, grid);
+    const int64_t slack = async ? ResidentRounds::kAsyncSlackBuffers * blocks * ResidentRounds::kLocalRows : 0;
     std::optional<DeviceBuffer> words, table, control;
     int64_t slots = 0;
     while (!table) {
@@ -1111,8 +1116,9 @@ class Run {
     slots_[static_cast<size_t>(r.search_full)] = search_full ? 1 : 0;
     // (a limit of kAsyncRounds or more runs the rounds asynchronously; resident.cuh)
     slots_[static_cast<size_t>(r.rounds)] = e.max_iterations > 0 ? e.max_iterations - loop_->iteration
-                                            : async                 ? INT64_MAX
-                                                                    : ResidentRounds::kAsyncRounds - 1;
+                                            : !async                ? ResidentRounds::kAsyncRounds - 1
+                                            : worklist              ? ResidentRounds::kWorklist
+                                                                    : ResidentRounds::kAsyncRounds;
     slots_[static_cast<size_t>(r.max_rows)] = resident_max_rows_;
     // The prologue (the set takes the full relation's words; the invariants' key runs, over
     // inputs of any size, whatever the full relation's) on four blocks an SM, then the
@@ -1369,13 +1375,13 @@ class Run {
   int64_t resident_enter_rows_ = ResidentRounds::kDefaultEnterRows;
   int64_t resident_max_rows_ = 4 * ResidentRounds::kDefaultEnterRows;
   // The delta rows a block of a resident launch takes (RANC_RESIDENT_BLOCK_ROWS).
-  int64_t resident_block_rows_ = ResidentRounds::kDefaultBlockRows;
+  int64_t resident_block_rows_ = 0;  // 0: by the way the rounds run (plan.h ResidentRounds)
   // A resident launch's room for the tuples it finds, at least (RANC_RESIDENT_ROOM): a launch
   // ends when its next round could pass it, and the host sorts and merges what it found.
   int64_t resident_room_ = int64_t{1} << 20;
   // Loops without a round limit run their resident rounds asynchronously (resident.cuh;
   // RANC_RESIDENT_ASYNC=0: with a barrier between rounds, as with a limit).
-  bool resident_async_ = true;
+  int resident_async_ = 2;
   int64_t sms_ = 1;  // the device's multiprocessors
   int64_t resident_refused_rows_ = 0;  // the delta of the last launch that ran no round
   // A full relation of more rows is binary-searched by the resident kernel, not put in its set.

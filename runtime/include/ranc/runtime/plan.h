@@ -286,15 +286,22 @@ enum class Packing : uint8_t { I32, I32x2, I64 };  // builtins::Packing
 struct ResidentRounds {
   static constexpr int32_t kBlockThreads = 1024;
   static constexpr int64_t kDefaultEnterRows = int64_t{1} << 15;
-  // The delta rows a block takes when a launch starts (RANC_RESIDENT_BLOCK_ROWS).
+  // The delta rows a block takes when a launch starts (RANC_RESIDENT_BLOCK_ROWS): rounds, and
+  // the worklist (whose blocks never wait for each other: more of them, fewer tuples an SM).
   static constexpr int64_t kDefaultBlockRows = 256;
+  static constexpr int64_t kWorklistBlockRows = 4;
   // A block's shared memory for its tuples: two buffers of kLocalRows words (templates/
-  // resident.cuh's kLocalRows).
+  // resident.cuh's kLocalRows), and as many tags for the worklist's queue (the buffers).
   static constexpr int32_t kLocalRows = 4096;
-  static constexpr int32_t kLocalBytes = 2 * kLocalRows * 8;
+  static constexpr int32_t kLocalBytes = 2 * 2 * kLocalRows * 8;
+  // The words past the room, in buffers of kLocalRows a block (resident.cuh's async_slack).
+  static constexpr int64_t kAsyncSlackBuffers = 5;
   // Slot `rounds` at least this: no round limit, the rounds run asynchronously (resident.cuh's
   // kAsyncRounds).
   static constexpr int64_t kAsyncRounds = int64_t{1} << 62;
+  // Slot `rounds` exactly this: the blocks run a worklist instead of rounds (resident.cuh's
+  // kWorklist).
+  static constexpr int64_t kWorklist = INT64_MAX;
   std::string kernel;
   std::vector<KernelArg> args;
   Packing packing = Packing::I32x2;
