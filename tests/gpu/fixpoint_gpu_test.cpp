@@ -410,9 +410,8 @@ TEST(GpuFixpoint, AnyAllocationFailureInTheLoopSplitsTheRound) {
 // anti join in the rule; two i64 attributes do not pack into a word (the body runs every
 // round). With a barrier between rounds (RANC_RESIDENT_ASYNC=0, and always under a round
 // limit) each resident round is one iteration: the counts equal the body's. Without a limit
-// the blocks run a worklist (the default) or asynchronous rounds (RANC_RESIDENT_ASYNC=1):
-// the rounds counted are the deepest tuple's (the most a block ran), and a tuple may be found
-// later than its first round could: at least the body's count.
+// the blocks run a worklist (the default): the rounds counted are the deepest tuple's, and a
+// tuple may be found later than its first round could: at least the body's count.
 TEST(GpuFixpoint, ResidentRoundsMatchTheReference) {
   RANC_REQUIRE_GPU();
   auto cycle = chain(300);
@@ -469,11 +468,8 @@ output reach |> reduce by node component = min(other) as components;
     for (size_t g = 0; g < graphs.size(); ++g) {
       const Inputs in{{"edges", graph(graphs[g], t)}};
       const Reference ref = reference(prog, in);
-      rt::RunStats on, grid, body, sync, sync_grid, rounds;
+      rt::RunStats on, grid, body, sync, sync_grid;
       EXPECT_EQ(compare_with_reference(prog, in, ref, {}, &on), "") << c.name << ", graph " << g;
-      setenv("RANC_RESIDENT_ASYNC", "1", 1);
-      EXPECT_EQ(compare_with_reference(prog, in, ref, {}, &rounds), "") << c.name << ", graph " << g;
-      unsetenv("RANC_RESIDENT_ASYNC");
       // A block a delta row: launches of as many blocks as the device holds at once.
       setenv("RANC_RESIDENT_BLOCK_ROWS", "1", 1);
       EXPECT_EQ(compare_with_reference(prog, in, ref, {}, &grid), "") << c.name << ", graph " << g;
@@ -489,12 +485,12 @@ output reach |> reduce by node component = min(other) as components;
                   static_cast<long long>(on.resident_rounds), static_cast<long long>(on.readbacks),
                   static_cast<long long>(body.loop_iterations), static_cast<long long>(body.readbacks));
       std::fflush(stdout);
-      // Each synchronous resident round is one semi-naive iteration; asynchronous rounds
-      // (no limit) take at least as many.
+      // Each resident round with the barrier is one semi-naive iteration; the worklist's
+      // deepest tuple (no limit) is at least as deep.
       EXPECT_EQ(sync.loop_iterations, body.loop_iterations) << c.name << ", graph " << g;
       EXPECT_EQ(sync_grid.loop_iterations, body.loop_iterations) << c.name << ", graph " << g;
       const bool limited_case = c.name == std::string("tc max 37");
-      for (const rt::RunStats* st : {&on, &grid, &rounds}) {
+      for (const rt::RunStats* st : {&on, &grid}) {
         if (limited_case)
           EXPECT_EQ(st->loop_iterations, body.loop_iterations) << c.name << ", graph " << g;
         else
@@ -502,7 +498,6 @@ output reach |> reduce by node component = min(other) as components;
       }
       EXPECT_EQ(grid.resident_rounds > 0, on.resident_rounds > 0) << c.name << ", graph " << g;
       EXPECT_EQ(sync.resident_rounds > 0, on.resident_rounds > 0) << c.name << ", graph " << g;
-      EXPECT_EQ(rounds.resident_rounds > 0, on.resident_rounds > 0) << c.name << ", graph " << g;
       if (g == 3 && c.name == std::string("tc")) {
         // A chain of 400: the body's first round, then resident rounds to the end.
         EXPECT_GE(on.resident_rounds, 390);
@@ -514,11 +509,10 @@ output reach |> reduce by node component = min(other) as components;
 
 // Small launch limits: every launch stops for room or delta size after a few rounds, merges
 // and hands back; the body runs the rounds in between. Same fixpoint. The worklist (the
-// default here: no round limit; async 2) stops when a block's queue holds more than
+// default here: no round limit) stops when a block's queue holds more than
 // RANC_RESIDENT_MAX_ROWS tuples or the words pass the room (RANC_RESIDENT_ROOM, 4096 words at
-// least), copying every block's pending tuples as the delta; asynchronous rounds (async 1)
-// when a block's round passes the rows or the room; the last two cases run with a barrier
-// between rounds.
+// least), copying every block's pending tuples as the delta; the last two cases run rounds
+// with a barrier between them (async 0).
 TEST(GpuFixpoint, ResidentRoundsHandBackAndEnterAgain) {
   RANC_REQUIRE_GPU();
   Program tc = parse_and_check(kTc);
@@ -527,14 +521,13 @@ TEST(GpuFixpoint, ResidentRoundsHandBackAndEnterAgain) {
   const std::vector<std::vector<std::pair<int64_t, int64_t>>> graphs = {
       chain(600), cycle, random_graph(1000, 1100, 43)};
   // (rows a launch enters with, the largest delta it takes, the rows a block takes, the room,
-  // asynchronous rounds)
+  // the worklist (else rounds with the barrier))
   for (auto [enter, rows, block_rows, room, async] :
        std::vector<std::tuple<const char*, const char*, const char*, const char*, const char*>>{
-           {"1000", "1", "1", "1048576", "2"}, {"1000", "64", "16", "1048576", "2"},
-           {"64", "64", "1", "1048576", "2"}, {"1000", "1000", "100", "1048576", "2"},
-           {"1000000", "1000000", "1000000", "1048576", "2"}, {"1000", "1000", "1", "4096", "2"},
-           {"1000", "1000", "100", "4096", "2"}, {"1000", "64", "16", "1048576", "1"},
-           {"1000", "1000", "1", "4096", "1"}, {"1000", "7", "4096", "1048576", "0"},
+           {"1000", "1", "1", "1048576", "1"}, {"1000", "64", "16", "1048576", "1"},
+           {"64", "64", "1", "1048576", "1"}, {"1000", "1000", "100", "1048576", "1"},
+           {"1000000", "1000000", "1000000", "1048576", "1"}, {"1000", "1000", "1", "4096", "1"},
+           {"1000", "1000", "100", "4096", "1"}, {"1000", "7", "4096", "1048576", "0"},
            {"1000", "1000", "1", "4096", "0"}}) {
     setenv("RANC_RESIDENT_MAX_ROWS", rows, 1);
     setenv("RANC_RESIDENT_ROWS", enter, 1);

@@ -219,11 +219,12 @@ class Run {
     if (const char* v = std::getenv("RANC_RESIDENT_MAX_ROWS"); v && *v) resident_max_rows_ = std::atoll(v);
     if (const char* v = std::getenv("RANC_RESIDENT_BLOCK_ROWS"); v && *v)
       resident_block_rows_ = std::max<int64_t>(1, std::atoll(v));
-    // 0: rounds with a barrier; 1: asynchronous rounds; 2 (default): the worklist.
-    if (const char* v = std::getenv("RANC_RESIDENT_ASYNC"); v && *v)
-      resident_async_ = static_cast<int>(std::clamp<long long>(std::atoll(v), 0, 2));
+    // 0: rounds with a barrier even without a round limit (else the worklist).
+    if (const char* v = std::getenv("RANC_RESIDENT_ASYNC"); v && *v) resident_async_ = std::string_view(v) != "0";
     if (const char* v = std::getenv("RANC_RESIDENT_ROOM"); v && *v)
       resident_room_ = std::clamp<int64_t>(std::atoll(v), int64_t{1} << 12, int64_t{1} << 32);
+    if (const char* v = std::getenv("RANC_RESIDENT_FILL"); v && *v)
+      resident_fill_ = std::clamp<int64_t>(std::atoll(v), 1, 16);
     sms_ = sms;
     // The blocks of one wave of each whole-waves launch (Launch::whole_waves).
     step_wave_blocks_.assign(plan_.steps.size(), 0);
@@ -1071,30 +1072,29 @@ class Run {
     const auto packing = static_cast<builtins::Packing>(r.packing);
     const int columns = builtins::packing_columns(packing);
     const int32_t elem = r.packing == Packing::I64 ? 8 : 4;
-    // Room for the words of tuples found: at least resident_room_, half the full relation's rows; the
-    // table (the full relation's words and the room's) has a power of two slots, at least
-    // four times what it holds (a round waits for its slowest insert: few collisions).
-    // Less room when memory is short.
+    // Room for the words of tuples found: at least resident_room_ (times its growth in this
+    // run), half the full relation's rows; the table (the full relation's words and the
+    // room's) has a power of two slots, at least resident_fill_ (4) times what it holds (an
+    // insert's collisions delay its tuple's successors). Less room when memory is short.
     // A large full relation is binary-searched instead (its words would fill the table).
     const bool search_full = full_rows > kResidentSetFullRows;
-    int64_t room = std::max<int64_t>(resident_room_, full_rows / 2);
+    int64_t room = std::max<int64_t>(resident_room_ * resident_room_growth_, full_rows / 2);
     room = std::min<int64_t>(room, int64_t{1} << 32);
     // The rounds' grid: a block for about RANC_RESIDENT_BLOCK_ROWS of the delta's rows.
-    // Without a round limit the blocks run a worklist (or asynchronous rounds; resident.cuh),
-    // and the words have room past `room` for what the blocks append once it is passed and for
-    // their pending tuples (resident.cuh's async_slack).
-    const bool async = e.max_iterations <= 0 && resident_async_ > 0;
-    const bool worklist = async && resident_async_ == 2;
+    // Without a round limit the blocks run a worklist (resident.cuh), and the words have room
+    // past `room` for what the blocks append once it is passed and for their pending tuples
+    // (resident.cuh's async_slack).
+    const bool worklist = e.max_iterations <= 0 && resident_async_;
     const int64_t block_rows = resident_block_rows_ > 0 ? resident_block_rows_
                                : worklist              ? ResidentRounds::kWorklistBlockRows
                                                        : ResidentRounds::kDefaultBlockRows;
     const int64_t blocks = std::clamp<int64_t>((rows + block_rows - 1) / block_rows, 1, grid);
-    const int64_t slack = async ? ResidentRounds::kAsyncSlackBuffers * blocks * ResidentRounds::kLocalRows : 0;
+    const int64_t slack = worklist ? ResidentRounds::kAsyncSlackBuffers * blocks * ResidentRounds::kLocalRows : 0;
     std::optional<DeviceBuffer> words, table, control;
     int64_t slots = 0;
     while (!table) {
       const int64_t held = (search_full ? 0 : full_rows) + room;
-      slots = int64_t{1} << (64 - __builtin_clzll(static_cast<uint64_t>(4 * held - 1)));
+      slots = int64_t{1} << (64 - __builtin_clzll(static_cast<uint64_t>(resident_fill_ * held - 1)));
       try {
         control.emplace(pool_, int64_t{8} * r.control_words, std::string_view{});
         words.emplace(pool_, 8 * (room + slack), std::string_view{});
@@ -1114,11 +1114,10 @@ class Run {
     slots_[static_cast<size_t>(r.room)] = room;
     slots_[static_cast<size_t>(r.mask)] = slots - 1;
     slots_[static_cast<size_t>(r.search_full)] = search_full ? 1 : 0;
-    // (a limit of kAsyncRounds or more runs the rounds asynchronously; resident.cuh)
+    // (a limit of exactly kWorklist runs the worklist; resident.cuh)
     slots_[static_cast<size_t>(r.rounds)] = e.max_iterations > 0 ? e.max_iterations - loop_->iteration
-                                            : !async                ? ResidentRounds::kAsyncRounds - 1
                                             : worklist              ? ResidentRounds::kWorklist
-                                                                    : ResidentRounds::kAsyncRounds;
+                                                                    : ResidentRounds::kWorklist - 1;
     slots_[static_cast<size_t>(r.max_rows)] = resident_max_rows_;
     // The prologue (the set takes the full relation's words; the invariants' key runs, over
     // inputs of any size, whatever the full relation's) on four blocks an SM, then the
@@ -1142,7 +1141,7 @@ class Run {
     wait();
     ++stats_.readbacks;
     // words[0, found): the tuples found; words[begin, total): the delta (within them, or a copy
-    // after them from asynchronous rounds).
+    // after them from a worklist).
     const int64_t total = readback_[0], begin = readback_[1], rounds = readback_[2], found = readback_[7];
     if (readback_[4] != 0)
       throw InternalError(fmt::format("{}: resident rounds found more tuples than their bound",
@@ -1152,6 +1151,10 @@ class Run {
       return false;
     }
     resident_refused_rows_ = 0;
+    // A launch that passed its room hands back, and the host sorts and merges: the next
+    // launches of this run take twice the room, up to kResidentRoomGrowth times
+    // RANC_RESIDENT_ROOM (a recursion that outgrows one room mostly outgrows several).
+    if (found >= room) resident_room_growth_ = std::min<int64_t>(2 * resident_room_growth_, kResidentRoomGrowth);
     // The tuples found, sorted, merged into the full relation; the last round's, sorted, the
     // delta. Without the memory for it the rounds are dropped (the loop's state is still
     // the one they started from) and the body goes on.
@@ -1379,9 +1382,14 @@ class Run {
   // A resident launch's room for the tuples it finds, at least (RANC_RESIDENT_ROOM): a launch
   // ends when its next round could pass it, and the host sorts and merges what it found.
   int64_t resident_room_ = int64_t{1} << 20;
-  // Loops without a round limit run their resident rounds asynchronously (resident.cuh;
-  // RANC_RESIDENT_ASYNC=0: with a barrier between rounds, as with a limit).
-  int resident_async_ = 2;
+  int64_t resident_room_growth_ = 1;
+  static constexpr int64_t kResidentRoomGrowth = 4;
+  // The hash set's slots: a power of two, at least this many times what it holds
+  // (RANC_RESIDENT_FILL, 1-16): a round waits for its slowest insert, so few collisions.
+  int64_t resident_fill_ = 4;
+  // Loops without a round limit run a worklist instead of rounds (resident.cuh;
+  // RANC_RESIDENT_ASYNC=0: rounds with a barrier between them, as with a limit).
+  bool resident_async_ = true;
   int64_t sms_ = 1;  // the device's multiprocessors
   int64_t resident_refused_rows_ = 0;  // the delta of the last launch that ran no round
   // A full relation of more rows is binary-searched by the resident kernel, not put in its set.

@@ -270,13 +270,15 @@ struct SplitDelta {
 // executor then reads the control block back once, merges the words into the full
 // relation (sorted), makes the last round's words the delta, counts the rounds as
 // iterations and continues the loop (its prologue first). Same fixpoint, same iterations.
-// Without an iteration limit (slot `rounds` at least resident.cuh's kAsyncRounds) the blocks
-// run their rounds without the barrier, each appending its round's tuples to `words` by one
-// atomic; `max_rows` then bounds a block's round, the room passed or a block that cannot hold
-// its next round stops every block at its next round, and the tuples the blocks still hold are
+// Without an iteration limit (slot `rounds` kWorklist) the blocks run no rounds: each block's
+// warps take its tuples from a queue in shared memory, up to 32 at once, and push the new
+// ones back (the worklist), appending the tuples they take to `words` by one atomic a batch;
+// `max_rows` then bounds a block's queue, and the room passed or a block whose queue cannot
+// hold one more tuple's candidates stops every block, and the tuples still queued are
 // copied after the found ones (control words kFound, kDeltaBegin, kWords): the delta. Same
-// fixpoint; the rounds counted are the most a block ran. `words` then has 2 x blocks x
-// kLocalRows words past the room (resident.cuh's async_slack).
+// fixpoint; the rounds counted are the deepest tuple's (the round that would have found it,
+// plus one). A block then takes about kWorklistBlockRows delta rows, and `words` has
+// kAsyncSlackBuffers x blocks x kLocalRows words past the room (resident.cuh's async_slack).
 // `words`, `table` and `control` are declared buffers the executor allocates for a launch
 // and frees after it; `room`, `mask`, `rounds`, `max_rows`, `search_full` and `prologue`
 // are slots it sets: the words' capacity, the table's slots - 1 (a power of two, at least
@@ -296,9 +298,6 @@ struct ResidentRounds {
   static constexpr int32_t kLocalBytes = 2 * 2 * kLocalRows * 8;
   // The words past the room, in buffers of kLocalRows a block (resident.cuh's async_slack).
   static constexpr int64_t kAsyncSlackBuffers = 5;
-  // Slot `rounds` at least this: no round limit, the rounds run asynchronously (resident.cuh's
-  // kAsyncRounds).
-  static constexpr int64_t kAsyncRounds = int64_t{1} << 62;
   // Slot `rounds` exactly this: the blocks run a worklist instead of rounds (resident.cuh's
   // kWorklist).
   static constexpr int64_t kWorklist = INT64_MAX;

@@ -3,10 +3,10 @@
 //
 // A resident kernel runs semi-naive rounds of a thin recursion without returning to the
 // host: one cooperative launch (all its blocks resident at once), a barrier between rounds,
-// or, when the loop has no round limit, none: a block's rounds then only ever read its own
+// or, when the loop has no round limit, no rounds at all: a block only ever reads its own
 // tuples, and the least fixpoint of monotone rules does not depend on the order in which
-// tuples are found, so each block runs its rounds at its own pace until it finds nothing new
-// (asynchronous rounds; a round then costs the block's inserts and one atomic).
+// tuples are found, so the block's warps evaluate its tuples from a queue, each as soon as it
+// is found (the worklist, worklist()).
 // Tuples are packed into one 64-bit word whose unsigned order is the tuples' ascending
 // order (pack_*). A launch of the kernel's prologue first inserts the full relation's words
 // into a hash set; a candidate is new when the set takes it. Each block keeps the new
@@ -34,9 +34,9 @@ enum : int {
   kMaxWord = 5,     // 1: the word ~0 (the hash set's empty mark) was taken
   kCounter = 6,     // the barrier: arrivals, heavy blocks and words, over all barriers
   kFound = 7,       // out: the words found (merged into the full relation): words[0, kFound);
-                    // kWords but after asynchronous rounds, whose delta is a copy after them
-  // Asynchronous rounds (no round limit: the host passes kAsyncRounds or more):
-  kAsyncWords = 8,  // the words found so far (each block appends its rounds' by one atomic)
+                    // kWords but after a worklist, whose delta is a copy after them
+  // The worklist (no round limit: the host passes kWorklist):
+  kAsyncWords = 8,  // the words found so far (each warp appends the tuples it takes by one atomic)
   kAsyncStop = 9,   // 1: a block asked every block to stop (hand back)
   kArrived = 10,    // blocks that stopped
   kAsyncDelta = 11, // words of the blocks' pending tuples copied after the found words
@@ -66,10 +66,7 @@ constexpr int kStageBytes = 40 * 1024;
 constexpr int kLocalRows = 4096;
 // Candidates a thread collects before their inserts (whose round trips then overlap).
 constexpr int kBatch = 8;
-// A launch runs its rounds asynchronously (each block on its own tuples, without barriers)
-// when the loop has no round limit: the host then passes a round limit of at least this.
-constexpr i64 kAsyncRounds = 1ll << 62;
-// The slot `rounds` of a launch whose blocks run a worklist (worklist()): the most tuples a
+// The slot `rounds` of a launch whose blocks run a worklist (worklist()); the most tuples a
 // block's queue holds (a power of two; its words are the two buffers of the rounds).
 constexpr i64 kWorklist = 0x7fffffffffffffffll;
 constexpr int kQueueSlots = 2 * kLocalRows;
@@ -77,7 +74,7 @@ constexpr int kQueueSlots = 2 * kLocalRows;
 // kAsyncSlackBuffers): after the room was passed (or the stop asked), a block appends what its
 // warps claim in at most two more batches each (32 x 32 words: a quarter of a buffer), the
 // found ones among its pending tuples (at most a queue, two buffers) and copies its pending
-// ones (two more); asynchronous rounds append one round's tuples and copy their pending ones.
+// ones (two more).
 __host__ __device__ constexpr i64 async_slack(i64 blocks) { return 5 * blocks * kLocalRows; }
 
 __device__ __forceinline__ u64 pack_i32(int a) { return (unsigned)a ^ 0x80000000u; }
