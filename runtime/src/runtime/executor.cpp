@@ -1385,7 +1385,8 @@ class Run {
   int64_t resident_room_growth_ = 1;
   static constexpr int64_t kResidentRoomGrowth = 4;
   // The hash set's slots: a power of two, at least this many times what it holds
-  // (RANC_RESIDENT_FILL, 1-16): a round waits for its slowest insert, so few collisions.
+  // (RANC_RESIDENT_FILL, 1-16): a collision delays its tuple's successors (and, with the
+  // barrier, the round), so few of them.
   int64_t resident_fill_ = 4;
   // Loops without a round limit run a worklist instead of rounds (resident.cuh;
   // RANC_RESIDENT_ASYNC=0: rounds with a barrier between them, as with a limit).

@@ -211,7 +211,8 @@ __device__ __forceinline__ u64 tag(unsigned position, u64 low) { return (u64)pos
 
 // Where the inserts put the new tuples they find: the rounds' next round's tuples (`s` null:
 // append()), or the worklist's queue, at depth `depth` (each push uses a slot its warp
-// reserved when it took the tuples: their candidates' bound).
+// reserved when it took the tuples: their candidates' bound). One type for both, so that the
+// generated kernel's `rules` lambda has one signature (NVRTC compiles no generic lambda).
 struct Out {
   u64* local;
   int* count;
@@ -322,8 +323,8 @@ __device__ __forceinline__ int take_tuples(Queue* s, i64 bound, i64 max_rows, un
 // The block's worklist over q[0, rows) (its share of the delta, depth 0): `rules(tuple,
 // batch, out)` evaluates the rules on one tuple, pushing candidates (push()). Returns the
 // tuples still queued when the block stopped (the room passed, another block asked, or
-// take_tuples's kStop), at q[(*first + k) % kQueueSlots]; `*deepest`: the depth of the deepest
-// tuple evaluated (-1: none). `at_` is shared scratch.
+// take_tuples's kStop), at q[(*first + k) % kQueueSlots]; `*deepest` (shared): the depth of
+// the deepest tuple evaluated (-1: none).
 template <class Rules>
 __device__ __forceinline__ i64 worklist(const Rules& rules, u64* table, i64 mask, i64* ctl, u64* words,
                                         i64 room, i64 max_rows, i64 bound, i64 rows, u64* q, u64* qt,
