@@ -327,7 +327,7 @@ int main(int argc, char** argv) {
   // group-by rows (with TPC-H Q1's shape); "ra_bench q1 28": only Q1's shape.
   bool chains_only = false, groupby_only = false, q1_only = false, joins_only = false, semi_only = false,
        topk_only = false, setops_only = false, merges_only = false, reduce_only = false,
-       mergejoin_only = false, select_chains_only = false, join_sizes_only = false;
+       mergejoin_only = false, select_chains_only = false, join_sizes_only = false, sorts_only = false;
   std::vector<int> log_sizes;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "chains")
@@ -350,6 +350,8 @@ int main(int argc, char** argv) {
       setops_only = true;
     else if (std::string(argv[i]) == "merges")  // set operations, sorted join, sorted reduce
       merges_only = true;
+    else if (std::string(argv[i]) == "sorts")  // the sorts only (with every baseline)
+      sorts_only = true;
     else if (std::string(argv[i]) == "sortedreduce")  // the sorted reduce only
       merges_only = reduce_only = true;
     else if (std::string(argv[i]) == "mergejoin")  // the sorted PK-FK join only, no baselines:
@@ -440,7 +442,7 @@ int main(int argc, char** argv) {
       // sort + reduce_by_key chains of Thrust and CUB on the same arrays. 16 groups: more
       // than a block's private states (4), so a block leaves them once a key reaches its table
       // (hash_reduce.cuh; staying cost one atomic merge a row on a few hot slots).
-      if (!chains_only && !setops_only && !merges_only && !q1_only) {
+      if (!chains_only && !setops_only && !merges_only && !q1_only && !sorts_only) {
         for (int64_t groups : {int64_t{4}, int64_t{16}, int64_t{1} << 10, int64_t{1} << 14,
                                int64_t{1} << 20, int64_t{1} << 24}) {
           if (static_cast<size_t>(groups) > n) continue;
@@ -542,13 +544,13 @@ int main(int argc, char** argv) {
         for (void* d : dev) CHECK_CUDA(cudaFree(d));
       }
       if (!chains_only && !groupby_only) {
-      if (!setops_only && !merges_only) {  // select 50%
+      if (!setops_only && !merges_only && !sorts_only) {  // select 50%
         ProgramBuilder b;
         b.output(b.input("r", kv("k", "v", 0).attributes).select(col("k") < (1 << 30)), "out");
         RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
         report("select 50%", rr.seconds, 8.0 * n + 8.0 * rr.output_rows[0], n);
       }
-      if (!setops_only && !merges_only) {  // project (map)
+      if (!setops_only && !merges_only && !sorts_only) {  // project (map)
         ProgramBuilder b;
         // Both attributes are computed so ranc and Thrust move the same bytes (a plain
         // pass-through attribute is shared with the input, not copied).
@@ -558,7 +560,7 @@ int main(int argc, char** argv) {
         RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
         report("project (map)", rr.seconds, 16.0 * n, n);
       }
-      if (!setops_only && !merges_only) {  // product: n/4 x 4 -> n tuples of 4 attributes
+      if (!setops_only && !merges_only && !sorts_only) {  // product: n/4 x 4 -> n tuples of 4 attributes
         std::vector<int32_t> k4(n / 4), v4(n / 4);
         std::copy(k.begin(), k.begin() + n / 4, k4.begin());
         std::copy(v.begin(), v.begin() + n / 4, v4.begin());
@@ -573,7 +575,7 @@ int main(int argc, char** argv) {
         a.free();
         s.free();
       }
-      if (!reduce_only && !mergejoin_only) {  // set operations on sorted unique inputs: a = 2i, b = 3i
+      if (!reduce_only && !mergejoin_only && !sorts_only) {  // set operations on sorted unique inputs: a = 2i, b = 3i
         std::vector<int32_t> a(n), b2(n);
         for (size_t i = 0; i < n; ++i) {
           a[i] = static_cast<int32_t>(2 * i);
@@ -602,7 +604,7 @@ int main(int argc, char** argv) {
         r.free();
         continue;
       }
-      if (!reduce_only) {  // PK-FK join on sorted inputs, 100% match
+      if (!reduce_only && !sorts_only) {  // PK-FK join on sorted inputs, 100% match
         size_t npk = n / 4;
         std::vector<int32_t> pk(npk), pv(npk), fk(n), fv(n);
         for (size_t i = 0; i < npk; ++i)
@@ -631,7 +633,7 @@ int main(int argc, char** argv) {
         dp.free();
         df.free();
       }
-      if (!mergejoin_only) {  // segmented reduction over sorted keys, 16 tuples per group
+      if (!mergejoin_only && !sorts_only) {  // segmented reduction over sorted keys, 16 tuples per group
         std::vector<int32_t> g(n);
         for (size_t i = 0; i < n; ++i) g[i] = static_cast<int32_t>(i / 16);
         DeviceRel dg = upload(kv("g", "v"), {g, v});
@@ -652,14 +654,14 @@ int main(int argc, char** argv) {
         ProgramBuilder b;
         b.output(b.input("r", kv("k", "v", 0).attributes).sort({"k"}), "out");
         RancRun rr = run_ranc(ex, b.check(), {{"r", r.binding()}});
-        report("sort pairs", rr.seconds, 16.0 * n, n, {"sort pairs", "cub sort words"});
+        report("sort pairs", rr.seconds, 16.0 * n, n, {"sort pairs", "cub sort words", "cub sort words n64"});
       }
       {  // sort of one i32 attribute: CUB sorts the column itself
         ProgramBuilder b;
         b.output(b.input("r", {{"k", Type::I32}}).sort({"k"}), "out");
         DeviceRel kr{Schema{{{"k", Type::I32}}, 0}, {r.cols[0]}, r.rows};
         RancRun rr = run_ranc(ex, b.check(), {{"r", kr.binding()}});
-        report("sort keys", rr.seconds, 8.0 * n, n, {"cub sort keys"});
+        report("sort keys", rr.seconds, 8.0 * n, n, {"cub sort keys", "cub sort keys n64"});
       }
       {  // the sort codegen emits for an internal sort of (k, v) by k (a join's or a
          // reduce's input; GeneratePlan.SortShapes): one SortPairs step with v as the
@@ -684,9 +686,13 @@ int main(int argc, char** argv) {
           if (i > 0) t.push_back(res.stats.execute_seconds);
         }
         std::sort(t.begin(), t.end());
-        report("sort by key", t[t.size() / 2], 16.0 * n, n, {"cub sort pairs"});
+        report("sort by key", t[t.size() / 2], 16.0 * n, n, {"cub sort pairs", "cub sort pairs n64"});
       }
       }  // !chains_only
+      if (sorts_only) {  // "ra_bench sorts 28": the sorts only
+        r.free();
+        continue;
+      }
       if (groupby_only) {
         r.free();
         continue;

@@ -65,10 +65,18 @@ __global__ void decode_keys(typename KeyBits<K>::Bits* keys, int64_t n) {
   }
 }
 
+// CUB's radix sorts take their count as 32 bits here (every sort's rows are below 2^32:
+// row ids are 32-bit, and Executor::exec(SortPairs) reports a larger sort as a SizeLimitError;
+// a larger count is cudaErrorInvalidValue). CUB picks its offset type from the count's:
+// a 64-bit count makes its onesweep tiles 384 x 17 items for 4-byte keys and values instead of
+// 384 x 23, and the 2^28-row (u32, u32) pair sort took 8.55 ms against 7.47 ms on the H200
+// (bench/RESULTS.md, session 41).
 template <typename Bits>
 cudaError_t radix_sort(bool descending, void* temp, size_t& temp_bytes, const Bits* keys_in,
                        Bits* keys_out, const uint32_t* values_in, uint32_t* values_out,
-                       int64_t n, cudaStream_t stream) {
+                       int64_t n64, cudaStream_t stream) {
+  if (n64 > int64_t{UINT32_MAX}) return cudaErrorInvalidValue;
+  const auto n = static_cast<uint32_t>(n64);  // a 32-bit count: see radix_sort
   if (descending) {
     return cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, keys_in, keys_out,
                                                      values_in, values_out, n, 0,
@@ -196,8 +204,10 @@ struct WordLess {
 template <typename Bits, typename V>
 cudaError_t sort_words_typed(bool descending, bool pairs, void* temp, size_t& temp_bytes,
                              int begin_bit, int end_bit, const void* keys_in, void* keys_out,
-                             const V* values_in, V* values_out, int64_t n,
+                             const V* values_in, V* values_out, int64_t n64,
                              cudaStream_t stream) {
+  if (n64 > int64_t{UINT32_MAX}) return cudaErrorInvalidValue;
+  const auto n = static_cast<uint32_t>(n64);  // a 32-bit count: see radix_sort
   const auto* kin = static_cast<const Bits*>(keys_in);
   auto* kout = static_cast<Bits*>(keys_out);
   if constexpr (std::is_unsigned_v<Bits>) {
