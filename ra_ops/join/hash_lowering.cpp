@@ -715,6 +715,65 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
   ctx.set_relation(n.id, make_view(std::move(v), std::move(types), hj.probe().rel.size));
 }
 
+// A semi or anti join's hash set built in windows of 2^window slots (hash_join.cuh;
+// CodegenOptions::hash_set_window_bits): the right rows' hash_window_words (compacted when a
+// fused select drops rows: one read-back of the rows kept), radix-partitioned on the bits
+// the set's capacity 2^bits has above a window (SortPairs::radix_bits; none, and no copy,
+// when the set fits one window), then inserted in that order, one thread a word.
+void build_hash_set_in_windows(LoweringContext& ctx, const Node& n, const DeviceRelation& R,
+                               const std::string& key_t, int32_t key_size, int window,
+                               rt::SlotId bits, rt::SlotId capacity, rt::BufferId slots) {
+  const rt::BufferId words = ctx.allocate(fmt::format("n{}.hash_set_words", n.id), key_size,
+                                          rt::SizeExpr::slot(R.size), n.id);
+  rt::SlotId kept = R.size;
+  {
+    KernelParams p;
+    const bool filters = R.view && R.view->filters;
+    const std::string stmts =
+        fmt::format("    {}[{}] = ranc::tpl::hash_window_word<{}>(({})({}));\n",
+                    p.buffer(words, key_t, false), filters ? "o" : "i", window, key_t,
+                    packed_key(p, R, n.right_key_index, "i"));
+    const std::string what =
+        (R.view ? R.view->op_names(ctx.program()) + "_" : std::string()) + "hash_set_words";
+    if (filters) {
+      const std::string keep = LoweringContext::keep(p, R, "i");
+      kept = ctx.select_kernel(n.id, what, R.size, p, keep, stmts, {},
+                               LoweringContext::fused_nodes({&R}, n.id));
+    } else {
+      ctx.map_kernel(n.id, what, p, R.size, stmts, {}, LoweringContext::fused_nodes({&R}, n.id));
+    }
+  }
+  // radix = max(0, bits - window); sorted words only when radix > 0.
+  const rt::SlotId radix = ctx.new_slot();
+  {
+    rt::SizeExpr e{-int64_t{window}, {rt::SizeTerm{1, {bits}}}};
+    e.saturate = true;
+    e.at_most = 8 * key_size;  // (a set of more slots than 2^32: the low 32 bits of its index)
+    ctx.step(rt::SetSize{radix, e});
+  }
+  const rt::SlotId sorting = ctx.new_slot();  // min(1, radix)
+  {
+    rt::SizeExpr e = rt::SizeExpr::slot(radix);
+    e.at_most = 1;
+    ctx.step(rt::SetSize{sorting, e});
+  }
+  const rt::SizeExpr count{0, {rt::SizeTerm{1, {kept, sorting}}}};
+  const rt::BufferId sorted =
+      ctx.allocate(fmt::format("n{}.hash_set_windows", n.id), key_size, count, n.id);
+  rt::SortPairs sort{words, sorted, -1, -1, key_size == 8 ? Type::I64 : Type::I32, false, count,
+                     n.id, true};
+  sort.radix_bits = radix;
+  ctx.step(sort);
+  KernelParams p;
+  const std::string ps = p.buffer(slots, key_t, false), pc = p.slot(capacity);
+  const std::string from = fmt::format("({} ? {} : {})", p.slot(radix), p.buffer(sorted, key_t),
+                                       p.buffer(words, key_t));
+  ctx.map_kernel(n.id, "hash_set_build", p, kept,
+                 fmt::format("    (void)ranc::tpl::hash_set_insert_hashed({}, {}, "
+                             "ranc::tpl::hash_window_unword<{}>({}[i]));\n",
+                             ps, pc, window, from));
+}
+
 void lower_hash_semi_join(LoweringContext& ctx, const Node& n) {
   // The right side is streamed once by the build kernel (a fused select drops rows there);
   // the left side is the stream the stage joins.
@@ -751,8 +810,10 @@ void lower_hash_semi_join(LoweringContext& ctx, const Node& n) {
     next = ctx.allocate(fmt::format("n{}.hash_next", n.id), 8, rt::SizeExpr::slot(R.size), n.id);
   }
 
-  // The build: one thread per right row that takes part.
-  {
+  const int window = ctx.options().hash_set_window_bits;
+  if (window >= 0 && !residual) {
+    build_hash_set_in_windows(ctx, n, R, key_t, key_size, window, bits, capacity, slots);
+  } else {  // The build: one thread per right row that takes part, in row order.
     KernelParams p;
     const std::string keep = LoweringContext::keep(p, R, "i");
     const std::string word = packed_key(p, R, n.right_key_index, "i");

@@ -348,6 +348,12 @@ TEST_P(GpuInnerJoins, MatchTheReference) {
     EXPECT_EQ(run_and_compare(p, d.inputs, {.join = jc.join, .paged = false}), "")
         << "paged lists off\n"
         << print_program(p);
+    // Semi and anti joins without a residual build their sets in windows of 16 slots
+    // (CodegenOptions::hash_set_window_bits): every set of more than 16 slots is
+    // radix-partitioned by its slot bits above a window first.
+    EXPECT_EQ(run_and_compare(p, d.inputs, {.join = jc.join, .hash_set_window_bits = 4}), "")
+        << "hash sets built in windows\n"
+        << print_program(p);
     // Build sides past one shared-memory table (2048 rows) join a global table by default;
     // radix-partitioned here.
     if (jc.c.n > 2048) {
@@ -592,6 +598,14 @@ TEST(GpuJoinKeys, HashSetAllOnesKey) {
         EXPECT_EQ(run_and_compare(p, in, {.join = join}), "")
             << type_name(kt) << (qk == &with ? " with" : " without") << " the key, "
             << (join == codegen::JoinAlgorithm::Hash ? "hash" : "sort-merge");
+      // The sets built in windows of 1 and 2 slots (sorted by all their slot bits, and
+      // by all but one): the all-ones key's word sorts and inserts like any other.
+      for (int window : {0, 1})
+        EXPECT_EQ(run_and_compare(p, in, {.join = codegen::JoinAlgorithm::Hash,
+                                          .hash_set_window_bits = window}),
+                  "")
+            << type_name(kt) << (qk == &with ? " with" : " without") << " the key, window "
+            << window;
     }
   }
 }
@@ -637,6 +651,13 @@ TEST(GpuJoinKeys, ClusteredRightKeys) {
         EXPECT_EQ(run_and_compare(p, in, {.join = join}), "")
             << type_name(kt) << " shape " << shape << " "
             << (join == codegen::JoinAlgorithm::Hash ? "hash" : "sort-merge");
+      // Built in windows (runs of equal keys stay together through the partition: their
+      // lanes race for one slot at once), of 2^10 slots and of one.
+      for (int window : {10, 0})
+        EXPECT_EQ(run_and_compare(p, in, {.join = codegen::JoinAlgorithm::Hash,
+                                          .hash_set_window_bits = window}),
+                  "")
+            << type_name(kt) << " shape " << shape << " window " << window;
     }
   }
 }

@@ -73,6 +73,9 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
   {
     const std::string keys = o->encoded ? fmt::format("{}-bit words", 8 * type_size(o->key_type))
                                         : std::string(type_name(o->key_type));
+    if (o->values_in < 0 && o->radix_bits >= 0)
+      return fmt::format("radix_partition {} -> {} [{}, bits s{}] count {}", buf(p, o->keys_in),
+                         buf(p, o->keys_out), keys, o->radix_bits, size_text(o->count));
     if (o->values_in < 0)
       return fmt::format("sort_keys {} -> {} [{}] count {}", buf(p, o->keys_in),
                          buf(p, o->keys_out), keys, size_text(o->count));
