@@ -251,12 +251,13 @@ void bench_semi_joins(rt::Executor& ex, int lg, double copy_gbps) {
     Rel S = b.input("s", sa), R = b.input("r", ra);
     b.output(anti ? S.anti_join(R, {"fk"}, {"k"}) : S.semi_join(R, {"fk"}, {"k"}), "out");
     const Program prog = b.check();
-    // "hash" as planned (its set built in row order unless RANC_HASH_SET_WINDOW says
-    // otherwise), "hash win20" with the set built in windows of 2^20 slots, "sort-merge".
+    // "hash" as planned (its set built in row order unless RANC_HASH_BUILD_WINDOW says
+    // otherwise), "hash win20" with the set built in windows of 2^20 slots
+    // (CodegenOptions::hash_build_window_bits), "sort-merge".
     for (int way = 0; way < 3; ++way) {
       codegen::CodegenOptions o;
       o.join = way < 2 ? codegen::JoinAlgorithm::Hash : codegen::JoinAlgorithm::SortMerge;
-      if (way == 1) o.hash_set_window_bits = 20;
+      if (way == 1) o.hash_build_window_bits = 20;
       const auto [sec, rows, peak] =
           time_plan(ex, codegen::generate_plan(prog, o), {{"s", ds.binding()}, {"r", dr.binding()}});
       const double bytes = 12.0 * n + 8.0 * static_cast<double>(rows);

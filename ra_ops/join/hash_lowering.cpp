@@ -432,6 +432,11 @@ struct HashJoinCode {
     if (key_size == 8)
       gheads = ctx.allocate(fmt::format("n{}.global_heads", n.id), 4, gated(slots), n.id, /*zero=*/true);
     gnext = ctx.allocate(fmt::format("n{}.global_next", n.id), 4, rt::SizeExpr::slot(gbuild), n.id);
+    const int window = ctx.options().hash_build_window_bits;
+    if (window >= 0) {
+      build_global_in_windows(window, glog, gbuild, gated);
+      return;
+    }
     // The build: one thread per kept build row, its hashed key in row order.
     KernelParams p;
     const std::string t = global_table(p);
@@ -440,6 +445,58 @@ struct HashJoinCode {
     // thread they ran one after another (4096 rows took 0.12 ms, H100).
     ctx.map_kernel(n.id, "hash_global_build", p, gbuild,
                    fmt::format("    ranc::tpl::global_join_insert({}, {}[i], (unsigned int)i);\n", t, hk),
+                   {}, {}, "MapSearch");
+  }
+  // The global table built in windows of 2^window slots (hash_join.cuh,
+  // CodegenOptions::hash_build_window_bits): the kept build rows' window_rotate'd hashes with
+  // their positions, radix-partitioned on the bits the table's 2^glog slots have above a
+  // window (none, and no copy, when the table fits one window), then inserted in that order.
+  template <class Gated>
+  void build_global_in_windows(int window, rt::SlotId glog, rt::SlotId gbuild, const Gated& gated) {
+    const rt::BufferId words = ctx.allocate(fmt::format("n{}.global_words", n.id), key_size,
+                                            rt::SizeExpr::slot(gbuild), n.id);
+    const rt::BufferId ids =
+        ctx.allocate(fmt::format("n{}.global_ids", n.id), 4, rt::SizeExpr::slot(gbuild), n.id);
+    {
+      KernelParams p;
+      ctx.map_kernel(n.id, "hash_global_words", p, gbuild,
+                     fmt::format("    {}[i] = ranc::tpl::window_rotate<{}>({}[i]);\n"
+                                 "    {}[i] = (unsigned int)i;\n",
+                                 p.buffer(words, key_t, false), window,
+                                 p.buffer(build().hashed, key_t), p.buffer(ids, "unsigned int", false)));
+    }
+    const rt::SlotId radix = ctx.new_slot();  // max(0, glog - window) when the table is taken
+    {
+      rt::SizeExpr e{-int64_t{window}, {rt::SizeTerm{1, {glog}}}};
+      e.saturate = true;
+      e.at_most = 8 * key_size;
+      ctx.step(rt::SetSize{radix, gated(e)});
+    }
+    const rt::SlotId sorting = ctx.new_slot();  // min(1, radix)
+    {
+      rt::SizeExpr e = rt::SizeExpr::slot(radix);
+      e.at_most = 1;
+      ctx.step(rt::SetSize{sorting, e});
+    }
+    const rt::SizeExpr count{0, {rt::SizeTerm{1, {gbuild, sorting}}}};
+    const rt::BufferId swords =
+        ctx.allocate(fmt::format("n{}.global_windows", n.id), key_size, count, n.id);
+    const rt::BufferId sids =
+        ctx.allocate(fmt::format("n{}.global_window_ids", n.id), 4, count, n.id);
+    rt::SortPairs sort{words, swords, ids, sids, key_size == 8 ? Type::I64 : Type::I32, false,
+                       count, n.id, true};
+    sort.radix_bits = radix;
+    ctx.step(sort);
+    KernelParams p;
+    const std::string t = global_table(p);
+    const std::string on = p.slot(radix);
+    const std::string w = fmt::format("({} ? {} : {})", on, p.buffer(swords, key_t), p.buffer(words, key_t));
+    const std::string j = fmt::format("({} ? {} : {})", on, p.buffer(sids, "unsigned int"),
+                                      p.buffer(ids, "unsigned int"));
+    ctx.map_kernel(n.id, "hash_global_build", p, gbuild,
+                   fmt::format("    ranc::tpl::global_join_insert({}, ranc::tpl::window_unrotate<{}>({}[i]), "
+                               "{}[i]);\n",
+                               t, window, w, j),
                    {}, {}, "MapSearch");
   }
 
@@ -716,7 +773,7 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
 }
 
 // A semi or anti join's hash set built in windows of 2^window slots (hash_join.cuh;
-// CodegenOptions::hash_set_window_bits): the right rows' hash_window_words (compacted when a
+// CodegenOptions::hash_build_window_bits): the right rows' hash_window_words (compacted when a
 // fused select drops rows: one read-back of the rows kept), radix-partitioned on the bits
 // the set's capacity 2^bits has above a window (SortPairs::radix_bits; none, and no copy,
 // when the set fits one window), then inserted in that order, one thread a word.
@@ -770,7 +827,7 @@ void build_hash_set_in_windows(LoweringContext& ctx, const Node& n, const Device
                                        p.buffer(words, key_t));
   ctx.map_kernel(n.id, "hash_set_build", p, kept,
                  fmt::format("    (void)ranc::tpl::hash_set_insert_hashed({}, {}, "
-                             "ranc::tpl::hash_window_unword<{}>({}[i]));\n",
+                             "ranc::tpl::window_unrotate<{}>({}[i]));\n",
                              ps, pc, window, from));
 }
 
@@ -810,7 +867,7 @@ void lower_hash_semi_join(LoweringContext& ctx, const Node& n) {
     next = ctx.allocate(fmt::format("n{}.hash_next", n.id), 8, rt::SizeExpr::slot(R.size), n.id);
   }
 
-  const int window = ctx.options().hash_set_window_bits;
+  const int window = ctx.options().hash_build_window_bits;
   if (window >= 0 && !residual) {
     build_hash_set_in_windows(ctx, n, R, key_t, key_size, window, bits, capacity, slots);
   } else {  // The build: one thread per right row that takes part, in row order.

@@ -1769,12 +1769,13 @@ TEST(NvrtcCompile, PagedJoinOutputs) {
     EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
   }
 }
-// Hash sets of semi and anti joins built in windows (CodegenOptions::hash_set_window_bits):
-// one keys-only radix partition step a join without a residual (on the slot bits above a
-// window, a slot of its own), none for one with a residual (its chains need the right rows
-// in row order); i32, i64 and two-attribute keys, a select fused into the words' kernel; the
-// unit compiles with NVRTC. Off (-1), no partition.
-TEST(NvrtcCompile, HashSetsBuiltInWindows) {
+// Hash tables built in windows (CodegenOptions::hash_build_window_bits): one keys-only radix
+// partition step a semi or anti join without a residual (on the slot bits above a window, a
+// slot of its own), none for one with a residual (its chains need the right rows in row
+// order); i32, i64 and two-attribute keys, a select fused into the words' kernel; inner
+// joins' global tables from rotated hashes and positions; the unit compiles with NVRTC.
+// Off (-1), none of it.
+TEST(NvrtcCompile, HashTablesBuiltInWindows) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"l", Type::I64}, {"v", Type::I32}});
   auto q = b.input("q", {{"qk", Type::I32}, {"ql", Type::I64}, {"qv", Type::I32}});
@@ -1782,6 +1783,8 @@ TEST(NvrtcCompile, HashSetsBuiltInWindows) {
   b.output(r.anti_join(q.select(col("qv") > 3), {"l"}, {"ql"}), "anti64_fused");
   b.output(r.semi_join(q, {"k", "v"}, {"qk", "qv"}), "semi_two");
   b.output(r.semi_join(q, {"k"}, {"qk"}, col("v") < col("qv")), "semi_residual");
+  b.output(r.join(q, {"k"}, {"qk"}), "inner32");
+  b.output(r.join(q, {"l"}, {"ql"}), "inner64");
   Program p = b.check();
   auto partitions = [](const rt::Plan& plan) {
     int n = 0;
@@ -1792,19 +1795,32 @@ TEST(NvrtcCompile, HashSetsBuiltInWindows) {
   };
   for (int window : {20, 0}) {
     rt::Plan plan = codegen::generate_plan(
-        p, {.join = codegen::JoinAlgorithm::Hash, .hash_set_window_bits = window});
+        p, {.join = codegen::JoinAlgorithm::Hash, .hash_build_window_bits = window});
     const std::string text = codegen::describe_plan(plan);
     EXPECT_EQ(partitions(plan), 3) << text;
     EXPECT_NE(plan.source.find(fmt::format("hash_window_word<{}>", window)), std::string::npos);
-    EXPECT_NE(plan.source.find(fmt::format("hash_window_unword<{}>", window)), std::string::npos);
-    EXPECT_EQ(count_of(text, "radix_partition "), 3) << text;
+    EXPECT_NE(plan.source.find(fmt::format("window_unrotate<{}>", window)), std::string::npos);
     EXPECT_EQ(count_of(plan.source, "hash_chain_push("), 1) << "the residual's chains";
+    // The inner joins' global tables: rotated hashes with their positions, partitioned.
+    EXPECT_GE(count_of(plan.source, fmt::format("window_rotate<{}>(", window)), 1);
+    int global_words = 0, global_partitions = 0;
+    for (const auto& s : plan.steps) {
+      if (const auto* l = std::get_if<rt::Launch>(&s))
+        global_words += l->kernel.find("hash_global_words") != std::string::npos;
+      if (const auto* o = std::get_if<rt::SortPairs>(&s))
+        global_partitions += o->radix_bits >= 0 && o->values_in >= 0 &&
+                             plan.buffers[static_cast<size_t>(o->keys_in)].name.find("global_words") !=
+                                 std::string::npos;
+    }
+    EXPECT_EQ(global_words, 2) << text;
+    EXPECT_EQ(global_partitions, 2) << text;
     Compiled c = nvrtc_compile(plan.source);
     EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
   }
   rt::Plan off = codegen::generate_plan(p, {.join = codegen::JoinAlgorithm::Hash});
   EXPECT_EQ(partitions(off), 0) << codegen::describe_plan(off);
   EXPECT_EQ(off.source.find("hash_window_word"), std::string::npos);
+  EXPECT_EQ(off.source.find("window_rotate<"), std::string::npos);
 }
 TEST(NvrtcCompile, EveryOperatorUnfused) {
   expect_compiles(testing::operators_program(), {.fusion = false});

@@ -228,11 +228,11 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
                      lower_options.hash_join_global_rows < (int64_t{1} << 30),
                  fmt::format("hash join global rows {} is not in [0, 2^30)",
                              lower_options.hash_join_global_rows));
-  if (const char* v = std::getenv("RANC_HASH_SET_WINDOW"); v && *v)
-    lower_options.hash_set_window_bits = std::atoi(v);
-  internal_check(lower_options.hash_set_window_bits >= -1 && lower_options.hash_set_window_bits <= 30,
+  if (const char* v = std::getenv("RANC_HASH_BUILD_WINDOW"); v && *v)
+    lower_options.hash_build_window_bits = std::atoi(v);
+  internal_check(lower_options.hash_build_window_bits >= -1 && lower_options.hash_build_window_bits <= 30,
                  fmt::format("hash set window bits {} is not in [-1, 30]",
-                             lower_options.hash_set_window_bits));
+                             lower_options.hash_build_window_bits));
   if (const char* v = std::getenv("RANC_REDUCE_STAGE"); v && *v)
     lower_options.stage_reduce_inputs = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_SORT_WIDE_PAYLOAD"); v && *v)

@@ -113,14 +113,15 @@ struct CodegenOptions {
   // sides are radix-partitioned. 0 turns the global table off (RANC_HASH_GLOBAL_ROWS=N).
   // Chosen per run from the rows kept; the same results.
   int64_t hash_join_global_rows = int64_t{1} << 21;
-  // A hash semi or anti join without a residual builds its set in windows of 2^W slots
-  // (W = this, 0 to 30; hash_join.cuh): the right keys' hashes are radix-partitioned on the
-  // slot's bits above a window (as many bits as the set's capacity has above 2^W slots, so
-  // none for a set of at most 2^W slots) and inserted in that order, each window in L2 while
-  // its inserts run, instead of in row order, where each insert into a set larger than L2 is
-  // a random access to device memory. -1: inserted in row order, one thread a right row
-  // (RANC_HASH_SET_WINDOW=W). Same results.
-  int hash_set_window_bits = -1;
+  // Hash tables in device memory built in windows of 2^W slots (W = this, 0 to 30;
+  // hash_join.cuh): a semi or anti join's set (without a residual) and an inner join's
+  // global table. The build rows' hashes are radix-partitioned on the slot's bits above a
+  // window (as many bits as the table's capacity has above 2^W slots, so none for a table
+  // of at most 2^W slots) and inserted in that order, each window in L2 while its inserts
+  // run, instead of in row order, where each insert into a table larger than L2 is a random
+  // access to device memory. -1: inserted in row order (RANC_HASH_BUILD_WINDOW=W). Same
+  // results (a join's matches of one key may come in another order).
+  int hash_build_window_bits = -1;
   // The hash group-by's room for phase 1's records (hash_reduce.cuh); 0: the grid's blocks
   // times a block table's slots, or for a filtered input (a select fused in front) a
   // sixteenth of its rows when that is more, at most 128 MiB of records (at most the rows). When the records pass it (many

@@ -582,29 +582,28 @@ struct HashJoinAgent {
 //          the chain). The residual walks the chain of the left row's key.
 // Build: one thread per right row, hash_set_insert, then with chains hash_chain_push.
 // Probe: hash_set_find; -1 when the key is absent.
-// Build in windows (without a residual, CodegenOptions::hash_set_window_bits = W >= 0): the
+// Build in windows (without a residual, CodegenOptions::hash_build_window_bits = W >= 0): the
 // inserts of a set larger than L2 are random accesses to device memory (2^27 keys: 12.5 of
 // the semi join's 18.2 ms on the H100, bench/RESULTS.md session 11). So the right keys are
 // first written as hash_window_word<W> (h rotated right by W bits), radix-partitioned on
 // their low bits [0, log2(capacity) - W) (the slot's bits above a window of 2^W slots), and
-// inserted in that order (hash_window_unword<W> gives h back): the warps in flight insert
-// into a few windows at a time, which stay in L2.
+// inserted in that order (window_unrotate<W> gives h back): the warps in flight insert into
+// a few windows at a time, which stay in L2. The inner join's GlobalJoinTable is built the
+// same way from its window_rotate'd hashes, with the build positions alongside.
 
-/// h = hash_key(word) rotated right by W bits (0 <= W < the word's bits).
+/// h rotated right by W bits (0 <= W < the word's bits), and back.
 template <int W, class KeyT>
-__device__ __forceinline__ KeyT hash_window_word(KeyT word) {
+__device__ __forceinline__ KeyT window_rotate(KeyT h) {
   constexpr int kBits = 8 * static_cast<int>(sizeof(KeyT));
   static_assert(W >= 0 && W < kBits, "a window's bits are fewer than the key word's");
-  const KeyT h = hash_key(word);
   if constexpr (W == 0) {
     return h;
   } else {
     return static_cast<KeyT>((h >> W) | (h << (kBits - W)));
   }
 }
-/// The h whose hash_window_word<W> is w.
 template <int W, class KeyT>
-__device__ __forceinline__ KeyT hash_window_unword(KeyT w) {
+__device__ __forceinline__ KeyT window_unrotate(KeyT w) {
   constexpr int kBits = 8 * static_cast<int>(sizeof(KeyT));
   static_assert(W >= 0 && W < kBits, "a window's bits are fewer than the key word's");
   if constexpr (W == 0) {
@@ -612,6 +611,11 @@ __device__ __forceinline__ KeyT hash_window_unword(KeyT w) {
   } else {
     return static_cast<KeyT>((w << W) | (w >> (kBits - W)));
   }
+}
+/// hash_key(word) rotated right by W bits.
+template <int W, class KeyT>
+__device__ __forceinline__ KeyT hash_window_word(KeyT word) {
+  return window_rotate<W>(hash_key(word));
 }
 
 /// Inserts `word`'s key (if absent) and returns its slot (capacity for the all-ones hash).
