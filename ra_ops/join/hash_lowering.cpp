@@ -86,6 +86,28 @@ int packed_key_bits(const Node& n, const DeviceRelation& R) {
   return passes::hash_join_key_bits(key_types);
 }
 
+// The radix partition of a table built in windows of 2^window slots (hash_join.cuh,
+// CodegenOptions::hash_build_window_bits): `radix` = the bits a table of 2^bits slots has
+// above a window (at most the key word's), `sorting` = min(1, radix), the factor of the
+// partitioned rows (none when the table fits one window). `gate` bounds radix further (the
+// global table's when it is not taken).
+struct WindowSlots {
+  rt::SlotId radix, sorting;
+};
+template <class Gate>
+WindowSlots window_slots(LoweringContext& ctx, rt::SlotId bits, int window, int32_t key_size,
+                         const Gate& gate) {
+  WindowSlots w{ctx.new_slot(), ctx.new_slot()};
+  rt::SizeExpr r{-int64_t{window}, {rt::SizeTerm{1, {bits}}}};
+  r.saturate = true;
+  r.at_most = 8 * key_size;  // (a table of more slots than 2^32: the low 32 bits of its index)
+  ctx.step(rt::SetSize{w.radix, gate(r)});
+  rt::SizeExpr z = rt::SizeExpr::slot(w.radix);
+  z.at_most = 1;
+  ctx.step(rt::SetSize{w.sorting, z});
+  return w;
+}
+
 // How the join reads an attribute of a side at a position in partition order.
 enum class Read : uint8_t {
   Key,      // a key attribute: recovered from the hashed key word (hash_key_inverse)
@@ -450,53 +472,39 @@ struct HashJoinCode {
   // The global table built in windows of 2^window slots (hash_join.cuh,
   // CodegenOptions::hash_build_window_bits): the kept build rows' window_rotate'd hashes with
   // their positions, radix-partitioned on the bits the table's 2^glog slots have above a
-  // window (none, and no copy, when the table fits one window), then inserted in that order.
+  // window, then inserted in that order; a table that fits one window is built from the
+  // hashes in row order (no words, no partition).
   template <class Gated>
   void build_global_in_windows(int window, rt::SlotId glog, rt::SlotId gbuild, const Gated& gated) {
-    const rt::BufferId words = ctx.allocate(fmt::format("n{}.global_words", n.id), key_size,
-                                            rt::SizeExpr::slot(gbuild), n.id);
-    const rt::BufferId ids =
-        ctx.allocate(fmt::format("n{}.global_ids", n.id), 4, rt::SizeExpr::slot(gbuild), n.id);
+    const WindowSlots ws = window_slots(ctx, glog, window, key_size, gated);
+    const rt::SlotId rows = ctx.new_slot();  // the rows partitioned: gbuild, or 0
+    ctx.step(rt::SetSize{rows, rt::SizeExpr{0, {rt::SizeTerm{1, {gbuild, ws.sorting}}}}});
+    auto array = [&](const char* name, int32_t bytes) {
+      return ctx.allocate(fmt::format("n{}.{}", n.id, name), bytes, rt::SizeExpr::slot(rows), n.id);
+    };
+    const rt::BufferId words = array("global_words", key_size), ids = array("global_ids", 4);
+    const rt::BufferId swords = array("global_windows", key_size), sids = array("global_window_ids", 4);
     {
       KernelParams p;
-      ctx.map_kernel(n.id, "hash_global_words", p, gbuild,
+      ctx.map_kernel(n.id, "hash_global_words", p, rows,
                      fmt::format("    {}[i] = ranc::tpl::window_rotate<{}>({}[i]);\n"
                                  "    {}[i] = (unsigned int)i;\n",
                                  p.buffer(words, key_t, false), window,
                                  p.buffer(build().hashed, key_t), p.buffer(ids, "unsigned int", false)));
     }
-    const rt::SlotId radix = ctx.new_slot();  // max(0, glog - window) when the table is taken
-    {
-      rt::SizeExpr e{-int64_t{window}, {rt::SizeTerm{1, {glog}}}};
-      e.saturate = true;
-      e.at_most = 8 * key_size;
-      ctx.step(rt::SetSize{radix, gated(e)});
-    }
-    const rt::SlotId sorting = ctx.new_slot();  // min(1, radix)
-    {
-      rt::SizeExpr e = rt::SizeExpr::slot(radix);
-      e.at_most = 1;
-      ctx.step(rt::SetSize{sorting, e});
-    }
-    const rt::SizeExpr count{0, {rt::SizeTerm{1, {gbuild, sorting}}}};
-    const rt::BufferId swords =
-        ctx.allocate(fmt::format("n{}.global_windows", n.id), key_size, count, n.id);
-    const rt::BufferId sids =
-        ctx.allocate(fmt::format("n{}.global_window_ids", n.id), 4, count, n.id);
     rt::SortPairs sort{words, swords, ids, sids, key_size == 8 ? Type::I64 : Type::I32, false,
-                       count, n.id, true};
-    sort.radix_bits = radix;
+                       rt::SizeExpr::slot(rows), n.id, true};
+    sort.radix_bits = ws.radix;
     ctx.step(sort);
     KernelParams p;
     const std::string t = global_table(p);
-    const std::string on = p.slot(radix);
-    const std::string w = fmt::format("({} ? {} : {})", on, p.buffer(swords, key_t), p.buffer(words, key_t));
-    const std::string j = fmt::format("({} ? {} : {})", on, p.buffer(sids, "unsigned int"),
-                                      p.buffer(ids, "unsigned int"));
+    const std::string on = p.slot(ws.sorting);
     ctx.map_kernel(n.id, "hash_global_build", p, gbuild,
-                   fmt::format("    ranc::tpl::global_join_insert({}, ranc::tpl::window_unrotate<{}>({}[i]), "
-                               "{}[i]);\n",
-                               t, window, w, j),
+                   fmt::format("    if ({0}) ranc::tpl::global_join_insert({1}, "
+                               "ranc::tpl::window_unrotate<{2}>({3}[i]), {4}[i]);\n"
+                               "    else ranc::tpl::global_join_insert({1}, {5}[i], (unsigned int)i);\n",
+                               on, t, window, p.buffer(swords, key_t), p.buffer(sids, "unsigned int"),
+                               p.buffer(build().hashed, key_t)),
                    {}, {}, "MapSearch");
   }
 
@@ -800,30 +808,17 @@ void build_hash_set_in_windows(LoweringContext& ctx, const Node& n, const Device
       ctx.map_kernel(n.id, what, p, R.size, stmts, {}, LoweringContext::fused_nodes({&R}, n.id));
     }
   }
-  // radix = max(0, bits - window); sorted words only when radix > 0.
-  const rt::SlotId radix = ctx.new_slot();
-  {
-    rt::SizeExpr e{-int64_t{window}, {rt::SizeTerm{1, {bits}}}};
-    e.saturate = true;
-    e.at_most = 8 * key_size;  // (a set of more slots than 2^32: the low 32 bits of its index)
-    ctx.step(rt::SetSize{radix, e});
-  }
-  const rt::SlotId sorting = ctx.new_slot();  // min(1, radix)
-  {
-    rt::SizeExpr e = rt::SizeExpr::slot(radix);
-    e.at_most = 1;
-    ctx.step(rt::SetSize{sorting, e});
-  }
-  const rt::SizeExpr count{0, {rt::SizeTerm{1, {kept, sorting}}}};
+  const WindowSlots ws = window_slots(ctx, bits, window, key_size, [](rt::SizeExpr e) { return e; });
+  const rt::SizeExpr count{0, {rt::SizeTerm{1, {kept, ws.sorting}}}};
   const rt::BufferId sorted =
       ctx.allocate(fmt::format("n{}.hash_set_windows", n.id), key_size, count, n.id);
   rt::SortPairs sort{words, sorted, -1, -1, key_size == 8 ? Type::I64 : Type::I32, false, count,
                      n.id, true};
-  sort.radix_bits = radix;
+  sort.radix_bits = ws.radix;
   ctx.step(sort);
   KernelParams p;
   const std::string ps = p.buffer(slots, key_t, false), pc = p.slot(capacity);
-  const std::string from = fmt::format("({} ? {} : {})", p.slot(radix), p.buffer(sorted, key_t),
+  const std::string from = fmt::format("({} ? {} : {})", p.slot(ws.sorting), p.buffer(sorted, key_t),
                                        p.buffer(words, key_t));
   ctx.map_kernel(n.id, "hash_set_build", p, kept,
                  fmt::format("    (void)ranc::tpl::hash_set_insert_hashed({}, {}, "

@@ -605,12 +605,7 @@ __device__ __forceinline__ KeyT window_rotate(KeyT h) {
 template <int W, class KeyT>
 __device__ __forceinline__ KeyT window_unrotate(KeyT w) {
   constexpr int kBits = 8 * static_cast<int>(sizeof(KeyT));
-  static_assert(W >= 0 && W < kBits, "a window's bits are fewer than the key word's");
-  if constexpr (W == 0) {
-    return w;
-  } else {
-    return static_cast<KeyT>((w << W) | (w >> (kBits - W)));
-  }
+  return window_rotate<(kBits - W) % kBits>(w);
 }
 /// hash_key(word) rotated right by W bits.
 template <int W, class KeyT>
