@@ -86,22 +86,38 @@ int packed_key_bits(const Node& n, const DeviceRelation& R) {
   return passes::hash_join_key_bits(key_types);
 }
 
+// Whether a table of 2^bits slots is built in windows: a slot that is 1 when bits reaches
+// CodegenOptions::hash_build_window_min_bits (a table larger than L2), else 0.
+rt::SlotId windowed_slot(LoweringContext& ctx, rt::SlotId bits) {
+  const rt::SlotId on = ctx.new_slot();
+  rt::SizeExpr e = rt::SizeExpr::fixed(1);
+  e.gate = bits;
+  e.gate_min = ctx.options().hash_build_window_min_bits;
+  ctx.step(rt::SetSize{on, e});
+  return on;
+}
+
 // The radix partition of a table built in windows of 2^window slots (hash_join.cuh,
 // CodegenOptions::hash_build_window_bits): `radix` = the bits a table of 2^bits slots has
-// above a window (at most the key word's), `sorting` = min(1, radix), the factor of the
-// partitioned rows (none when the table fits one window). `gate` bounds radix further (the
-// global table's when it is not taken).
+// above a window (at most the key word's; 0 unless slot `on` is set), `sorting` =
+// min(1, radix), the factor of the partitioned rows (none when the table fits one window).
+// `gate` bounds radix further (the global table's when it is not taken).
 struct WindowSlots {
   rt::SlotId radix, sorting;
 };
 template <class Gate>
-WindowSlots window_slots(LoweringContext& ctx, rt::SlotId bits, int window, int32_t key_size,
-                         const Gate& gate) {
+WindowSlots window_slots(LoweringContext& ctx, rt::SlotId bits, rt::SlotId on, int window,
+                         int32_t key_size, const Gate& gate) {
   WindowSlots w{ctx.new_slot(), ctx.new_slot()};
+  const rt::SlotId above = ctx.new_slot();
   rt::SizeExpr r{-int64_t{window}, {rt::SizeTerm{1, {bits}}}};
   r.saturate = true;
   r.at_most = 8 * key_size;  // (a table of more slots than 2^32: the low 32 bits of its index)
-  ctx.step(rt::SetSize{w.radix, gate(r)});
+  ctx.step(rt::SetSize{above, gate(r)});
+  rt::SizeExpr a = rt::SizeExpr::slot(above);
+  a.gate = on;
+  a.gate_min = 1;
+  ctx.step(rt::SetSize{w.radix, a});
   rt::SizeExpr z = rt::SizeExpr::slot(w.radix);
   z.at_most = 1;
   ctx.step(rt::SetSize{w.sorting, z});
@@ -472,11 +488,12 @@ struct HashJoinCode {
   // The global table built in windows of 2^window slots (hash_join.cuh,
   // CodegenOptions::hash_build_window_bits): the kept build rows' window_rotate'd hashes with
   // their positions, radix-partitioned on the bits the table's 2^glog slots have above a
-  // window, then inserted in that order; a table that fits one window is built from the
-  // hashes in row order (no words, no partition).
+  // window, then inserted in that order; a table that fits one window, or of fewer than
+  // 2^hash_build_window_min_bits slots, is built from the hashes in row order (no words, no
+  // partition).
   template <class Gated>
   void build_global_in_windows(int window, rt::SlotId glog, rt::SlotId gbuild, const Gated& gated) {
-    const WindowSlots ws = window_slots(ctx, glog, window, key_size, gated);
+    const WindowSlots ws = window_slots(ctx, glog, windowed_slot(ctx, glog), window, key_size, gated);
     const rt::SlotId rows = ctx.new_slot();  // the rows partitioned: gbuild, or 0
     ctx.step(rt::SetSize{rows, rt::SizeExpr{0, {rt::SizeTerm{1, {gbuild, ws.sorting}}}}});
     auto array = [&](const char* name, int32_t bytes) {
@@ -781,16 +798,19 @@ void lower_hash_join(LoweringContext& ctx, const Node& n) {
 }
 
 // A semi or anti join's hash set built in windows of 2^window slots (hash_join.cuh;
-// CodegenOptions::hash_build_window_bits): the right rows' hash_window_words (compacted when a
-// fused select drops rows: one read-back of the rows kept), radix-partitioned on the bits
-// the set's capacity 2^bits has above a window (SortPairs::radix_bits; none, and no copy,
-// when the set fits one window), then inserted in that order, one thread a word.
+// CodegenOptions::hash_build_window_bits) when slot `on` is set (a set of at least
+// 2^hash_build_window_min_bits slots; else `rows` = 0 and none of this runs): the right rows'
+// hash_window_words (compacted when a fused select drops rows: one read-back of the rows
+// kept), radix-partitioned on the bits the set's capacity 2^bits has above a window
+// (SortPairs::radix_bits; none, and no copy, when the set fits one window), then inserted in
+// that order, one thread a word.
 void build_hash_set_in_windows(LoweringContext& ctx, const Node& n, const DeviceRelation& R,
                                const std::string& key_t, int32_t key_size, int window,
-                               rt::SlotId bits, rt::SlotId capacity, rt::BufferId slots) {
+                               rt::SlotId bits, rt::SlotId on, rt::SlotId rows,
+                               rt::SlotId capacity, rt::BufferId slots) {
   const rt::BufferId words = ctx.allocate(fmt::format("n{}.hash_set_words", n.id), key_size,
-                                          rt::SizeExpr::slot(R.size), n.id);
-  rt::SlotId kept = R.size;
+                                          rt::SizeExpr::slot(rows), n.id);
+  rt::SlotId kept = rows;
   {
     KernelParams p;
     const bool filters = R.view && R.view->filters;
@@ -802,13 +822,13 @@ void build_hash_set_in_windows(LoweringContext& ctx, const Node& n, const Device
         (R.view ? R.view->op_names(ctx.program()) + "_" : std::string()) + "hash_set_words";
     if (filters) {
       const std::string keep = LoweringContext::keep(p, R, "i");
-      kept = ctx.select_kernel(n.id, what, R.size, p, keep, stmts, {},
-                               LoweringContext::fused_nodes({&R}, n.id));
+      kept = ctx.select_kernel(n.id, what, rows, p, keep, stmts, {},
+                               LoweringContext::fused_nodes({&R}, n.id), "Select", true, on);
     } else {
-      ctx.map_kernel(n.id, what, p, R.size, stmts, {}, LoweringContext::fused_nodes({&R}, n.id));
+      ctx.map_kernel(n.id, what, p, rows, stmts, {}, LoweringContext::fused_nodes({&R}, n.id));
     }
   }
-  const WindowSlots ws = window_slots(ctx, bits, window, key_size, [](rt::SizeExpr e) { return e; });
+  const WindowSlots ws = window_slots(ctx, bits, on, window, key_size, [](rt::SizeExpr e) { return e; });
   const rt::SizeExpr count{0, {rt::SizeTerm{1, {kept, ws.sorting}}}};
   const rt::BufferId sorted =
       ctx.allocate(fmt::format("n{}.hash_set_windows", n.id), key_size, count, n.id);
@@ -820,7 +840,7 @@ void build_hash_set_in_windows(LoweringContext& ctx, const Node& n, const Device
   const std::string ps = p.buffer(slots, key_t, false), pc = p.slot(capacity);
   const std::string from = fmt::format("({} ? {} : {})", p.slot(ws.sorting), p.buffer(sorted, key_t),
                                        p.buffer(words, key_t));
-  ctx.map_kernel(n.id, "hash_set_build", p, kept,
+  ctx.map_kernel(n.id, "hash_set_window_build", p, kept,
                  fmt::format("    (void)ranc::tpl::hash_set_insert_hashed({}, {}, "
                              "ranc::tpl::window_unrotate<{}>({}[i]));\n",
                              ps, pc, window, from));
@@ -862,10 +882,25 @@ void lower_hash_semi_join(LoweringContext& ctx, const Node& n) {
     next = ctx.allocate(fmt::format("n{}.hash_next", n.id), 8, rt::SizeExpr::slot(R.size), n.id);
   }
 
+  // The rows built in row order: all of them, or none when the set is built in windows.
+  rt::SlotId in_rows = R.size;
   const int window = ctx.options().hash_build_window_bits;
   if (window >= 0 && !residual) {
-    build_hash_set_in_windows(ctx, n, R, key_t, key_size, window, bits, capacity, slots);
-  } else {  // The build: one thread per right row that takes part, in row order.
+    const rt::SlotId on = windowed_slot(ctx, bits);
+    auto gated = [&](int64_t lo, int64_t hi) {
+      const rt::SlotId s = ctx.new_slot();
+      rt::SizeExpr e = rt::SizeExpr::slot(R.size);
+      e.gate = on;
+      e.gate_min = lo;
+      e.gate_max = hi;
+      ctx.step(rt::SetSize{s, e});
+      return s;
+    };
+    in_rows = gated(0, 0);
+    build_hash_set_in_windows(ctx, n, R, key_t, key_size, window, bits, on, gated(1, -1),
+                              capacity, slots);
+  }
+  {  // The build: one thread per right row that takes part, in row order.
     KernelParams p;
     const std::string keep = LoweringContext::keep(p, R, "i");
     const std::string word = packed_key(p, R, n.right_key_index, "i");
@@ -881,7 +916,7 @@ void lower_hash_semi_join(LoweringContext& ctx, const Node& n) {
       body += "    (void)at;\n";
     const std::string what =
         (R.view ? R.view->op_names(ctx.program()) + "_" : std::string()) + "hash_set_build";
-    ctx.map_kernel(n.id, what, p, R.size, body, {}, LoweringContext::fused_nodes({&R}, n.id));
+    ctx.map_kernel(n.id, what, p, in_rows, body, {}, LoweringContext::fused_nodes({&R}, n.id));
   }
 
   // The stage over the left rows: keep(i) = the left view keeps row i and its key is in the

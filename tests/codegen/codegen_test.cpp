@@ -1052,7 +1052,8 @@ TEST(GeneratePlan, HashJoinKernelsAndSteps) {
   auto r = b.input("r", {{"k", Type::I32}, {"v", Type::I64}});
   auto q = b.input("q", {{"qk", Type::I32}, {"w", Type::F64}, {"qb", Type::Bool}});
   b.output(r.join(q, {"k"}, {"qk"}, JoinKind::Inner, col("w") > 0.5), "out");
-  rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::Hash});
+  // (The global table built in row order: its windows are NvrtcCompile.HashTablesBuiltInWindows'.)
+  rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::Hash, .hash_build_window_bits = -1});
   // n0 r, n1 q, n2 join, n3 output. (The two sides' bounds kernels are the same text: one
   // kernel, launched for each side.)
   for (const char* k : {"n2_hash_keys_left", "n2_hash_keys_right", "n2_hash_bounds_left",
@@ -1228,7 +1229,9 @@ TEST(GeneratePlan, HashJoinCarriesFourByteAttributes) {
   auto s = b.input("s", {{"fk", Type::I32}, {"s1", Type::I32}, {"s2", Type::F32}});
   auto r = b.input("r", {{"k", Type::I32}, {"r1", Type::Date}});
   b.output(s.join(r, {"fk"}, {"k"}), "out");
-  rt::Plan plan = codegen::generate_plan(b.check(), {.join = codegen::JoinAlgorithm::Hash});
+  // (The global table built in row order: its windows are NvrtcCompile.HashTablesBuiltInWindows'.)
+  rt::Plan plan = codegen::generate_plan(
+      b.check(), {.join = codegen::JoinAlgorithm::Hash, .hash_build_window_bits = -1});
   int pairs = 0, keys_only = 0;
   std::vector<size_t> more;
   for (const rt::Step& st : plan.steps)
@@ -1774,7 +1777,9 @@ TEST(NvrtcCompile, PagedJoinOutputs) {
 // slot of its own), none for one with a residual (its chains need the right rows in row
 // order); i32, i64 and two-attribute keys, a select fused into the words' kernel; inner
 // joins' global tables from rotated hashes and positions; the unit compiles with NVRTC.
-// Off (-1), none of it.
+// The windows are a path taken per run (tables of 2^hash_build_window_min_bits slots or
+// more): the row-order builds stay in the plan, and the fused select's read-back of the rows
+// kept is gated by it (ReadSize::when). Off (-1), none of it.
 TEST(NvrtcCompile, HashTablesBuiltInWindows) {
   ProgramBuilder b;
   auto r = b.input("r", {{"k", Type::I32}, {"l", Type::I64}, {"v", Type::I32}});
@@ -1814,10 +1819,28 @@ TEST(NvrtcCompile, HashTablesBuiltInWindows) {
     }
     EXPECT_EQ(global_words, 2) << text;
     EXPECT_EQ(global_partitions, 2) << text;
+    // Both builds of each semi set (3 sets built in windows, 1 with a residual), the
+    // window's select's read-back gated.
+    int row_builds = 0, window_builds = 0, gated_reads = 0;
+    for (const auto& s : plan.steps) {
+      if (const auto* l = std::get_if<rt::Launch>(&s)) {
+        row_builds += l->kernel.ends_with("hash_set_build");
+        window_builds += l->kernel.ends_with("hash_set_window_build");
+      }
+      if (const auto* r = std::get_if<rt::ReadSize>(&s)) gated_reads += r->when >= 0;
+    }
+    EXPECT_EQ(row_builds, 4) << text;
+    EXPECT_EQ(window_builds, 3) << text;
+    EXPECT_EQ(gated_reads, 1) << text;
+    EXPECT_NE(text.find(" when s"), std::string::npos) << text;
     Compiled c = nvrtc_compile(plan.source);
     EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);
   }
-  rt::Plan off = codegen::generate_plan(p, {.join = codegen::JoinAlgorithm::Hash});
+  // Windows of 2^20 slots by default.
+  rt::Plan dflt = codegen::generate_plan(p, {.join = codegen::JoinAlgorithm::Hash});
+  EXPECT_EQ(partitions(dflt), 3) << codegen::describe_plan(dflt);
+  EXPECT_NE(dflt.source.find("hash_window_word<20>"), std::string::npos);
+  rt::Plan off = codegen::generate_plan(p, {.join = codegen::JoinAlgorithm::Hash, .hash_build_window_bits = -1});
   EXPECT_EQ(partitions(off), 0) << codegen::describe_plan(off);
   EXPECT_EQ(off.source.find("hash_window_word"), std::string::npos);
   EXPECT_EQ(off.source.find("window_rotate<"), std::string::npos);

@@ -352,7 +352,7 @@ TEST_P(GpuInnerJoins, MatchTheReference) {
     // 2^21 build rows their global tables, in windows of 16 slots
     // (CodegenOptions::hash_build_window_bits): every table of more than 16 slots is
     // radix-partitioned by its slot bits above a window first.
-    EXPECT_EQ(run_and_compare(p, d.inputs, {.join = jc.join, .hash_build_window_bits = 4}), "")
+    EXPECT_EQ(run_and_compare(p, d.inputs, {.join = jc.join, .hash_build_window_bits = 4, .hash_build_window_min_bits = 0}), "")
         << "hash tables built in windows\n"
         << print_program(p);
     // Build sides past one shared-memory table (2048 rows) join a global table by default;
@@ -603,7 +603,8 @@ TEST(GpuJoinKeys, HashSetAllOnesKey) {
       // by all but one): the all-ones key's word sorts and inserts like any other.
       for (int window : {0, 1})
         EXPECT_EQ(run_and_compare(p, in, {.join = codegen::JoinAlgorithm::Hash,
-                                          .hash_build_window_bits = window}),
+                                          .hash_build_window_bits = window,
+                                          .hash_build_window_min_bits = 0}),
                   "")
             << type_name(kt) << (qk == &with ? " with" : " without") << " the key, window "
             << window;
@@ -656,7 +657,8 @@ TEST(GpuJoinKeys, ClusteredRightKeys) {
       // lanes race for one slot at once), of 2^10 slots and of one.
       for (int window : {10, 0})
         EXPECT_EQ(run_and_compare(p, in, {.join = codegen::JoinAlgorithm::Hash,
-                                          .hash_build_window_bits = window}),
+                                          .hash_build_window_bits = window,
+                                          .hash_build_window_min_bits = 0}),
                   "")
             << type_name(kt) << " shape " << shape << " window " << window;
     }

@@ -366,6 +366,27 @@ TEST(ExecutorGpuReadBacks, ConsecutiveReadBacksShareOneWait) {
   }
 }
 
+// A ReadSize with `when` reads its element only when that slot is non-zero; else its slot
+// is 0 (a path the plan takes only at some sizes, hash_lowering.cpp's windows).
+TEST(ExecutorGpuReadBacks, ReadSizeWhen) {
+  if (!gpu_available()) GTEST_SKIP() << "no GPU";
+  const int64_t n = 1000;
+  HostRelation t = make_t(n);
+  HostRelation u = HostRelation::from_rows(u_schema(), {{Value::string("kiwi")}});
+  for (int64_t on : {0, 1, 5}) {
+    Plan p = plan_for(n);
+    const SlotId gate = p.num_slots++, last = p.num_slots++;
+    p.steps.push_back(SetSize{gate, SizeExpr::fixed(on)});
+    p.steps.push_back(ReadSize{last, kOffsets, n - 1, -1, gate});
+    p.outputs.push_back(PlanRelation{"prefix_last", Schema{{{"k", Type::I32}}, 0}, {kKeysOut}, last});
+    Executor ex;
+    RunResult r = ex.run(p, Inputs{{"t", &t}, {"u", &u}});
+    const int64_t total = r.output("offsets").get(n - 1, 0).as_i64();
+    ASSERT_GT(total, 0);
+    EXPECT_EQ(r.output("prefix_last").num_rows(), static_cast<size_t>(on ? total : 0)) << on;
+  }
+}
+
 // Inputs already on the device give the same outputs as host inputs; the string
 // column of `u` has its own dictionary and is recoded on the device.
 TEST(ExecutorGpuDeviceInputs, SameResultsAsHostInputs) {

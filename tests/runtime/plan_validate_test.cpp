@@ -164,6 +164,18 @@ TEST(PlanValidate, ReadSizeIndexSlot) {
   expect_invalid(p, "slot 1 read before it is set");
 }
 
+// A ReadSize's `when` slot must be set before it.
+TEST(PlanValidate, ReadSizeWhenSlot) {
+  Plan p = scale_plan();
+  p.num_slots = 3;
+  p.buffers[1].elem_size = 8;
+  p.outputs.clear();
+  p.steps.insert(p.steps.begin() + 1, ReadSize{2, 1, 0, -1, 1});
+  expect_invalid(p, "slot 1 read before it is set");
+  p.steps.insert(p.steps.begin() + 1, SetSize{1, SizeExpr::fixed(0)});
+  EXPECT_NO_THROW(validate_plan(p));
+}
+
 TEST(PlanValidate, ElementSizes) {
   Plan p = scale_plan();
   p.steps.insert(p.steps.begin() + 1, ReadSize{0, 1, 0});

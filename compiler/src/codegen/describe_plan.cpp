@@ -40,10 +40,11 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
   if (auto* z = std::get_if<rt::SetSize>(&s))
     return fmt::format("s{} = {}", z->slot, size_text(z->value));
   if (auto* r = std::get_if<rt::ReadSize>(&s))
-    return fmt::format("s{} = read {}[{}]", r->slot, buf(p, r->buffer),
+    return fmt::format("s{} = read {}[{}]{}", r->slot, buf(p, r->buffer),
                        r->index_slot < 0 ? std::to_string(r->index)
                        : r->index == 0   ? fmt::format("s{}", r->index_slot)
-                                         : fmt::format("s{} + {}", r->index_slot, r->index));
+                                         : fmt::format("s{} + {}", r->index_slot, r->index),
+                       r->when < 0 ? std::string() : fmt::format(" when s{} != 0", r->when));
   if (auto* l = std::get_if<rt::Launch>(&s)) {
     std::string args;
     for (const auto& a : l->args) {

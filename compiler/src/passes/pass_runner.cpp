@@ -233,6 +233,12 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
   internal_check(lower_options.hash_build_window_bits >= -1 && lower_options.hash_build_window_bits <= 30,
                  fmt::format("hash set window bits {} is not in [-1, 30]",
                              lower_options.hash_build_window_bits));
+  if (const char* v = std::getenv("RANC_HASH_BUILD_WINDOW_MIN"); v && *v)
+    lower_options.hash_build_window_min_bits = std::atoi(v);
+  internal_check(lower_options.hash_build_window_min_bits >= 0 &&
+                     lower_options.hash_build_window_min_bits <= 62,
+                 fmt::format("hash set window minimum bits {} is not in [0, 62]",
+                             lower_options.hash_build_window_min_bits));
   if (const char* v = std::getenv("RANC_REDUCE_STAGE"); v && *v)
     lower_options.stage_reduce_inputs = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_SORT_WIDE_PAYLOAD"); v && *v)

@@ -124,7 +124,7 @@ bool rotate(rt::Plan& plan, size_t begin, size_t end) {
   for (auto& [d, info] : deltas) {
     for (size_t i = head_end + 1; i < end; ++i)
       if (const auto* r = std::get_if<rt::ReadSize>(&plan.steps[i]); r && r->slot == info.source) {
-        if (r->index != 0 || r->index_slot >= 0) return false;
+        if (r->index != 0 || r->index_slot >= 0 || r->when >= 0) return false;
         info.read_at = i;
         info.device = r->buffer;
         break;

@@ -579,6 +579,10 @@ class Run {
   }
   void exec(const SetSize& s) { slots_[static_cast<size_t>(s.slot)] = eval(s.value, -1); }
   void exec(const ReadSize& r) {
+    if (r.when >= 0 && slots_[static_cast<size_t>(r.when)] == 0) {
+      slots_[static_cast<size_t>(r.slot)] = 0;
+      return;
+    }
     int64_t index = r.index;
     if (r.index_slot >= 0 &&
         __builtin_add_overflow(index, slots_[static_cast<size_t>(r.index_slot)], &index))
@@ -1381,7 +1385,9 @@ class Run {
   int64_t resident_block_rows_ = 0;  // 0: by the way the rounds run (plan.h ResidentRounds)
   // A resident launch's room for the tuples it finds, at least (RANC_RESIDENT_ROOM): a launch
   // ends when its next round could pass it, and the host sorts and merges what it found.
-  int64_t resident_room_ = int64_t{1} << 20;
+  // 2^22 words: a 60x60 grid's closure in one launch, 2.5x faster than at 2^20, for 1.7x the
+  // 2000-node chain's peak memory (355 against 211 MiB; H200, bench/RESULTS.md, session 40).
+  int64_t resident_room_ = int64_t{1} << 22;
   int64_t resident_room_growth_ = 1;
   static constexpr int64_t kResidentRoomGrowth = 4;
   // The hash set's slots: a power of two, at least this many times what it holds

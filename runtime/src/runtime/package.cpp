@@ -234,6 +234,7 @@ void fields(A& a, ReadSize& s) {
   a(s.buffer);
   a(s.index);
   a(s.index_slot);
+  a(s.when);
 }
 template <class A>
 void fields(A& a, Launch& s) {

@@ -281,6 +281,7 @@ class Validator {
     expect_elem(r.buffer, 8);
     if (r.index < 0) fail("negative index");
     if (r.index_slot >= 0) set(r.index_slot);
+    if (r.when >= 0) set(r.when);
     check_slot_id(r.slot);
     slots_[static_cast<size_t>(r.slot)] = true;
   }

@@ -120,8 +120,16 @@ struct CodegenOptions {
   // of at most 2^W slots) and inserted in that order, each window in L2 while its inserts
   // run, instead of in row order, where each insert into a table larger than L2 is a random
   // access to device memory. -1: inserted in row order (RANC_HASH_BUILD_WINDOW=W). Same
-  // results (a join's matches of one key may come in another order).
-  int hash_build_window_bits = -1;
+  // results (a join's matches of one key may come in another order). 2^20 slots (4 or 8 MB):
+  // a semi join of 2^27 rows into a set of 2^27 keys took 10.1 instead of 15.1 ms, and inner
+  // joins' global tables of 2^24 rows 11-17% less (H200, bench/RESULTS.md, session 42).
+  int hash_build_window_bits = 20;
+  // Only tables of at least 2^this slots are built in windows (chosen per run from the
+  // build rows; RANC_HASH_BUILD_WINDOW_MIN=B): a smaller one stays in L2 (50 MB on an
+  // H100 or H200) while it is built in row order, and its partition is time for nothing
+  // (TPC-H SF 10 joins into sets of up to 2^23 slots took up to 12% longer in windows;
+  // global tables of 2^21 slots 11%; session 42). Tests set 0 to take windows at any size.
+  int hash_build_window_min_bits = 24;
   // The hash group-by's room for phase 1's records (hash_reduce.cuh); 0: the grid's blocks
   // times a block table's slots, or for a filtered input (a select fused in front) a
   // sixteenth of its rows when that is more, at most 128 MiB of records (at most the rows). When the records pass it (many

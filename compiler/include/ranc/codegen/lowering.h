@@ -499,12 +499,14 @@ class LoweringContext {
   // `id`: `pred` is a bool expression of row i, `emit_stmts` copy row i to output row o.
   // `params` must already hold what pred, emit_stmts and extra_members (more struct
   // members) use. Returns the slot of the number of rows kept (read back), or -1 with
-  // `read_back` false (the caller knows the number).
+  // `read_back` false (the caller knows the number). With `read_when`, the select of a path
+  // taken only when that slot is non-zero: else the rows kept are 0, read back from nothing.
   rt::SlotId select_kernel(NodeId id, std::string_view what, rt::SlotId n, KernelParams& params,
                            std::string_view pred, std::string_view emit_stmts,
                            std::string_view extra_members = {}, std::vector<NodeId> nodes = {},
-                           std::string_view family = "Select", bool read_back = true) {
-    return select_pass(id, what, n, params, family, std::move(nodes), read_back, [&](const SelectText& t) {
+                           std::string_view family = "Select", bool read_back = true,
+                           rt::SlotId read_when = -1) {
+    return select_pass(id, what, n, params, family, std::move(nodes), read_back, read_when, [&](const SelectText& t) {
       std::string make = functor(
           t.name + "_fn", params,
           fmt::format(
@@ -531,7 +533,7 @@ class LoweringContext {
                                   const DeviceRelation& dst, std::vector<NodeId> nodes = {}) {
     internal_check(select_stages_values(fields), "select_values_kernel: a row over 8 bytes or a stage over 40 KB");
     const std::string_view family = "Select";
-    return select_pass(id, what, n, params, family, std::move(nodes), true, [&](const SelectText& t) {
+    return select_pass(id, what, n, params, family, std::move(nodes), true, -1, [&](const SelectText& t) {
       std::string row = "  struct Row {", value, store;
       for (size_t c = 0; c < fields.size(); ++c) {
         const std::string_view ct = storage_ctype(fields[c].first);
@@ -573,7 +575,7 @@ class LoweringContext {
   template <class Body>
   rt::SlotId select_pass(NodeId id, std::string_view what, rt::SlotId n, KernelParams& params,
                          std::string_view family, std::vector<NodeId> nodes, bool read_back,
-                         Body body) {
+                         rt::SlotId read_when, Body body) {
     const int64_t tile = static_cast<int64_t>(policy_threads(family)) * policy_items(family);
     rt::SlotId tiles = num_tiles(id, n, -1, tile);
     rt::BufferId state = tile_state(id, "tile_state", tiles);
@@ -590,7 +592,7 @@ class LoweringContext {
            agent);
     if (!read_back) return -1;
     rt::SlotId out = new_slot();
-    step(rt::ReadSize{out, count, 0});
+    step(rt::ReadSize{out, count, 0, -1, read_when});
     return out;
   }
   // Whether select_values_kernel stages rows of `fields`: at most 8 bytes (rows of 9 to 16 bytes

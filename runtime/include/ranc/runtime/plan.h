@@ -93,12 +93,15 @@ struct SetSize {  // slot = evaluated expression (on the host)
   SizeExpr value;
 };
 // slot = the int64 at element `index` (+ the value of slot `index_slot` when it is set) of
-// `buffer`, device to host: e.g. the total at offsets[n] after an exclusive scan.
+// `buffer`, device to host: e.g. the total at offsets[n] after an exclusive scan. With
+// `when`, a step of a path the plan takes only at some sizes: 0 without a read-back (and so
+// without a synchronisation) when that slot is 0.
 struct ReadSize {
   SlotId slot;
   BufferId buffer;
   int64_t index = 0;
   SlotId index_slot = -1;
+  SlotId when = -1;  // >= 0: read only when that slot is non-zero, else `slot` is set to 0
 };
 // A launch that writes a paged list (templates/paged.cuh) whose capacity is an estimate:
 // after it the executor reads the int64 at element `index` of `header` (the pages the list
@@ -355,6 +358,7 @@ void for_each_buffer_and_slot(S& step, FB&& buffer, FS&& slot) {
           slot(x.slot);
           buffer(x.buffer);
           if (x.index_slot >= 0) slot(x.index_slot);
+          if (x.when >= 0) slot(x.when);
         } else if constexpr (std::is_same_v<T, Launch>) {
           expr(x.items);
           for (auto& arg : x.args) {
