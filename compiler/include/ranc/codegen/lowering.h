@@ -578,6 +578,14 @@ class LoweringContext {
                          rt::SlotId read_when, Body body) {
     const int64_t tile = static_cast<int64_t>(policy_threads(family)) * policy_items(family);
     rt::SlotId tiles = num_tiles(id, n, -1, tile);
+    if (read_when >= 0) {  // no tiles, and so no launch, when the path is not taken
+      const rt::SlotId gated = new_slot();
+      rt::SizeExpr g = rt::SizeExpr::slot(tiles);
+      g.gate = read_when;
+      g.gate_min = 1;
+      step(rt::SetSize{gated, g});
+      tiles = gated;
+    }
     rt::BufferId state = tile_state(id, "tile_state", tiles);
     rt::BufferId count = allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
     SelectText t;
@@ -586,10 +594,14 @@ class LoweringContext {
     t.n = params.slot(n);
     t.name = kernel_name(id, what);
     auto [text, agent] = body(t);
+    // The select's grid runs also over no rows (Grid::tiles_exact: it writes the count). With
+    // read_when its tiles are 0 only when the path is not taken (else at least 1), and then
+    // the launch is skipped: a plan whose sets are small launches (and so loads) no kernel
+    // for the windows it does not build.
+    agent.check_launch(policy_threads(family), 1, false);
     kernel(id, t.name, params, text,
-           LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads(family), false,
-                       std::move(nodes)},
-           agent);
+           LaunchShape{rt::SizeExpr::slot(tiles), 1, policy_threads(family), read_when >= 0,
+                       std::move(nodes)});
     if (!read_back) return -1;
     rt::SlotId out = new_slot();
     step(rt::ReadSize{out, count, 0, -1, read_when});
