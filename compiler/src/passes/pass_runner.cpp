@@ -75,6 +75,15 @@ void verify_physical(const PhysicalPlan& pp) {
   }
 }
 
+// An integer lowering option from environment variable `name` when it is set, checked
+// against [lo, hi] either way.
+template <class T>
+void env_setting(const char* name, T& value, int64_t lo, int64_t hi, std::string_view what) {
+  if (const char* v = std::getenv(name); v && *v) value = static_cast<T>(std::atoll(v));
+  internal_check(value >= lo && value <= hi,
+                 fmt::format("{} {} ({}) is not in [{}, {}]", what, value, name, lo, hi));
+}
+
 }  // namespace
 
 std::vector<std::string> split_list(const char* text) {
@@ -213,32 +222,14 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
     lower_options.stage_join_keys = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_SELECT_VALUES"); v && *v)
     lower_options.select_stage_values = std::string_view(v) != "0";
-  if (const char* v = std::getenv("RANC_HASH_PRIVATE"); v && *v)
-    lower_options.hash_private_states = std::atoi(v);
-  internal_check(lower_options.hash_private_states >= -1 && lower_options.hash_private_states <= 32,
-                 fmt::format("hash private states {} is not in [-1, 32]",
-                             lower_options.hash_private_states));
-  if (const char* v = std::getenv("RANC_HASH_RECORDS"); v && *v)
-    lower_options.hash_records = std::atoll(v);
-  internal_check(lower_options.hash_records >= 0,
-                 fmt::format("hash records {} is negative", lower_options.hash_records));
-  if (const char* v = std::getenv("RANC_HASH_GLOBAL_ROWS"); v && *v)
-    lower_options.hash_join_global_rows = std::atoll(v);
-  internal_check(lower_options.hash_join_global_rows >= 0 &&
-                     lower_options.hash_join_global_rows < (int64_t{1} << 30),
-                 fmt::format("hash join global rows {} is not in [0, 2^30)",
-                             lower_options.hash_join_global_rows));
-  if (const char* v = std::getenv("RANC_HASH_BUILD_WINDOW"); v && *v)
-    lower_options.hash_build_window_bits = std::atoi(v);
-  internal_check(lower_options.hash_build_window_bits >= -1 && lower_options.hash_build_window_bits <= 30,
-                 fmt::format("hash set window bits {} is not in [-1, 30]",
-                             lower_options.hash_build_window_bits));
-  if (const char* v = std::getenv("RANC_HASH_BUILD_WINDOW_MIN"); v && *v)
-    lower_options.hash_build_window_min_bits = std::atoi(v);
-  internal_check(lower_options.hash_build_window_min_bits >= 0 &&
-                     lower_options.hash_build_window_min_bits <= 62,
-                 fmt::format("hash set window minimum bits {} is not in [0, 62]",
-                             lower_options.hash_build_window_min_bits));
+  env_setting("RANC_HASH_PRIVATE", lower_options.hash_private_states, -1, 32, "hash private states");
+  env_setting("RANC_HASH_RECORDS", lower_options.hash_records, 0, INT64_MAX, "hash records");
+  env_setting("RANC_HASH_GLOBAL_ROWS", lower_options.hash_join_global_rows, 0, (int64_t{1} << 30) - 1,
+              "hash join global rows");
+  env_setting("RANC_HASH_BUILD_WINDOW", lower_options.hash_build_window_bits, -1, 30,
+              "hash set window bits");
+  env_setting("RANC_HASH_BUILD_WINDOW_MIN", lower_options.hash_build_window_min_bits, 0, 62,
+              "hash set window minimum bits");
   if (const char* v = std::getenv("RANC_REDUCE_STAGE"); v && *v)
     lower_options.stage_reduce_inputs = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_SORT_WIDE_PAYLOAD"); v && *v)
