@@ -1843,6 +1843,12 @@ TEST(NvrtcCompile, HashTablesBuiltInWindows) {
     EXPECT_EQ(row_builds, 4) << text;
     EXPECT_EQ(window_builds, 3) << text;
     EXPECT_EQ(gated_reads, 1) << text;
+    // ... and its look-back state is gated by the same slot (nothing allocated or zeroed
+    // when the path is not taken).
+    int gated_states = 0;
+    for (const auto& b : plan.buffers)
+      gated_states += b.name.ends_with(".tile_state") && b.count.gate >= 0 && b.count.gate_min == 1;
+    EXPECT_EQ(gated_states, gated_reads) << text;
     EXPECT_NE(text.find(" when s"), std::string::npos) << text;
     Compiled c = nvrtc_compile(plan.source);
     EXPECT_TRUE(c.ok) << c.log << "\n" << numbered(plan.source);

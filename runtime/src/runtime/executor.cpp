@@ -353,6 +353,17 @@ class Run {
     // RANC_PROFILE_STEPS=1: synchronise after every step and print each step's wall
     // time to stderr (where the time of a plan goes; the total is then slower).
     static const bool profile = env_switch("RANC_PROFILE_STEPS").value_or(false);
+    // RANC_PROFILE_EVENTS=1: an event before and after every step, no synchronisation; after
+    // the run, each step's time on the GPU and the idle gap before it (where the stream
+    // waited for the host) to stderr, then the run's GPU span: what the kernels take against
+    // what the plan around them adds, without profile's waits.
+    static const bool events = env_switch("RANC_PROFILE_EVENTS").value_or(false);
+    std::vector<std::pair<size_t, std::pair<cudaEvent_t, cudaEvent_t>>> marks;
+    auto event = [] {
+      cudaEvent_t e;
+      RANC_CUDA_CHECK(cudaEventCreate(&e));
+      return e;
+    };
     for (next_step_ = 0; next_step_ < plan_.steps.size();) {
       const size_t i = next_step_++;
       step_index_ = i;
@@ -364,7 +375,12 @@ class Run {
         batch_slot_.clear();
       try {
         auto ts = Clock::now();
+        if (events) {
+          marks.push_back({i, {event(), event()}});
+          RANC_CUDA_CHECK(cudaEventRecord(marks.back().second.first, stream_));
+        }
         std::visit([&](const auto& x) { exec(x); }, s);
+        if (events) RANC_CUDA_CHECK(cudaEventRecord(marks.back().second.second, stream_));
         if (sync_each_step_ || profile) RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
         if (profile) {
           const auto* l = std::get_if<Launch>(&s);
@@ -383,6 +399,30 @@ class Run {
     }
     wait();
     stats_.execute_seconds += seconds_since(t0);
+    if (events) print_step_events(marks, seconds_since(t0));
+  }
+  // RANC_PROFILE_EVENTS' report (execute()): the events are destroyed here.
+  void print_step_events(const std::vector<std::pair<size_t, std::pair<cudaEvent_t, cudaEvent_t>>>& marks,
+                         double host_seconds) {
+    float span = 0, busy = 0;
+    for (size_t m = 0; m < marks.size(); ++m) {
+      const auto& [i, ev] = marks[m];
+      float ms = 0, gap = 0;
+      RANC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.first, ev.second));
+      if (m > 0) RANC_CUDA_CHECK(cudaEventElapsedTime(&gap, marks[m - 1].second.second, ev.first));
+      busy += ms;
+      const auto* l = std::get_if<Launch>(&plan_.steps[i]);
+      std::fprintf(stderr, "ranc events: %9.3f ms gpu %8.3f ms gap before  %s%s%s\n", ms, gap,
+                   where(plan_.steps[i]).c_str(), l ? " " : "", l ? l->kernel.c_str() : "");
+    }
+    if (!marks.empty())
+      RANC_CUDA_CHECK(cudaEventElapsedTime(&span, marks.front().second.first, marks.back().second.second));
+    std::fprintf(stderr, "ranc events: run %.3f ms on the GPU (steps %.3f, gaps %.3f), %.3f ms on the host\n",
+                 span, busy, span - busy, host_seconds * 1e3);
+    for (const auto& [i, ev] : marks) {
+      (void)cudaEventDestroy(ev.first);
+      (void)cudaEventDestroy(ev.second);
+    }
   }
 
   std::vector<std::pair<std::string, HostRelation>> download_outputs() {

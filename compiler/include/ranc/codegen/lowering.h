@@ -586,7 +586,8 @@ class LoweringContext {
       step(rt::SetSize{gated, g});
       tiles = gated;
     }
-    rt::BufferId state = tile_state(id, "tile_state", tiles);
+    // The look-back state is gated too: a path not taken allocates and zeroes nothing.
+    rt::BufferId state = tile_state(id, "tile_state", tiles, 1, read_when);
     rt::BufferId count = allocate(fmt::format("n{}.count", id), 8, rt::SizeExpr::fixed(1), id);
     SelectText t;
     t.state = params.buffer(state, "void", false);
@@ -631,10 +632,16 @@ class LoweringContext {
   // several outputs (SharedSelectAgent). Its initial state (every tile's status kInvalid,
   // templates/block.cuh TileState) is all zero bytes: the allocation is zeroed, no init
   // kernel.
+  // With `gate` >= 0 the state is 0 words unless slot `gate` is at least 1 (a path taken
+  // only at some sizes).
   rt::BufferId tile_state(NodeId id, std::string_view buffer, rt::SlotId tiles,
-                          int64_t count = 1) {
-    return allocate(fmt::format("n{}.{}", id, buffer), 8,
-                    rt::SizeExpr{64 * count, {rt::SizeTerm{2 * count, {tiles}}}}, id,
+                          int64_t count = 1, rt::SlotId gate = -1) {
+    rt::SizeExpr words{64 * count, {rt::SizeTerm{2 * count, {tiles}}}};
+    if (gate >= 0) {
+      words.gate = gate;
+      words.gate_min = 1;
+    }
+    return allocate(fmt::format("n{}.{}", id, buffer), 8, std::move(words), id,
                     /*zero=*/true);
   }
   // A MapAgent<P::Map> kernel n<id>_<what> over `size` rows whose functor has `members`
