@@ -251,13 +251,14 @@ void bench_semi_joins(rt::Executor& ex, int lg, double copy_gbps) {
     Rel S = b.input("s", sa), R = b.input("r", ra);
     b.output(anti ? S.anti_join(R, {"fk"}, {"k"}) : S.semi_join(R, {"fk"}, {"k"}), "out");
     const Program prog = b.check();
-    // "hash rows" with the set built in row order, "hash win20" as planned by default (in
-    // windows of 2^20 slots, CodegenOptions::hash_build_window_bits, from 2^24 slots on),
-    // "sort-merge".
+    // "hash rows" with the set built in row order, "hash win20" in windows of 2^20 slots
+    // (CodegenOptions::hash_build_window_bits) at every size (the default takes them only
+    // from 2^hash_build_window_min_bits slots on: the set has 2^(lg+1)), "sort-merge".
     for (int way = 0; way < 3; ++way) {
       codegen::CodegenOptions o;
       o.join = way < 2 ? codegen::JoinAlgorithm::Hash : codegen::JoinAlgorithm::SortMerge;
       if (way == 0) o.hash_build_window_bits = -1;
+      if (way == 1) o.hash_build_window_min_bits = 0;
       const auto [sec, rows, peak] =
           time_plan(ex, codegen::generate_plan(prog, o), {{"s", ds.binding()}, {"r", dr.binding()}});
       const double bytes = 12.0 * n + 8.0 * static_cast<double>(rows);

@@ -358,12 +358,24 @@ class Run {
     // waited for the host) to stderr, then the run's GPU span: what the kernels take against
     // what the plan around them adds, without profile's waits.
     static const bool events = env_switch("RANC_PROFILE_EVENTS").value_or(false);
-    std::vector<std::pair<size_t, std::pair<cudaEvent_t, cudaEvent_t>>> marks;
-    auto event = [] {
+    std::vector<StepMark> marks;
+    // Created before the run (a loop's further steps take new ones), so that the gaps measure
+    // the plan, not the events' creation.
+    std::vector<cudaEvent_t> spare;
+    auto event = [&spare] {
       cudaEvent_t e;
-      RANC_CUDA_CHECK(cudaEventCreate(&e));
+      if (!spare.empty()) {
+        e = spare.back();
+        spare.pop_back();
+      } else {
+        RANC_CUDA_CHECK(cudaEventCreate(&e));
+      }
       return e;
     };
+    if (events) {
+      spare.resize(2 * plan_.steps.size());
+      for (cudaEvent_t& e : spare) RANC_CUDA_CHECK(cudaEventCreate(&e));
+    }
     for (next_step_ = 0; next_step_ < plan_.steps.size();) {
       const size_t i = next_step_++;
       step_index_ = i;
@@ -376,11 +388,12 @@ class Run {
       try {
         auto ts = Clock::now();
         if (events) {
-          marks.push_back({i, {event(), event()}});
-          RANC_CUDA_CHECK(cudaEventRecord(marks.back().second.first, stream_));
+          const auto* l = std::get_if<Launch>(&s);
+          marks.push_back({where(s) + (l ? " " + l->kernel : std::string()), event(), event()});
+          RANC_CUDA_CHECK(cudaEventRecord(marks.back().before, stream_));
         }
         std::visit([&](const auto& x) { exec(x); }, s);
-        if (events) RANC_CUDA_CHECK(cudaEventRecord(marks.back().second.second, stream_));
+        if (events) RANC_CUDA_CHECK(cudaEventRecord(marks.back().after, stream_));
         if (sync_each_step_ || profile) RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
         if (profile) {
           const auto* l = std::get_if<Launch>(&s);
@@ -399,29 +412,34 @@ class Run {
     }
     wait();
     stats_.execute_seconds += seconds_since(t0);
-    if (events) print_step_events(marks, seconds_since(t0));
+    if (events) {
+      for (cudaEvent_t e : spare) (void)cudaEventDestroy(e);
+      print_step_events(marks, seconds_since(t0));
+    }
   }
+  // RANC_PROFILE_EVENTS' record of one step run (execute()).
+  struct StepMark {
+    std::string what;  // where(step) when it ran, and a launch's kernel
+    cudaEvent_t before, after;
+  };
   // RANC_PROFILE_EVENTS' report (execute()): the events are destroyed here.
-  void print_step_events(const std::vector<std::pair<size_t, std::pair<cudaEvent_t, cudaEvent_t>>>& marks,
-                         double host_seconds) {
+  void print_step_events(const std::vector<StepMark>& marks, double host_seconds) {
     float span = 0, busy = 0;
     for (size_t m = 0; m < marks.size(); ++m) {
-      const auto& [i, ev] = marks[m];
       float ms = 0, gap = 0;
-      RANC_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.first, ev.second));
-      if (m > 0) RANC_CUDA_CHECK(cudaEventElapsedTime(&gap, marks[m - 1].second.second, ev.first));
+      RANC_CUDA_CHECK(cudaEventElapsedTime(&ms, marks[m].before, marks[m].after));
+      if (m > 0) RANC_CUDA_CHECK(cudaEventElapsedTime(&gap, marks[m - 1].after, marks[m].before));
       busy += ms;
-      const auto* l = std::get_if<Launch>(&plan_.steps[i]);
-      std::fprintf(stderr, "ranc events: %9.3f ms gpu %8.3f ms gap before  %s%s%s\n", ms, gap,
-                   where(plan_.steps[i]).c_str(), l ? " " : "", l ? l->kernel.c_str() : "");
+      std::fprintf(stderr, "ranc events: %9.3f ms gpu %8.3f ms gap before  %s\n", ms, gap,
+                   marks[m].what.c_str());
     }
     if (!marks.empty())
-      RANC_CUDA_CHECK(cudaEventElapsedTime(&span, marks.front().second.first, marks.back().second.second));
+      RANC_CUDA_CHECK(cudaEventElapsedTime(&span, marks.front().before, marks.back().after));
     std::fprintf(stderr, "ranc events: run %.3f ms on the GPU (steps %.3f, gaps %.3f), %.3f ms on the host\n",
                  span, busy, span - busy, host_seconds * 1e3);
-    for (const auto& [i, ev] : marks) {
-      (void)cudaEventDestroy(ev.first);
-      (void)cudaEventDestroy(ev.second);
+    for (const StepMark& m : marks) {
+      (void)cudaEventDestroy(m.before);
+      (void)cudaEventDestroy(m.after);
     }
   }
 

@@ -128,8 +128,11 @@ struct CodegenOptions {
   // build rows; RANC_HASH_BUILD_WINDOW_MIN=B): a smaller one stays in L2 (50 MB on an
   // H100 or H200) while it is built in row order, and its partition is time for nothing
   // (TPC-H SF 10 joins into sets of up to 2^23 slots took up to 12% longer in windows;
-  // global tables of 2^21 slots 11%; session 42). Tests set 0 to take windows at any size.
-  int hash_build_window_min_bits = 24;
+  // global tables of 2^21 slots 11%; session 42). At 2^24 slots the two are even in
+  // `ra_bench semijoins 23` and Q8's set of 2^24 slots lost 0.13-0.22 ms in windows (four
+  // calls); at 2^25 slots windows win (semi joins 19%, global tables 11-17%; H200, session
+  // 43). Tests set 0 to take windows at any size.
+  int hash_build_window_min_bits = 25;
   // The hash group-by's room for phase 1's records (hash_reduce.cuh); 0: the grid's blocks
   // times a block table's slots, or for a filtered input (a select fused in front) a
   // sixteenth of its rows when that is more, at most 128 MiB of records (at most the rows). When the records pass it (many
