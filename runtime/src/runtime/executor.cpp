@@ -424,17 +424,25 @@ class Run {
   };
   // RANC_PROFILE_EVENTS' report (execute()): the events are destroyed here.
   void print_step_events(const std::vector<StepMark>& marks, double host_seconds) {
+    // A step that threw (an out-of-memory split the run recovered from) recorded no `after`:
+    // its times read as 0, never as an error of the run.
+    auto elapsed = [](cudaEvent_t a, cudaEvent_t b) {
+      float ms = 0;
+      if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0.0f;
+      }
+      return ms;
+    };
     float span = 0, busy = 0;
     for (size_t m = 0; m < marks.size(); ++m) {
-      float ms = 0, gap = 0;
-      RANC_CUDA_CHECK(cudaEventElapsedTime(&ms, marks[m].before, marks[m].after));
-      if (m > 0) RANC_CUDA_CHECK(cudaEventElapsedTime(&gap, marks[m - 1].after, marks[m].before));
+      const float ms = elapsed(marks[m].before, marks[m].after);
+      const float gap = m > 0 ? elapsed(marks[m - 1].after, marks[m].before) : 0.0f;
       busy += ms;
       std::fprintf(stderr, "ranc events: %9.3f ms gpu %8.3f ms gap before  %s\n", ms, gap,
                    marks[m].what.c_str());
     }
-    if (!marks.empty())
-      RANC_CUDA_CHECK(cudaEventElapsedTime(&span, marks.front().before, marks.back().after));
+    if (!marks.empty()) span = elapsed(marks.front().before, marks.back().after);
     std::fprintf(stderr, "ranc events: run %.3f ms on the GPU (steps %.3f, gaps %.3f), %.3f ms on the host\n",
                  span, busy, span - busy, host_seconds * 1e3);
     for (const StepMark& m : marks) {
