@@ -90,10 +90,7 @@ int packed_key_bits(const Node& n, const DeviceRelation& R) {
 // CodegenOptions::hash_build_window_min_bits (a table larger than L2), else 0.
 rt::SlotId windowed_slot(LoweringContext& ctx, rt::SlotId bits) {
   const rt::SlotId on = ctx.new_slot();
-  rt::SizeExpr e = rt::SizeExpr::fixed(1);
-  e.gate = bits;
-  e.gate_min = ctx.options().hash_build_window_min_bits;
-  ctx.step(rt::SetSize{on, e});
+  ctx.step(rt::SetSize{on, rt::SizeExpr::fixed(1).gated(bits, ctx.options().hash_build_window_min_bits)});
   return on;
 }
 
@@ -114,10 +111,7 @@ WindowSlots window_slots(LoweringContext& ctx, rt::SlotId bits, rt::SlotId on, i
   r.saturate = true;
   r.at_most = 8 * key_size;  // (a table of more slots than 2^32: the low 32 bits of its index)
   ctx.step(rt::SetSize{above, gate(r)});
-  rt::SizeExpr a = rt::SizeExpr::slot(above);
-  a.gate = on;
-  a.gate_min = 1;
-  ctx.step(rt::SetSize{w.radix, a});
+  ctx.step(rt::SetSize{w.radix, rt::SizeExpr::slot(above).gated(on, 1)});
   rt::SizeExpr z = rt::SizeExpr::slot(w.radix);
   z.at_most = 1;
   ctx.step(rt::SetSize{w.sorting, z});
@@ -415,23 +409,15 @@ struct HashJoinCode {
       o.saturate = true;
       ctx.step(rt::SetSize{over, o});
       take = ctx.new_slot();
-      rt::SizeExpr t = rt::SizeExpr::slot(build().kept);
-      t.gate = over;
-      t.gate_min = 0;
-      t.gate_max = 0;
-      ctx.step(rt::SetSize{take, t});
+      ctx.step(rt::SetSize{take, rt::SizeExpr::slot(build().kept).gated(over, 0, 0)});
     }
     bits = ctx.new_slot();
     rt::SizeExpr b = rt::SizeExpr::slot(build().kept);
     b.divisor = kSharedBuildRows;
     b.fn = rt::SizeFn::CeilLog2;
     b.at_most = 16;  // kMaxRadixBits
-    if (global) {  // partitions only when the global table is not taken
-      b.gate = take;
-      b.gate_min = 0;
-      b.gate_max = 0;
-    }
-    ctx.step(rt::SetSize{bits, b});
+    // Partitions only when the global table is not taken.
+    ctx.step(rt::SetSize{bits, global ? b.gated(take, 0, 0) : b});
     partitioned = ctx.new_slot();
     rt::SizeExpr z = rt::SizeExpr::slot(bits);
     z.at_most = 1;
@@ -447,11 +433,7 @@ struct HashJoinCode {
         ctx.policy("HashJoin"), kSharedBuildRows));
     if (!global) return;
     // gcap = 2^ceil_log2(2 * kept) when the global table is taken, else 0.
-    auto gated = [&](rt::SizeExpr e) {
-      e.gate = take;
-      e.gate_min = kSharedBuildRows + 1;
-      return e;
-    };
+    auto gated = [&](const rt::SizeExpr& e) { return e.gated(take, kSharedBuildRows + 1); };
     const rt::SlotId glog = ctx.new_slot();
     rt::SizeExpr l{0, {rt::SizeTerm{2, {build().kept}}}};
     l.fn = rt::SizeFn::CeilLog2;
@@ -889,11 +871,7 @@ void lower_hash_semi_join(LoweringContext& ctx, const Node& n) {
     const rt::SlotId on = windowed_slot(ctx, bits);
     auto gated = [&](int64_t lo, int64_t hi) {
       const rt::SlotId s = ctx.new_slot();
-      rt::SizeExpr e = rt::SizeExpr::slot(R.size);
-      e.gate = on;
-      e.gate_min = lo;
-      e.gate_max = hi;
-      ctx.step(rt::SetSize{s, e});
+      ctx.step(rt::SetSize{s, rt::SizeExpr::slot(R.size).gated(on, lo, hi)});
       return s;
     };
     in_rows = gated(0, 0);

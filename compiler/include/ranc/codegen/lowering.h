@@ -580,10 +580,7 @@ class LoweringContext {
     rt::SlotId tiles = num_tiles(id, n, -1, tile);
     if (read_when >= 0) {  // no tiles, and so no launch, when the path is not taken
       const rt::SlotId gated = new_slot();
-      rt::SizeExpr g = rt::SizeExpr::slot(tiles);
-      g.gate = read_when;
-      g.gate_min = 1;
-      step(rt::SetSize{gated, g});
+      step(rt::SetSize{gated, rt::SizeExpr::slot(tiles).gated(read_when, 1)});
       tiles = gated;
     }
     // The look-back state is gated too: a path not taken allocates and zeroes nothing.
@@ -636,13 +633,9 @@ class LoweringContext {
   // only at some sizes).
   rt::BufferId tile_state(NodeId id, std::string_view buffer, rt::SlotId tiles,
                           int64_t count = 1, rt::SlotId gate = -1) {
-    rt::SizeExpr words{64 * count, {rt::SizeTerm{2 * count, {tiles}}}};
-    if (gate >= 0) {
-      words.gate = gate;
-      words.gate_min = 1;
-    }
-    return allocate(fmt::format("n{}.{}", id, buffer), 8, std::move(words), id,
-                    /*zero=*/true);
+    const rt::SizeExpr words{64 * count, {rt::SizeTerm{2 * count, {tiles}}}};
+    return allocate(fmt::format("n{}.{}", id, buffer), 8, gate >= 0 ? words.gated(gate, 1) : words,
+                    id, /*zero=*/true);
   }
   // A MapAgent<P::Map> kernel n<id>_<what> over `size` rows whose functor has `members`
   // and operator()(i) running `stmts`. `params` must hold what they use.

@@ -59,6 +59,14 @@ struct SizeExpr {
     if (b >= 0) e.terms.push_back(SizeTerm{1, {b}});
     return e;
   }
+  // This expression gated by slot `s`: 0 unless min <= s <= max (max -1: no upper end).
+  SizeExpr gated(SlotId s, int64_t min, int64_t max = -1) const {
+    SizeExpr e = *this;
+    e.gate = s;
+    e.gate_min = min;
+    e.gate_max = max;
+    return e;
+  }
 };
 
 struct BufferDecl {
