@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -358,6 +359,11 @@ class Run {
     // waited for the host) to stderr, then the run's GPU span: what the kernels take against
     // what the plan around them adds, without profile's waits.
     static const bool events = env_switch("RANC_PROFILE_EVENTS").value_or(false);
+    // RANC_PROFILE_HOST=1: the host's time in each kind of step (a clock read before and after
+    // each, nothing on the stream), and how much of it waited for the GPU; after the run, to
+    // stderr. Where a plan is bound by the host (short kernels), this says which steps cost it.
+    static const bool host_profile = env_switch("RANC_PROFILE_HOST").value_or(false);
+    std::map<std::string, HostStepTime> host_times;
     std::vector<StepMark> marks;
     // Created before the run (a loop's further steps take new ones), so that the gaps measure
     // the plan, not the events' creation.
@@ -392,7 +398,15 @@ class Run {
           marks.push_back({where(s) + (l ? " " + l->kernel : std::string()), event(), event()});
           RANC_CUDA_CHECK(cudaEventRecord(marks.back().before, stream_));
         }
+        const double waited_before = stats_.wait_seconds;
         std::visit([&](const auto& x) { exec(x); }, s);
+        if (host_profile) {
+          const double took = seconds_since(ts);  // before the map's lookup and the name
+          HostStepTime& h = host_times[step_name(s)];
+          ++h.steps;
+          h.seconds += took;
+          h.waited += stats_.wait_seconds - waited_before;
+        }
         if (events) RANC_CUDA_CHECK(cudaEventRecord(marks.back().after, stream_));
         if (sync_each_step_ || profile) RANC_CUDA_CHECK(cudaStreamSynchronize(stream_));
         if (profile) {
@@ -410,13 +424,32 @@ class Run {
         if (!split_iteration()) throw;
       }
     }
+    const auto t_end = Clock::now();
     wait();
     stats_.execute_seconds += seconds_since(t0);
+    if (host_profile) {
+      double total = 0;
+      for (const auto& [kind, h] : host_times) total += h.seconds;
+      for (const auto& [kind, h] : host_times) {
+        std::fprintf(stderr, "ranc host: %-14s %5lld steps %9.3f ms (%.3f ms of it waiting)\n",
+                     kind.c_str(), static_cast<long long>(h.steps), h.seconds * 1e3, h.waited * 1e3);
+      }
+      std::fprintf(stderr,
+                   "ranc host: run %.3f ms: steps %.3f ms, between them %.3f ms, final wait %.3f ms\n",
+                   seconds_since(t0) * 1e3, total * 1e3,
+                   (std::chrono::duration<double>(t_end - t0).count() - total) * 1e3,
+                   std::chrono::duration<double>(Clock::now() - t_end).count() * 1e3);
+    }
     if (events) {
       for (cudaEvent_t e : spare) (void)cudaEventDestroy(e);
       print_step_events(marks, seconds_since(t0));
     }
   }
+  // RANC_PROFILE_HOST's totals of one kind of step (execute()).
+  struct HostStepTime {
+    int64_t steps = 0;
+    double seconds = 0, waited = 0;
+  };
   // RANC_PROFILE_EVENTS' record of one step run (execute()).
   struct StepMark {
     std::string what;  // where(step) when it ran, and a launch's kernel

@@ -13,7 +13,8 @@
 // Env: RANC_SYNC_STEPS=1 synchronizes after every step so an asynchronous kernel
 // fault is reported with the step and plan node that caused it; RANC_PROFILE_STEPS=1
 // also prints every step's wall time to stderr; RANC_PROFILE_EVENTS=1 prints every step's
-// time on the GPU and the idle gap before it (events, no waits); RANC_MEMORY_LIMIT=8G caps the device
+// time on the GPU and the idle gap before it (events, no waits); RANC_PROFILE_HOST=1 prints
+// the host's time in each kind of step and its waits (clock reads only); RANC_MEMORY_LIMIT=8G caps the device
 // memory of a run (ExecutorOptions::memory_limit).
 #pragma once
 
