@@ -208,27 +208,7 @@ struct DirectTile {
     int heads_before, tile_heads;
     BlockScan<int, Threads>(temp.count_scan).ExclusiveSum(__popc(head & rows_mask), heads_before, tile_heads);
     long long inclusive;
-    long long prefix;
-    {  // TilePrefix::run for tile `tile` (not blockIdx.x)
-      if (threadIdx.x < 32) {
-        if (tile == 0) {
-          if (threadIdx.x == 0) {
-            ts.SetInclusive(0, tile_heads);
-            temp.prefix.exclusive = 0;
-            temp.prefix.inclusive = tile_heads;
-          }
-        } else {
-          const long long excl = ts.look_back(tile, tile_heads);
-          if (threadIdx.x == 0) {
-            temp.prefix.exclusive = excl;
-            temp.prefix.inclusive = excl + tile_heads;
-          }
-        }
-      }
-      __syncthreads();
-      inclusive = temp.prefix.inclusive;
-      prefix = temp.prefix.exclusive;
-    }
+    const long long prefix = TilePrefix::run(temp.prefix, ts, tile, tile_heads, inclusive);
     if (threadIdx.x == 0 && valid > 0 && (head & 1u)) carry[tile] = State{};
     State pre{}, cur{};
     long long cur_head = -1;
