@@ -2,7 +2,8 @@
 // hooks shaped like the generated ones (an i32 key with its declared-order check, a sum of i32),
 // for choosing its tile shape, state width and staging without the generator in the way; next to
 // CUB's DeviceReduce::ReduceByKey and the GPU's copy bandwidth on the same arrays.
-//   reduce_tile_bench [log2 rows = 28] [rows per group = 16]
+//   reduce_tile_bench [log2 rows = 28] [rows per group = 16] [ab: only the template's group
+//   stores in place and deferred, three times each, interleaved]
 // Each variant's outputs are checked against a host computation ("ok" / "WRONG"; exit code 1 on
 // any WRONG). "reduce + fixup" is the three kernels of reduce.cuh timed by events (median of 15,
 // baseline_thrust.h's time_median; the copy ceiling is its measure_copy);
@@ -17,6 +18,7 @@
 #include <cub/device/device_reduce.cuh>
 #include <ranc/templates/reduce.cuh>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -95,15 +97,20 @@ struct Agg {
 __global__ void init_kernel(void* tile_state, long long tiles) { init_tile_state(tile_state, tiles); }
 
 // Staged: the stage hook copies the tile's rows of g and v into shared memory and points the
-// functor at the copies, as the generator's does.
-template <class P, bool Staged, int Mode>
-__global__ void __launch_bounds__(P::block_threads)
+// functor at the copies, as the generator's does. Release: the release hook gives g's copy back
+// (pointing the functor at g again), as the generator's does for a key accumulate does not read:
+// tiles of many groups then store their groups a window at a time from it. The generator caps
+// such a kernel's registers at 5 blocks an SM (MinBlocks 5): ptxas takes 56 otherwise (4 blocks).
+// MinBlocks: __launch_bounds__'s minimum blocks an SM (0: none), which caps the registers.
+template <class P, bool Staged, int Mode, bool Release = false, int MinBlocks = 0>
+__global__ void __launch_bounds__(P::block_threads, MinBlocks)
     reduce_kernel(Fn<Mode> f, long long n, void* ts, void* carry, void* tail, long long* meta, long long* count) {
   using State = typename Fn<Mode>::State;
   using Agent = ReduceAgent<P>;
   __shared__ typename Agent::template TempStorageT<State> temp;
   __shared__ __align__(16) int sg[Staged ? stage_elems<int>(Agent::max_stage_rows) : 1];
   __shared__ __align__(16) int sv[Staged ? stage_elems<int>(Agent::max_stage_rows) : 1];
+  const int* const global_g = f.g;
   Agent::run(
       temp, n, [&](long long i, long long j) { return f.same(i, j); }, Agg<Fn<Mode>>{&f},
       [&](long long group, long long first, const State& s) { f.write(group, first, s); }, ts, carry,
@@ -112,6 +119,12 @@ __global__ void __launch_bounds__(P::block_threads)
         f.g = stage_rows<P::block_threads>(sg, f.g, lo, hi);
         f.v = stage_rows<P::block_threads>(sv, f.v, lo, hi);
         return true;
+      },
+      [&](void*& mem) {
+        if (!Staged || !Release) return 0;
+        f.g = global_g;
+        mem = sg;
+        return static_cast<int>(sizeof(sg));
       });
 }
 template <int Mode>
@@ -422,10 +435,10 @@ void run_variant(Data& d, const char* name, long long tiles, Reduce reduce) {
               100.0 * bytes / ms / 1e6 / d.copy_gbs, kernel_ms, ok ? "ok" : "WRONG");
 }
 
-template <class P, bool Staged, int Mode>
+template <class P, bool Staged, int Mode, bool Release = false, int MinBlocks = 0>
 void variant(Data& d, const char* name) {
   run_variant<Mode>(d, name, num_tiles(d.n, P::tile_items), [&](const Fn<Mode>& f) {
-    reduce_kernel<P, Staged, Mode><<<static_cast<unsigned>(num_tiles(d.n, P::tile_items)), P::block_threads>>>(
+    reduce_kernel<P, Staged, Mode, Release, MinBlocks><<<static_cast<unsigned>(num_tiles(d.n, P::tile_items)), P::block_threads>>>(
         f, d.n, d.ts, d.carry, d.tail, d.meta, d.count);
   });
 }
@@ -465,6 +478,7 @@ int main(int argc, char** argv) {
   }
   const int log_n = argc > 1 ? std::atoi(argv[1]) : 28;
   const long long per = argc > 2 ? std::atoll(argv[2]) : 16;
+  const bool ab = argc > 3 && std::string(argv[3]) == "ab";
   if (log_n < 1 || log_n > 31 || per < 1) {
     std::printf("usage: reduce_tile_bench [log2 rows in 1..31] [rows per group >= 1]\n");
     return 2;
@@ -523,12 +537,21 @@ int main(int argc, char** argv) {
     CK(cudaFree(sums_out));
     CK(cudaFree(runs));
   }
+  if (ab) {  // the template's stores in place and deferred, interleaved, three times each
+    for (int i = 0; i < 3; ++i) {
+      variant<TilePolicy<256, 15>, true, 1>(d, "256 x 15, 64-bit, staged, emits in place");
+      variant<TilePolicy<256, 15>, true, 1, true, 5>(d, "256 x 15, 64-bit, staged (the default)");
+      variant<TilePolicy<256, 15>, true, 1, true>(d, "256 x 15, staged, deferred, no register cap");
+    }
+    return d.wrong ? 1 : 0;
+  }
   variant<TilePolicy<128, 8>, false, 0>(d, "128 x 8, 128-bit, in place (before)");
   variant<TilePolicy<128, 15>, false, 0>(d, "128 x 15, 128-bit, in place");
   variant<TilePolicy<128, 15>, false, 1>(d, "128 x 15, 64-bit, in place");
   variant<TilePolicy<128, 15>, false, 2>(d, "128 x 15, 128-bit, 64-bit accumulate");
   variant<TilePolicy<256, 15>, false, 1>(d, "256 x 15, 64-bit, in place");
-  variant<TilePolicy<256, 15>, true, 1>(d, "256 x 15, 64-bit, staged (the default)");
+  variant<TilePolicy<256, 15>, true, 1>(d, "256 x 15, 64-bit, staged, emits in place");
+  variant<TilePolicy<256, 15>, true, 1, true, 5>(d, "256 x 15, 64-bit, staged (the default)");
   variant<TilePolicy<256, 11>, false, 1>(d, "256 x 11, 64-bit, in place");
   variant<TilePolicy<256, 11>, true, 1>(d, "256 x 11, 64-bit, staged");
   variant<TilePolicy<256, 19>, true, 1>(d, "256 x 19, 64-bit, staged");

@@ -288,9 +288,14 @@ struct SegmentedReduceArgs {
   std::string rows, tile_state, carry, tail, meta, count, tiles;
 };
 // A column the reduce kernel's hooks read by row only: the functor's member and its element
-// type, which the stage hook points at the tile's copy in shared memory.
+// type, which the stage hook points at the tile's copy in shared memory. A column accumulate
+// does not read (a key) may be released: the release hook points the functor back at the
+// column in global memory and gives its copy to the agent, which stages a tile's finished
+// groups there when they are many (reduce.cuh).
 struct StagedColumn {
   std::string member, ctype;
+  int64_t size = 0;  // bytes an element
+  bool releasable = false;
 };
 void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string& name,
                               std::string_view fixup, KernelParams& p, const std::string& make,
@@ -305,18 +310,28 @@ void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string
     SkeletonCall agent(ctx.templates(), "ReduceAgent", {ctx.tile_policy("Reduce")}, "Agent");
     agent.bind("State", st);
     // Staging moves the functor's column pointers onto the copies: the functor is mutable.
-    std::string functor = make, arrays, stage = " return false; ";
+    std::string functor = make, arrays, stage = " return false; ", release = " return 0; ";
     if (!staged.empty()) {
       functor = LoweringContext::mutable_functor(functor);
       stage = " ";
+      int64_t released = -1;  // the largest releasable copy
       for (size_t k = 0; k < staged.size(); ++k) {
         arrays += fmt::format(
             "  __shared__ __align__(16) {0} stage{1}[ranc::tpl::stage_elems<{0}>(Agent::max_stage_rows)];\n",
             staged[k].ctype, k);
         stage += fmt::format("f.{0} = ranc::tpl::stage_rows<Agent::kThreads>(stage{1}, f.{0}, lo, hi); ",
                              staged[k].member, k);
+        if (staged[k].releasable &&
+            (released < 0 || staged[k].size > staged[static_cast<size_t>(released)].size))
+          released = static_cast<int64_t>(k);
       }
       stage += "return true; ";
+      if (released >= 0 && ctx.options().defer_reduce_emits) {
+        const StagedColumn& c = staged[static_cast<size_t>(released)];
+        arrays += fmt::format("  const auto global{0} = f.{1};\n", released, c.member);
+        release = fmt::format(" f.{0} = global{1}; mem = stage{1}; return (int)sizeof(stage{1}); ",
+                              c.member, released);
+      }
     }
     std::string body =
         functor + hooks + agent.declare() + agent.temp_storage() + arrays +
@@ -324,11 +339,18 @@ void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string
                            HookArg::lambda("bool", {{"long long", "i"}, {"long long", "j"}},
                                            " return f.same(i, j); "),
                            agg_object(st), emit, a.tile_state, a.carry, a.tail, a.meta, a.count,
-                           HookArg::lambda("bool", {{"long long", "lo"}, {"long long", "hi"}}, stage)});
-    ctx.kernel(id, name, p, body,
-               LaunchShape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Reduce"), false,
-                           std::move(nodes)},
-               agent);
+                           HookArg::lambda("bool", {{"long long", "lo"}, {"long long", "hi"}}, stage),
+                           HookArg::lambda("int", {{"void*&", "mem"}}, release)});
+    LaunchShape shape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Reduce"), false,
+                      std::move(nodes)};
+    // The deferred emits' code (a second fold, the windows) raises the registers ptxas takes
+    // for the whole kernel (reduce.cuh; sums of i32 at 256 x 15: 56, four blocks an SM, where
+    // the direct path alone takes 44): capped at 48 a thread (five blocks of 256 threads).
+    if (release != " return 0; ") {
+      const int32_t mb = ctx.options().reduce_min_blocks;
+      shape.min_blocks = mb >= 0 ? mb : std::max(1, 65536 / (ctx.policy_threads("Reduce") * 48));
+    }
+    ctx.kernel(id, name, p, body, shape, agent);
   }
   SkeletonCall fixup_agent(ctx.templates(), "ReduceFixupAgent", {});
   fixup_agent.bind("State", st);
@@ -527,7 +549,10 @@ void sorted_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation& in
       if (bytes + need > kStageBytes) continue;
       bytes += need;
       const auto ct = storage_ctype(in.types[c]);
-      staged.push_back({p.buffer(in.columns[c], ct), std::string(ct)});
+      // Accumulate reads a.columns; same() and emit the keys.
+      bool releasable = true;
+      for (size_t v : a.columns) releasable = releasable && in.columns[v] != in.columns[c];
+      staged.push_back({p.buffer(in.columns[c], ct), std::string(ct), size, releasable});
     }
   }
   const std::string name = ctx.kernel_name(n.id, what);

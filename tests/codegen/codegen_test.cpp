@@ -866,6 +866,25 @@ TEST(GeneratePlan, SortedReduceStagesItsColumns) {
   EXPECT_EQ(staged(passes::run_pipeline(program(false), {}).plan), 0u);
   unsetenv("RANC_REDUCE_STAGE");
   EXPECT_EQ(staged(passes::run_pipeline(program(false), {}).plan), 2u);
+  // The key's copy (stage0), which accumulate does not read, goes back to the agent for its
+  // windows of finished groups, the functor pointing at the key column again; v's stays.
+  EXPECT_NE(plan.source.find("mem = stage0; return (int)sizeof(stage0);"), std::string::npos);
+  EXPECT_NE(plan.source.find("const auto global0 = f."), std::string::npos);
+  EXPECT_EQ(plan.source.find("mem = stage1"), std::string::npos);
+  // Its registers capped at five 256-thread blocks an SM (48 a thread).
+  EXPECT_NE(plan.source.find("__launch_bounds__(256, 5)"), std::string::npos);
+  const rt::Plan direct = codegen::generate_plan(program(false), {.defer_reduce_emits = false});
+  EXPECT_EQ(staged(direct), 2u);
+  EXPECT_EQ(direct.source.find("mem = stage"), std::string::npos);
+  EXPECT_EQ(direct.source.find("__launch_bounds__(256, 5)"), std::string::npos);
+  // A key that is also summed is read by accumulate: nothing is released.
+  ProgramBuilder b;
+  Rel r = b.input("r", attrs, 0, {"g"});
+  b.output(r.reduce({"g"}, {sum(col("g"), "s")}), "out");
+  const rt::Plan keyed = codegen::generate_plan(b.check());
+  EXPECT_EQ(staged(keyed), 1u);
+  EXPECT_EQ(keyed.source.find("mem = stage"), std::string::npos);
+  EXPECT_NE(keyed.source.find("return 0;"), std::string::npos);
 }
 
 // The hash group-by's integer states (lowering.cpp, hash_aggregate_code): an i32 sum is one

@@ -118,6 +118,7 @@ TEST(TemplateRegistry, ReduceAgentContract) {
   EXPECT_EQ(sig_text(s.hook("emit")->call),
             "void(long long group, long long first_row, const State & s)");
   EXPECT_EQ(sig_text(s.hook("stage")->call), "bool(long long lo, long long hi)");
+  EXPECT_EQ(sig_text(s.hook("release")->call), "int(void * & mem)");
   const registry::Hook& agg = *s.hook("agg");
   ASSERT_TRUE(agg.object);
   ASSERT_EQ(agg.methods.size(), 3u);
@@ -213,27 +214,28 @@ TEST(SkeletonCall, WritesTypeBoundSharedMemoryAndObjectHooks) {
       "void", {{"long long", "g"}, {"long long", "first"}, {"const n3_state &", "s"}}, " ");
   const HookArg stage =
       HookArg::lambda("bool", {{"long long", "lo"}, {"long long", "hi"}}, " return false; ");
-  EXPECT_NE(agent.call("run", {"temp", "n", same, agg, emit, "a", "b", "c", "d", "e", stage})
+  const HookArg release = HookArg::lambda("int", {{"void*&", "mem"}}, " return 0; ");
+  EXPECT_NE(agent.call("run", {"temp", "n", same, agg, emit, "a", "b", "c", "d", "e", stage, release})
                 .find(", agg, "),
             std::string::npos);
   // The stage hook says whether it staged (the block then synchronises): it returns bool.
   EXPECT_NE(internal_error([&] {
               agent.call("run", {"temp", "n", same, agg, emit, "a", "b", "c", "d", "e",
-                                 HookArg::lambda("void", {{"long long", "lo"}, {"long long", "hi"}}, " ")});
+                                 HookArg::lambda("void", {{"long long", "lo"}, {"long long", "hi"}}, " "), release});
             }).find("hook 'stage'"),
             std::string::npos);
   // A merge that takes the state by value is not the header's merge.
   HookArg bad = agg;
   bad.methods[2].second.params[1].type = "State";
   EXPECT_NE(internal_error([&] {
-              agent.call("run", {"temp", "n", same, bad, emit, "a", "b", "c", "d", "e", stage});
+              agent.call("run", {"temp", "n", same, bad, emit, "a", "b", "c", "d", "e", stage, release});
             }).find("hook 'agg.merge'"),
             std::string::npos);
   // The emit hook's state type must be the bound one.
   const HookArg wrong_state = HookArg::lambda(
       "void", {{"long long", "g"}, {"long long", "first"}, {"const n4_state &", "s"}}, " ");
   EXPECT_NE(internal_error([&] {
-              agent.call("run", {"temp", "n", same, agg, wrong_state, "a", "b", "c", "d", "e", stage});
+              agent.call("run", {"temp", "n", same, agg, wrong_state, "a", "b", "c", "d", "e", stage, release});
             }).find("hook 'emit'"),
             std::string::npos);
 }

@@ -348,8 +348,9 @@ struct PAgg {
   __device__ void merge(State& a, const State& b) const { RAgg{*v}.merge(a, b); }
 };
 // Staged: the hooks read the tile's rows from shared memory (stage_rows), which is poisoned
-// first, so a hook reading a row outside [lo, hi) reads a wrong value.
-template <bool Staged>
+// first, so a hook reading a row outside [lo, hi) reads a wrong value. Release: the release
+// hook gives the keys' copy back (tiles of many groups then store them in windows from it).
+template <bool Staged, bool Release = false>
 __global__ void k_reduce(const int* k, const int* v, ll* o, ll n, void* ts, void* carry, void* tail, ll* meta, ll* cnt) {
   using A = ReduceAgent<RP>;
   __shared__ A::TempStorageT<RAgg::State> temp;
@@ -366,6 +367,12 @@ __global__ void k_reduce(const int* k, const int* v, ll* o, ll n, void* ts, void
            kk = stage_rows<RP::block_threads>(sk, k, lo, hi);
            vv = stage_rows<RP::block_threads>(sv, v, lo, hi);
            return true;
+         },
+         [&](void*& mem) {
+           if (!Release) return 0;
+           kk = k;
+           mem = sk;
+           return int(sizeof(sk));
          });
 }
 __global__ void k_fixup(const int* k, const int* v, ll* o, ll tiles, const void* carry, const void* tail, const ll* meta) {
@@ -400,20 +407,23 @@ TEST(TemplatesGpu, ReduceAndUnique) {
       Buf<int> dk(k), dv(v);
       Buf<ll> out(5 * std::max<ll>(n, 1)), ts(tile_state_elems(tiles)), meta(3 * tiles), cnt(1);
       Buf<RAgg::State> carry(tiles), tail(tiles);
-      for (bool staged : {false, true}) {
+      for (int mode : {0, 1, 2}) {  // in place, staged, staged with the keys' copy released
+        const bool staged = mode > 0;
         init_ts(ts.p, tiles);
         // Scratch is not zeroed in real use (pool memory): poison it.
         CK(cudaMemset(carry.p, 0x5a, sizeof(RAgg::State) * tiles));
         CK(cudaMemset(tail.p, 0x5a, sizeof(RAgg::State) * tiles));
         CK(cudaMemset(out.p, 0x5a, sizeof(ll) * 5 * std::max<ll>(n, 1)));
-        if (staged)
+        if (mode == 2)
+          k_reduce<true, true><<<unsigned(tiles), RP::block_threads>>>(dk.p, dv.p, out.p, n, ts.p, carry.p, tail.p, meta.p, cnt.p);
+        else if (staged)
           k_reduce<true><<<unsigned(tiles), RP::block_threads>>>(dk.p, dv.p, out.p, n, ts.p, carry.p, tail.p, meta.p, cnt.p);
         else
           k_reduce<false><<<unsigned(tiles), RP::block_threads>>>(dk.p, dv.p, out.p, n, ts.p, carry.p, tail.p, meta.p, cnt.p);
         k_fixup<<<grid_of(tiles, 256), 256>>>(dk.p, dv.p, out.p, tiles, carry.p, tail.p, meta.p);
         CK(cudaDeviceSynchronize());
-        ASSERT_EQ(cnt.at(0), groups) << "n=" << n << " dist=" << dist << " staged=" << staged;
-        EXPECT_EQ(out.get(5 * groups), want) << "n=" << n << " dist=" << dist << " staged=" << staged;
+        ASSERT_EQ(cnt.at(0), groups) << "n=" << n << " dist=" << dist << " mode=" << mode;
+        EXPECT_EQ(out.get(5 * groups), want) << "n=" << n << " dist=" << dist << " mode=" << mode;
       }
 
       std::vector<int> uniq(k.begin(), k.end());

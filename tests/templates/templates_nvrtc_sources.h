@@ -170,7 +170,7 @@ extern "C" __global__ void __launch_bounds__(R::block_threads) r_reduce##SUF(con
     void* carry, void* tail, long long* meta, long long* out_count) { \
   __shared__ typename ReduceAgent<R>::TempStorageT<Agg::State> temp; \
   ReduceAgent<R>::run(temp, n, Same<K>{k}, Agg{v, w}, Emit<K>{k, ok, osum, ocount, omin, omax, oavg}, ts, carry, tail, meta, out_count, \
-      [](long long, long long) { return false; }); } \
+      [](long long, long long) { return false; }, [](void*&) { return 0; }); } \
 extern "C" __global__ void r_fixup##SUF(const K* k, const double* v, const int* w, \
     K* ok, double* osum, long long* ocount, double* omin, long long* omax, double* oavg, long long tiles, \
     const void* carry, const void* tail, const long long* meta) { \

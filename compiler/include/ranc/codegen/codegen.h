@@ -143,6 +143,14 @@ struct CodegenOptions {
   // shared memory (coalesced 16-byte copies, reduce.cuh's stage hook) before folding them,
   // up to 32 KB a tile; false reads them in place (RANC_REDUCE_STAGE=0). Same results.
   bool stage_reduce_inputs = true;
+  // A staged sorted reduce hands its key's copy back to the agent (reduce.cuh's release
+  // hook), and tiles of many small groups store their groups a window at a time from it,
+  // block-wide in group order, instead of each thread storing the groups it finishes
+  // (RANC_REDUCE_DEFER=0 turns it off). Same results.
+  bool defer_reduce_emits = true;
+  // __launch_bounds__'s minimum blocks an SM for a sorted reduce kernel that may defer its
+  // emits (-1: the default, 48 registers a thread; 0: none; RANC_REDUCE_MIN_BLOCKS).
+  int32_t reduce_min_blocks = -1;
   // A sort whose keys take one word and that carries one other attribute of 8 bytes (an f64,
   // an i64) moves it as the CUB sort's values (SortPairs::value_bytes 8) instead of row ids
   // and a gather through them after the sort: 4 more bytes a row in each radix pass against a
