@@ -11,17 +11,17 @@
 //     staged copy (a key column) defers its emits instead: after the scan it folds its rows again,
 //     collects a window of finished groups in that copy and emits them with the whole block in
 //     group order, so a warp's stores land in consecutive rows (H200, 2^28 rows, sums of i32:
-//     one row a group 9.9 -> 2.5 ms, four 2.0 -> 1.6 ms; CUB ReduceByKey 1.57 and 1.27 ms).
+//     one row a group 9.7 -> 2.4 ms, four 2.0 -> 1.5 ms; CUB ReduceByKey 1.56 and 1.23 ms).
 //   phase 2 (ReduceFixupAgent, one thread per tile): for every tile whose last group spills over,
 //     merges carry[] of the following tiles up to the tile containing the next head (its carry is the
 //     identity when that head is the tile's first row), and emits it.
 //     (A group spanning T tiles costs T merges in one thread: fine for realistic skew; a group of
 //     2^30 rows with 1024-row tiles is ~1M merges, a few ms.)
 //
-// Hooks: ReduceAgent::Hooks (same, agg, emit, stage, release) and ReduceFixupAgent::Hooks (agg, emit); the
-// aggregate `agg` is a ReduceHooks::Agg (State: trivially copyable, default constructible; use
-// 8-byte fields so sizeof is a multiple of 8; avg = a sum field and a count field, divided in
-// emit). ReduceAgent folds at most kItems rows into a state with accumulate (from init()); all
+// Hooks: ReduceAgent::Hooks (same, agg, emit, stage, release) and ReduceFixupAgent::Hooks (agg,
+// emit); the aggregate `agg` is a ReduceHooks::Agg (State: trivially copyable, default
+// constructible; use 8-byte fields so sizeof is a multiple of 8; avg = a sum field and a count
+// field, divided in emit). ReduceAgent folds at most kItems rows into a state with accumulate (from init()); all
 // other combining is merge, so a state may accumulate in a narrower type than it merges in.
 // Reduction with no group keys: same_group always true (one group if n > 0, none if n == 0; the
 // generator emits the SQL "one row over empty input" itself if it wants it).
