@@ -10,6 +10,9 @@
 // "kernel" is the reduce kernel alone, timed by events around it over a freshly reset tile
 // state each run (until session 33 it reran over the states its last run left complete, so
 // every look-back finished at once: a lower bound that read 0.2 ms low at 2^28).
+// Session 44's hand-specialised kernels ("direct" vector loads, staged emits, a persistent
+// pipelined grid) were removed in session 45, when the template's deferred emits matched the
+// staged-emit kernel (bench/RESULTS.md, sessions 44 and 45; the code is in git at 263dfeb).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -136,235 +139,6 @@ __global__ void fixup_kernel(Fn<Mode> f, long long tiles, void* carry, void* tai
       meta);
 }
 
-// "direct": the ReduceAgent's protocol (head counts, look-back, segmented scan, carry/tail/meta
-// for the fixup) with the rows loaded straight into registers by 16-byte vector loads (thread t
-// holds rows t * Items ..), no staging in shared memory and no per-row hook reads; the key of a
-// group a thread finishes is its own first key (a group's rows share it). A measure of how far
-// the template's staged, hook-driven loop is from a hand-specialised one.
-// StagedEmit: the groups a tile finishes are written to shared memory by the threads that
-// finish them, then stored by the whole block in order (coalesced), instead of each thread
-// storing its groups where they go (scattered across a warp's store instructions).
-template <int Threads, int Items, bool StagedEmit = false>
-struct DirectTile {
-  static_assert(Items % 4 == 0 && Items < 32, "direct: Items");
-  static constexpr int kTile = Threads * Items;
-  using State = Sum64;
-  using Item = SegmentItem<State>;
-  struct Temp {
-    typename BlockScan<int, Threads>::TempStorage count_scan;
-    typename BlockScan<Item, Threads>::TempStorage seg_scan;
-    TilePrefix::TempStorage prefix;
-    int s_key[StagedEmit ? kTile : 1];
-    long long s_sum[StagedEmit ? kTile : 1];
-    int open_last;
-  };
-  // A tile's rows of one thread, its neighbours' keys (the row before its first, for lane 0,
-  // and the row after its last, for lane 31: the other lanes take them from their neighbours).
-  struct Rows {
-    int key[Items], val[Items];
-    int prev, next;
-  };
-  __device__ __forceinline__ static void load(const Fn<1>& f, long long n, long long tile, Rows& r) {
-    const long long first = tile * kTile + static_cast<long long>(threadIdx.x) * Items;
-    const int lane = static_cast<int>(threadIdx.x & 31);
-    if (first + Items <= n) {
-#pragma unroll
-      for (int q = 0; q < Items / 4; ++q) {
-        const int4 a = reinterpret_cast<const int4*>(f.g + first)[q];
-        const int4 b = reinterpret_cast<const int4*>(f.v + first)[q];
-        r.key[4 * q] = a.x, r.key[4 * q + 1] = a.y, r.key[4 * q + 2] = a.z, r.key[4 * q + 3] = a.w;
-        r.val[4 * q] = b.x, r.val[4 * q + 1] = b.y, r.val[4 * q + 2] = b.z, r.val[4 * q + 3] = b.w;
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < Items; ++k) {
-        r.key[k] = first + k < n ? f.g[first + k] : 0;
-        r.val[k] = first + k < n ? f.v[first + k] : 0;
-      }
-    }
-    r.prev = lane == 0 && first > 0 && first <= n ? f.g[first - 1] : 0;
-    r.next = lane == 31 && first + Items < n ? f.g[first + Items] : 0;
-  }
-  __device__ __forceinline__ static void run(Temp& temp, const Fn<1>& f, long long n, long long tile,
-                                             const Rows& r, TileState& ts, void* carry_buf,
-                                             void* tail_buf, long long* meta, long long* out_count,
-                                             bool last_tile) {
-    State* carry = static_cast<State*>(carry_buf);
-    State* tail = static_cast<State*>(tail_buf);
-    const long long base = tile * kTile;
-    const long long tile_last = min64(base + kTile, n) - 1;
-    const long long first = base + static_cast<long long>(threadIdx.x) * Items;
-    const int valid = static_cast<int>(max64(0, min64(Items, tile_last - first + 1)));
-    const int lane = static_cast<int>(threadIdx.x & 31);
-    int prev = __shfl_up_sync(0xffffffffu, r.key[Items - 1], 1);
-    int next = __shfl_down_sync(0xffffffffu, r.key[0], 1);
-    if (lane == 0) prev = r.prev;
-    const bool has_next = valid > 0 && first + valid < n;
-    if (lane == 31) next = r.next;  // (valid < Items only at the end of the rows: no next)
-    unsigned head = 0;
-    bool disorder = false;
-    if (valid > 0) {
-      if (first == 0 || prev != r.key[0]) head |= 1u;
-      disorder |= first > 0 && prev > r.key[0];
-#pragma unroll
-      for (int k = 1; k < Items; ++k) {
-        if (k < valid && r.key[k] != r.key[k - 1]) head |= 1u << k;
-        disorder |= k < valid && r.key[k - 1] > r.key[k];
-      }
-      if (!has_next || next != r.key[valid - 1]) head |= 1u << valid;
-      disorder |= has_next && r.key[valid - 1] > next;
-    }
-    if (disorder) f.order_flag[0] = 1;
-    if constexpr (StagedEmit)
-      if (threadIdx.x == 0) temp.open_last = 0;  // (read after the scans' barriers)
-    const unsigned rows_mask = (1u << valid) - 1;
-    int heads_before, tile_heads;
-    BlockScan<int, Threads>(temp.count_scan).ExclusiveSum(__popc(head & rows_mask), heads_before, tile_heads);
-    long long inclusive;
-    const long long prefix = TilePrefix::run(temp.prefix, ts, tile, tile_heads, inclusive);
-    if (threadIdx.x == 0 && valid > 0 && (head & 1u)) carry[tile] = State{};
-    State pre{}, cur{};
-    long long cur_head = -1;
-    int cur_key = 0;
-    long long group = prefix + heads_before - 1;
-#pragma unroll
-    for (int k = 0; k < Items; ++k) {
-      if (k < valid) {
-        if ((head >> k) & 1u) {
-          if (cur_head < 0) pre = cur;
-          cur.a = 0;
-          cur_head = first + k;
-          cur_key = r.key[k];
-          ++group;
-        }
-        cur.a += r.val[k];
-        if (((head >> (k + 1)) & 1u) && cur_head >= 0) {
-          if constexpr (StagedEmit) {
-            temp.s_key[group - prefix] = cur_key;
-            temp.s_sum[group - prefix] = cur.a;
-          } else {
-            f.out_g[group] = cur_key;
-            f.out_s[group] = cur.a;
-          }
-        }
-      }
-    }
-    Item carry_in;
-    const Item identity{-1, State{}};
-    BlockScan<Item, Threads>(temp.seg_scan).ExclusiveScan(Item{cur_head, cur}, carry_in, identity,
-                                                          SegmentOp<Agg<Fn<1>>>{Agg<Fn<1>>{&f}});
-    const bool holds_last = valid > 0 && first + valid - 1 == tile_last;
-    const unsigned ends = head & (rows_mask | (1u << valid));
-    if (valid > 0 && !(head & 1u)) {
-      State s = carry_in.state;
-      s.a += (cur_head >= 0 ? pre : cur).a;
-      if (ends != 0) {
-        if (carry_in.head_row >= 0) {
-          if constexpr (StagedEmit) {
-            temp.s_key[heads_before - 1] = r.key[0];
-            temp.s_sum[heads_before - 1] = s.a;
-          } else {
-            f.out_g[prefix + heads_before - 1] = r.key[0];
-            f.out_s[prefix + heads_before - 1] = s.a;
-          }
-        } else {
-          carry[tile] = s;
-        }
-      } else if (holds_last) {
-        if (carry_in.head_row >= 0) {
-          tail[tile] = s;
-          if constexpr (StagedEmit) temp.open_last = 1;
-          meta[3 * tile + 0] = prefix + heads_before - 1;
-          meta[3 * tile + 1] = carry_in.head_row;
-        } else {
-          carry[tile] = s;
-          meta[3 * tile + 0] = -1;
-          meta[3 * tile + 1] = -1;
-        }
-      }
-    }
-    if (holds_last && cur_head >= 0) {
-      const bool open = !((head >> valid) & 1u);
-      if (open) tail[tile] = cur;
-      if constexpr (StagedEmit)
-        if (open) temp.open_last = 1;
-      meta[3 * tile + 0] = open ? group : -1;
-      meta[3 * tile + 1] = cur_head;
-    } else if (holds_last && ends != 0) {
-      meta[3 * tile + 0] = -1;
-      meta[3 * tile + 1] = -1;
-    }
-    if (threadIdx.x == 0) {
-      meta[3 * tile + 2] = tile_heads;
-      if (tile_last < base) {
-        meta[3 * tile + 0] = -1;
-        meta[3 * tile + 1] = -1;
-      }
-    }
-    if (last_tile && threadIdx.x == 0) *out_count = inclusive;
-    if constexpr (StagedEmit) {
-      __syncthreads();
-      const int emitted = tile_heads - temp.open_last;
-      for (int i = static_cast<int>(threadIdx.x); i < emitted; i += Threads) {
-        f.out_g[prefix + i] = temp.s_key[i];
-        f.out_s[prefix + i] = temp.s_sum[i];
-      }
-      __syncthreads();
-    }
-  }
-};
-
-template <int Threads, int Items, bool StagedEmit>
-__global__ void __launch_bounds__(Threads)
-    direct_kernel(Fn<1> f, long long n, void* ts_buf, void* carry_buf, void* tail_buf, long long* meta,
-                  long long* out_count) {
-  using T = DirectTile<Threads, Items, StagedEmit>;
-  __shared__ typename T::Temp temp;
-  TileState ts = make_tile_state(ts_buf);
-  typename T::Rows r;
-  T::load(f, n, blockIdx.x, r);
-  T::run(temp, f, n, blockIdx.x, r, ts, carry_buf, tail_buf, meta, out_count, blockIdx.x == gridDim.x - 1);
-}
-
-// "pipelined": a grid of resident blocks takes tiles in order from a counter (so every tile a
-// look-back waits for is held by a running block) and loads the next tile's rows into a second
-// set of registers before it works on the current one: the loads of one tile overlap the scans,
-// look-back and stores of the other, instead of waiting for other blocks to fill the memory
-// pipe. The counter (counter[0]) starts at 0. Measured slower than a block a tile (H200,
-// session 44: 2.2-4.5 ms against 1.19 at 16 rows a group): a claimed tile not yet begun
-// publishes no count, so the look-backs behind it wait for its block's current tile.
-template <int Threads, int Items, int MinBlocks>
-__global__ void __launch_bounds__(Threads, MinBlocks)
-    piped_kernel(Fn<1> f, long long n, long long tiles, unsigned long long* counter, void* ts_buf,
-                 void* carry_buf, void* tail_buf, long long* meta, long long* out_count) {
-  using T = DirectTile<Threads, Items>;
-  __shared__ typename T::Temp temp;
-  __shared__ long long claimed;
-  TileState ts = make_tile_state(ts_buf);
-  // A block holds at most one tile it has not begun (the one it loads while it works on the
-  // current one): a tile that holds more leaves look-backs waiting on tiles whose blocks are busy
-  // (session 44: two ahead ran 6.6-13.8 ms, one ahead 2.2-4.5).
-  auto claim = [&]() -> long long {
-    if (threadIdx.x == 0) claimed = static_cast<long long>(atomicAdd(counter, 1ull));
-    __syncthreads();
-    const long long t = claimed;
-    __syncthreads();  // read by all before the next claim writes it
-    return t;
-  };
-  typename T::Rows a, b;
-  long long t0 = claim();
-  if (t0 < tiles) T::load(f, n, t0, a);
-  while (t0 < tiles) {  // two tiles an iteration, the register sets alternating
-    const long long t1 = claim();
-    if (t1 < tiles) T::load(f, n, t1, b);
-    T::run(temp, f, n, t0, a, ts, carry_buf, tail_buf, meta, out_count, t0 == tiles - 1);
-    if (t1 >= tiles) break;
-    t0 = claim();
-    if (t0 < tiles) T::load(f, n, t0, a);
-    T::run(temp, f, n, t1, b, ts, carry_buf, tail_buf, meta, out_count, t1 == tiles - 1);
-  }
-}
-
 // Median milliseconds of 15 runs.
 template <class Run>
 double median_ms(Run run) {
@@ -375,7 +149,6 @@ struct Data {
   long long n = 0, groups = 0;
   int *g = nullptr, *v = nullptr, *order_flag = nullptr, *out_g = nullptr, *overflow = nullptr;
   long long *out_s = nullptr, *meta = nullptr, *count = nullptr;
-  unsigned long long* counter = nullptr;
   void *ts = nullptr, *carry = nullptr, *tail = nullptr;
   std::vector<long long> want;
   double copy_gbs = 0;
@@ -442,32 +215,6 @@ void variant(Data& d, const char* name) {
         f, d.n, d.ts, d.carry, d.tail, d.meta, d.count);
   });
 }
-__global__ void zero_counter(unsigned long long* c) { *c = 0; }
-template <int Threads, int Items, int MinBlocks>
-void piped_variant(Data& d, const char* name) {
-  const long long tiles = num_tiles(d.n, Threads * Items);
-  int per_sm = 0, sms = 0, dev = 0;
-  CK(cudaGetDevice(&dev));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, piped_kernel<Threads, Items, MinBlocks>, Threads, 0));
-  const long long grid = std::min<long long>(tiles, static_cast<long long>(per_sm) * sms);
-  char label[96];
-  std::snprintf(label, sizeof label, "%s (%d a SM)", name, per_sm);
-  run_variant<1>(d, label, tiles, [&](const Fn<1>& f) {
-    zero_counter<<<1, 1>>>(d.counter);
-    piped_kernel<Threads, Items, MinBlocks><<<static_cast<unsigned>(grid), Threads>>>(
-        f, d.n, tiles, d.counter, d.ts, d.carry, d.tail, d.meta, d.count);
-  });
-}
-template <int Threads, int Items, bool StagedEmit = false>
-void direct_variant(Data& d, const char* name) {
-  const long long tiles = num_tiles(d.n, Threads * Items);
-  run_variant<1>(d, name, tiles, [&](const Fn<1>& f) {
-    direct_kernel<Threads, Items, StagedEmit><<<static_cast<unsigned>(tiles), Threads>>>(f, d.n, d.ts, d.carry, d.tail,
-                                                                             d.meta, d.count);
-  });
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -506,7 +253,6 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&d.tail, 16 * max_tiles));
   CK(cudaMalloc(&d.meta, 24 * max_tiles));
   CK(cudaMalloc(&d.count, 8));
-  CK(cudaMalloc(&d.counter, 8));
   CK(cudaMemcpy(d.g, g.data(), 4 * d.n, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d.v, v.data(), 4 * d.n, cudaMemcpyHostToDevice));
   CK(cudaMemset(d.order_flag, 0, 4));
@@ -555,18 +301,5 @@ int main(int argc, char** argv) {
   variant<TilePolicy<256, 11>, false, 1>(d, "256 x 11, 64-bit, in place");
   variant<TilePolicy<256, 11>, true, 1>(d, "256 x 11, 64-bit, staged");
   variant<TilePolicy<256, 19>, true, 1>(d, "256 x 19, 64-bit, staged");
-  direct_variant<256, 8>(d, "256 x 8, 64-bit, direct vector loads");
-  direct_variant<256, 16>(d, "256 x 16, 64-bit, direct vector loads");
-  direct_variant<128, 16>(d, "128 x 16, 64-bit, direct vector loads");
-  direct_variant<512, 8>(d, "512 x 8, 64-bit, direct vector loads");
-  direct_variant<256, 8, true>(d, "256 x 8, direct, staged emits");
-  direct_variant<128, 16, true>(d, "128 x 16, direct, staged emits");
-  direct_variant<256, 12, true>(d, "256 x 12, direct, staged emits");
-  piped_variant<256, 8, 1>(d, "256 x 8, pipelined");
-  piped_variant<256, 16, 1>(d, "256 x 16, pipelined");
-  piped_variant<128, 16, 1>(d, "128 x 16, pipelined");
-  piped_variant<128, 8, 1>(d, "128 x 8, pipelined");
-  piped_variant<256, 8, 3>(d, "256 x 8, pipelined, 3 blocks");
-  piped_variant<128, 16, 4>(d, "128 x 16, pipelined, 4 blocks");
   return d.wrong ? 1 : 0;
 }

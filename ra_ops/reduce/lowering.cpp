@@ -311,6 +311,7 @@ void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string
     agent.bind("State", st);
     // Staging moves the functor's column pointers onto the copies: the functor is mutable.
     std::string functor = make, arrays, stage = " return false; ", release = " return 0; ";
+    bool releases = false;  // the release hook hands a copy back (the agent may defer emits)
     if (!staged.empty()) {
       functor = LoweringContext::mutable_functor(functor);
       stage = " ";
@@ -331,6 +332,7 @@ void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string
         arrays += fmt::format("  const auto global{0} = f.{1};\n", released, c.member);
         release = fmt::format(" f.{0} = global{1}; mem = stage{1}; return (int)sizeof(stage{1}); ",
                               c.member, released);
+        releases = true;
       }
     }
     std::string body =
@@ -346,7 +348,7 @@ void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string
     // The deferred emits' code (a second fold, the windows) raises the registers ptxas takes
     // for the whole kernel (reduce.cuh; sums of i32 at 256 x 15: 56, four blocks an SM, where
     // the direct path alone takes 44): capped at 48 a thread (five blocks of 256 threads).
-    if (release != " return 0; ") {
+    if (releases) {
       const int32_t mb = ctx.options().reduce_min_blocks;
       shape.min_blocks = mb >= 0 ? mb : std::max(1, 65536 / (ctx.policy_threads("Reduce") * 48));
     }

@@ -202,11 +202,7 @@ struct TilePrefix {
   };
   __device__ __forceinline__ static i64 run(TempStorage& temp, TileState& state, i64 tile_aggregate,
                                             i64& inclusive) {
-    return run(temp, state, static_cast<i64>(blockIdx.x), tile_aggregate, inclusive);
-  }
-  /// The same for tile `tile` of a block that takes its tiles itself (not blockIdx.x).
-  __device__ __forceinline__ static i64 run(TempStorage& temp, TileState& state, i64 tile,
-                                            i64 tile_aggregate, i64& inclusive) {
+    const int tile = static_cast<int>(blockIdx.x);
     if (threadIdx.x < 32) {
       if (tile == 0) {
         if (threadIdx.x == 0) {

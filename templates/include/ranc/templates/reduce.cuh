@@ -214,39 +214,14 @@ struct ReduceAgent {
     const bool defer = window_cap > 0;
 
     // 2. Fold the rows; emit the groups that start and end in them (unless deferred: the
-    // loop is written twice so that the direct one tests no flag a row).
+    // loop is compiled twice so that the direct one tests no flag a row).
     State pre = agg.init(), cur = agg.init();
     i64 cur_head = -1;
     i64 group = prefix + heads_before - 1;  // the number of the group cur_head starts
-    if (defer) {
-#pragma unroll
-      for (int k = 0; k < kItems; ++k) {
-        if (k < valid) {
-          if ((head >> k) & 1u) {
-            if (cur_head < 0) pre = cur;
-            cur = agg.init();
-            cur_head = first + k;
-            ++group;
-          }
-          agg.accumulate(cur, first + k);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < kItems; ++k) {
-        if (k < valid) {
-          const i64 r = first + k;
-          if ((head >> k) & 1u) {
-            if (cur_head < 0) pre = cur;
-            cur = agg.init();
-            cur_head = r;
-            ++group;
-          }
-          agg.accumulate(cur, r);
-          if (((head >> (k + 1)) & 1u) && cur_head >= 0) emit(group, cur_head, cur);
-        }
-      }
-    }
+    if (defer)
+      fold_rows<false>(agg, emit, head, valid, first, pre, cur, cur_head, group);
+    else
+      fold_rows<true>(agg, emit, head, valid, first, pre, cur, cur_head, group);
 
     // 3. The group the thread's first rows continue.
     Item carry_in;
@@ -343,6 +318,32 @@ struct ReduceAgent {
       for (int i = w0 + static_cast<int>(threadIdx.x); i < done; i += kThreads)
         emit(prefix + i, base + wfirst[i - w0], wstate[i - w0]);
       __syncthreads();  // the window's slots are read before the next window writes them
+    }
+  }
+
+ private:
+  // Step 2 of run(): folds the thread's rows first .. first + valid - 1 (head: their head
+  // bits) into pre (the rows before the first head) and cur (the group of the last head, which
+  // starts at row cur_head and is number `group`); with kEmit, emits each group that starts
+  // and ends in them.
+  template <bool kEmit, class Agg, class Emit>
+  __device__ __forceinline__ static void fold_rows(Agg agg, Emit emit, unsigned head, int valid, i64 first,
+                                                   typename Agg::State& pre, typename Agg::State& cur,
+                                                   i64& cur_head, i64& group) {
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      if (k < valid) {
+        const i64 r = first + k;
+        if ((head >> k) & 1u) {
+          if (cur_head < 0) pre = cur;
+          cur = agg.init();
+          cur_head = r;
+          ++group;
+        }
+        agg.accumulate(cur, r);
+        if constexpr (kEmit)
+          if (((head >> (k + 1)) & 1u) && cur_head >= 0) emit(group, cur_head, cur);
+      }
     }
   }
 };
