@@ -3,7 +3,8 @@
 // for choosing its tile shape, state width and staging without the generator in the way; next to
 // CUB's DeviceReduce::ReduceByKey and the GPU's copy bandwidth on the same arrays.
 //   reduce_tile_bench [log2 rows = 28] [rows per group = 16] [ab: only the template's group
-//   stores in place and deferred, three times each, interleaved]
+//   stores in place and deferred, with register caps of five and six blocks an SM and none,
+//   three times each, interleaved]
 // Each variant's outputs are checked against a host computation ("ok" / "WRONG"; exit code 1 on
 // any WRONG). "reduce + fixup" is the three kernels of reduce.cuh timed by events (median of 15,
 // baseline_thrust.h's time_median; the copy ceiling is its measure_copy);
@@ -283,11 +284,14 @@ int main(int argc, char** argv) {
     CK(cudaFree(sums_out));
     CK(cudaFree(runs));
   }
-  if (ab) {  // the template's stores in place and deferred, interleaved, three times each
+  if (ab) {  // the template's stores in place and deferred (register caps of 5 and 6 blocks an SM),
+           // interleaved, three times each
     for (int i = 0; i < 3; ++i) {
       variant<TilePolicy<256, 15>, true, 1>(d, "256 x 15, 64-bit, staged, emits in place");
       variant<TilePolicy<256, 15>, true, 1, true, 5>(d, "256 x 15, 64-bit, staged (the default)");
       variant<TilePolicy<256, 15>, true, 1, true>(d, "256 x 15, staged, deferred, no register cap");
+      variant<TilePolicy<256, 15>, true, 1, false, 5>(d, "256 x 15, staged, in place, 5-block cap");
+      variant<TilePolicy<256, 15>, true, 1, true, 6>(d, "256 x 15, staged, deferred, 6-block cap");
     }
     return d.wrong ? 1 : 0;
   }
