@@ -871,12 +871,24 @@ TEST(GeneratePlan, SortedReduceStagesItsColumns) {
   EXPECT_NE(plan.source.find("mem = stage0; return (int)sizeof(stage0);"), std::string::npos);
   EXPECT_NE(plan.source.find("const auto global0 = f."), std::string::npos);
   EXPECT_EQ(plan.source.find("mem = stage1"), std::string::npos);
-  // Its registers capped at five 256-thread blocks an SM (48 a thread).
+  // Two sums: its registers capped at five 256-thread blocks an SM (48 a thread).
   EXPECT_NE(plan.source.find("__launch_bounds__(256, 5)"), std::string::npos);
   const rt::Plan direct = codegen::generate_plan(program(false), {.defer_reduce_emits = false});
   EXPECT_EQ(staged(direct), 2u);
   EXPECT_EQ(direct.source.find("mem = stage"), std::string::npos);
   EXPECT_EQ(direct.source.find("__launch_bounds__(256, 5)"), std::string::npos);
+  // One sum (a state of one word) over an i32 key and value: the stages leave room for six
+  // blocks an SM, so the cap is 40 registers (six blocks).
+  {
+    ProgramBuilder b1;
+    b1.output(b1.input("r", attrs, 0, {"g"}).reduce({"g"}, {sum(col("v"), "s")}), "out");
+    const rt::Plan one = codegen::generate_plan(b1.check());
+    EXPECT_NE(one.source.find("mem = stage0; return (int)sizeof(stage0);"), std::string::npos);
+    EXPECT_NE(one.source.find("__launch_bounds__(256, 6)"), std::string::npos);
+    EXPECT_NE(codegen::generate_plan(b1.check(), {.reduce_min_blocks = 5})
+                  .source.find("__launch_bounds__(256, 5)"),
+              std::string::npos);
+  }
   // A key that is also summed is read by accumulate: nothing is released.
   ProgramBuilder b;
   Rel r = b.input("r", attrs, 0, {"g"});

@@ -149,7 +149,8 @@ struct CodegenOptions {
   // (RANC_REDUCE_DEFER=0 turns it off). Same results.
   bool defer_reduce_emits = true;
   // __launch_bounds__'s minimum blocks an SM for a sorted reduce kernel that may defer its
-  // emits (-1: the default, 48 registers a thread; 0: none; RANC_REDUCE_MIN_BLOCKS).
+  // emits (-1: the default, 48 registers a thread, or 40 for one group key and a state of one
+  // word when shared memory has room for six blocks; 0: none; RANC_REDUCE_MIN_BLOCKS).
   int32_t reduce_min_blocks = -1;
   // A sort whose keys take one word and that carries one other attribute of 8 bytes (an f64,
   // an i64) moves it as the CUB sort's values (SortPairs::value_bytes 8) instead of row ids
