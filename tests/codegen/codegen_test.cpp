@@ -888,6 +888,13 @@ TEST(GeneratePlan, SortedReduceStagesItsColumns) {
     EXPECT_NE(codegen::generate_plan(b1.check(), {.reduce_min_blocks = 5})
                   .source.find("__launch_bounds__(256, 5)"),
               std::string::npos);
+    // Two group keys and one sum: wider, five blocks.
+    ProgramBuilder b2;
+    b2.output(b2.input("r", attrs, 0, {"g", "w"}).reduce({"g", "w"}, {sum(col("v"), "s")}), "out");
+    const rt::Plan two = codegen::generate_plan(b2.check());
+    EXPECT_NE(two.source.find("mem = stage"), std::string::npos);
+    EXPECT_NE(two.source.find("__launch_bounds__(256, 5)"), std::string::npos);
+    EXPECT_EQ(two.source.find("__launch_bounds__(256, 6)"), std::string::npos);
   }
   // A key that is also summed is read by accumulate: nothing is released.
   ProgramBuilder b;
