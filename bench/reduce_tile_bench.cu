@@ -4,7 +4,7 @@
 // CUB's DeviceReduce::ReduceByKey and the GPU's copy bandwidth on the same arrays.
 //   reduce_tile_bench [log2 rows = 28] [rows per group = 16] [ab: only the template's group
 //   stores in place and deferred, with register caps of five and six blocks an SM and none,
-//   three times each, interleaved]
+//   and deferred from 6 rows a group instead of 8, three times each, interleaved]
 // Each variant's outputs are checked against a host computation ("ok" / "WRONG"; exit code 1 on
 // any WRONG). "reduce + fixup" is the three kernels of reduce.cuh timed by events (median of 15,
 // baseline_thrust.h's time_median; the copy ceiling is its measure_copy);
@@ -50,6 +50,14 @@ struct alignas(8) Sum64 {
 
 // Mode 0: a 128-bit state (add128); 1: a 64-bit state; 2: a 128-bit state whose accumulate adds
 // in 64 bits (the high word a sign extension; merges in 128).
+// 256 x 15 tiles that defer their emits from 6 rows a group on average (ReduceAgent's default:
+// 8; DeferRowsPerGroup).
+struct Defer6Policy : TilePolicy<256, 15> {
+  static constexpr int defer_rows_per_group = 6;
+};
+static_assert(ReduceAgent<Defer6Policy>::kDeferRowsPerGroup == 6);
+static_assert(ReduceAgent<TilePolicy<256, 15>>::kDeferRowsPerGroup == 8);
+
 template <int Mode>
 struct Fn {
   const int* g;
@@ -292,6 +300,8 @@ int main(int argc, char** argv) {
       variant<TilePolicy<256, 15>, true, 1, true>(d, "256 x 15, staged, deferred, no register cap");
       variant<TilePolicy<256, 15>, true, 1, false, 5>(d, "256 x 15, staged, in place, 5-block cap");
       variant<TilePolicy<256, 15>, true, 1, true, 6>(d, "256 x 15, staged, deferred, 6-block cap");
+      variant<Defer6Policy, true, 1, true, 5>(d, "deferred from 6 rows a group, 5-block cap");
+      variant<Defer6Policy, true, 1, true, 6>(d, "deferred from 6 rows a group, 6-block cap");
     }
     return d.wrong ? 1 : 0;
   }
