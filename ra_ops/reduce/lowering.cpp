@@ -349,24 +349,15 @@ void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string
     // The deferred emits' code (a second fold, the windows) raises the registers ptxas takes
     // for the whole kernel (reduce.cuh; sums of i32 at 256 x 15: 56, four blocks an SM, where
     // the direct path alone takes 44): capped at 48 a thread (five blocks of 256 threads).
-    // A `narrow` reduce (one group key, a state of one word) whose stages leave an SM's shared
-    // memory room for six blocks is capped at 40 (six blocks; ptxas spills about 88 bytes, in
-    // the deferred path): H200, session 46, a sum of i32 by an i32 key at 2^28 rows, kernel
+    // A `narrow` reduce (one group key, a state of one word) is capped at 40 (six blocks, which
+    // its stages leave room for: sorted_reduce; ptxas spills about 88 bytes, in the deferred
+    // path): H200, session 46, a sum of i32 by an i32 key at 2^28 rows, kernel
     // ms with six / five blocks: 1.19 / 1.26 at 64 rows a group, 1.24 / 1.32 at 16, 1.47 / 1.48
     // at 8, 1.57 / 1.55 at 4, 2.56 / 2.44 at 1 (bench/RESULTS.md). Wider ones spill more at 40
     // (TPC-H Q10's five keys: 684 bytes of spill loads), so they keep 48.
     if (releases) {
-      // A block's shared memory: its stages (stage_elems(max_stage_rows) elements each), the
-      // agent's temp storage (about 200 bytes) and the 1 KB an sm_90 SM reserves a block, of
-      // the SM's 228 KB.
-      constexpr int64_t kSmemPerSm = 228 * 1024, kBlockExtra = 1536;
-      const int32_t threads = ctx.policy_threads("Reduce");
-      const int64_t tile = int64_t{threads} * ctx.policy_items("Reduce");
-      int64_t block_smem = kBlockExtra;
-      for (const StagedColumn& c : staged) block_smem += (tile + 2 + 16 / c.size) * c.size;
-      const bool six = narrow && 6 * block_smem <= kSmemPerSm;
       const int32_t mb = ctx.options().reduce_min_blocks;
-      shape.min_blocks = mb >= 0 ? mb : std::max(1, 65536 / (threads * (six ? 40 : 48)));
+      shape.min_blocks = mb >= 0 ? mb : std::max(1, 65536 / (shape.block_threads * (narrow ? 40 : 48)));
     }
     ctx.kernel(id, name, p, body, shape, agent);
   }
@@ -554,6 +545,9 @@ void sorted_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation& in
   std::vector<StagedColumn> staged;
   if (!in.view && ctx.options().stage_reduce_inputs && ctx.policy_items("Reduce") % 2 == 1) {
     constexpr int64_t kStageBytes = 32 * 1024;
+    // Six blocks of stages, each with the agent's temp storage (about 200 bytes) and the 1 KB an
+    // sm_90 SM reserves a block, fit the SM's 228 KB: segmented_reduce_kernels' six-block cap.
+    static_assert(6 * (kStageBytes + 1536) <= 228 * 1024);
     std::vector<size_t> cols;
     for (const auto& k : keys) cols.push_back(static_cast<size_t>(k.index));
     cols.insert(cols.end(), a.columns.begin(), a.columns.end());
