@@ -2,9 +2,10 @@
 // hooks shaped like the generated ones (an i32 key with its declared-order check, a sum of i32),
 // for choosing its tile shape, state width and staging without the generator in the way; next to
 // CUB's DeviceReduce::ReduceByKey and the GPU's copy bandwidth on the same arrays.
-//   reduce_tile_bench [log2 rows = 28] [rows per group = 16] [ab: only the template's group
-//   stores in place and deferred, with register caps of five and six blocks an SM and none,
-//   and deferred from 6 rows a group instead of 8, three times each, interleaved]
+//   reduce_tile_bench [log2 rows = 28] [rows per group = 16; "~G": groups of random sizes, each
+//   row starting a new group with probability 1/G] [ab: only the template's group stores in place
+//   (five- and six-block register caps) and deferred in tiles of fewer than 8, 5 (the default)
+//   and 4 rows a group (six-block caps), three times each, interleaved]
 // Each variant's outputs are checked against a host computation ("ok" / "WRONG"; exit code 1 on
 // any WRONG). "reduce + fixup" is the three kernels of reduce.cuh timed by events (median of 15,
 // baseline_thrust.h's time_median; the copy ceiling is its measure_copy);
@@ -50,13 +51,14 @@ struct alignas(8) Sum64 {
 
 // Mode 0: a 128-bit state (add128); 1: a 64-bit state; 2: a 128-bit state whose accumulate adds
 // in 64 bits (the high word a sign extension; merges in 128).
-// 256 x 15 tiles that defer their emits from 6 rows a group on average (ReduceAgent's default:
-// 8; DeferRowsPerGroup).
-struct Defer6Policy : TilePolicy<256, 15> {
-  static constexpr int defer_rows_per_group = 6;
+// 256 x 15 tiles that defer their emits from R rows a group on average (ReduceAgent's default
+// comes from DeferRowsPerGroup).
+template <int R>
+struct DeferPolicy : TilePolicy<256, 15> {
+  static constexpr int defer_rows_per_group = R;
 };
-static_assert(ReduceAgent<Defer6Policy>::kDeferRowsPerGroup == 6);
-static_assert(ReduceAgent<TilePolicy<256, 15>>::kDeferRowsPerGroup == 8);
+static_assert(ReduceAgent<DeferPolicy<8>>::kDeferRowsPerGroup == 8);
+static_assert(ReduceAgent<TilePolicy<256, 15>>::kDeferRowsPerGroup == 5);
 
 template <int Mode>
 struct Fn {
@@ -233,23 +235,30 @@ int main(int argc, char** argv) {
     return 0;
   }
   const int log_n = argc > 1 ? std::atoi(argv[1]) : 28;
-  const long long per = argc > 2 ? std::atoll(argv[2]) : 16;
+  const std::string per_arg = argc > 2 ? argv[2] : "16";
+  const bool random_sizes = !per_arg.empty() && per_arg[0] == '~';
+  const double per = std::atof(per_arg.c_str() + (random_sizes ? 1 : 0));
   const bool ab = argc > 3 && std::string(argv[3]) == "ab";
-  if (log_n < 1 || log_n > 31 || per < 1) {
-    std::printf("usage: reduce_tile_bench [log2 rows in 1..31] [rows per group >= 1]\n");
+  if (log_n < 1 || log_n > 31 || per < 1 || (!random_sizes && per != static_cast<long long>(per))) {
+    std::printf("usage: reduce_tile_bench [log2 rows in 1..31] [rows per group: an integer >= 1, or ~G]\n");
     return 2;
   }
   Data d;
   d.n = 1ll << log_n;
-  d.groups = (d.n + per - 1) / per;
   std::vector<int> g(d.n), v(d.n);
   std::mt19937 rng(1);
-  d.want.assign(d.groups, 0);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  long long group = -1;
   for (long long i = 0; i < d.n; ++i) {
-    g[i] = static_cast<int>(i / per);
+    if (random_sizes ? (i == 0 || uniform(rng) * per < 1.0) : i % static_cast<long long>(per) == 0) {
+      ++group;
+      d.want.push_back(0);
+    }
+    g[i] = static_cast<int>(group);
     v[i] = static_cast<int>(rng() % 2000001) - 1000000;
-    d.want[i / per] += v[i];
+    d.want[group] += v[i];
   }
+  d.groups = group + 1;
   CK(cudaMalloc(&d.g, 4 * d.n));
   CK(cudaMalloc(&d.v, 4 * d.n));
   CK(cudaMalloc(&d.order_flag, 4));
@@ -268,8 +277,8 @@ int main(int argc, char** argv) {
   CK(cudaMemset(d.overflow, 0, 4));
 
   d.copy_gbs = ranc::bench::measure_copy(8 * static_cast<size_t>(d.n)).gbps();
-  std::printf("device: %s\nn = 2^%d rows, %lld a group, sum of i32; copy %.1f GB/s (read+write)\n",
-              device.c_str(), log_n, per, d.copy_gbs);
+  std::printf("device: %s\nn = 2^%d rows, %s%g a group (%lld groups), sum of i32; copy %.1f GB/s (read+write)\n",
+              device.c_str(), log_n, random_sizes ? "random sizes, mean " : "", per, d.groups, d.copy_gbs);
   {
     int *keys_out = nullptr, *sums_out = nullptr;
     long long* runs = nullptr;
@@ -292,16 +301,14 @@ int main(int argc, char** argv) {
     CK(cudaFree(sums_out));
     CK(cudaFree(runs));
   }
-  if (ab) {  // the template's stores in place and deferred (register caps of 5 and 6 blocks an SM),
-           // interleaved, three times each
+  if (ab) {  // the template's stores in place and deferred below 8, 5 and 4 rows a group,
+           // interleaved, three times each (session 46's A/B of the caps is in git at 95ef687)
     for (int i = 0; i < 3; ++i) {
-      variant<TilePolicy<256, 15>, true, 1>(d, "256 x 15, 64-bit, staged, emits in place");
-      variant<TilePolicy<256, 15>, true, 1, true, 5>(d, "256 x 15, 64-bit, staged (the default)");
-      variant<TilePolicy<256, 15>, true, 1, true>(d, "256 x 15, staged, deferred, no register cap");
-      variant<TilePolicy<256, 15>, true, 1, false, 5>(d, "256 x 15, staged, in place, 5-block cap");
-      variant<TilePolicy<256, 15>, true, 1, true, 6>(d, "256 x 15, staged, deferred, 6-block cap");
-      variant<Defer6Policy, true, 1, true, 5>(d, "deferred from 6 rows a group, 5-block cap");
-      variant<Defer6Policy, true, 1, true, 6>(d, "deferred from 6 rows a group, 6-block cap");
+      variant<TilePolicy<256, 15>, true, 1, false, 5>(d, "staged, in place, 5-block cap");
+      variant<TilePolicy<256, 15>, true, 1, false, 6>(d, "staged, in place, 6-block cap");
+      variant<DeferPolicy<8>, true, 1, true, 6>(d, "deferred below 8 rows a group, 6-block cap");
+      variant<TilePolicy<256, 15>, true, 1, true, 6>(d, "deferred below 5 (the default), 6-block cap");
+      variant<DeferPolicy<4>, true, 1, true, 6>(d, "deferred below 4 rows a group, 6-block cap");
     }
     return d.wrong ? 1 : 0;
   }

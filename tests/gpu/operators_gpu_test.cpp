@@ -1055,19 +1055,19 @@ TEST(GpuHashReduce, SortsTheInputWhenRecordsPassTheirRoom) {
 
 // The sorted reduce (reduce.cuh) over input declared sorted, around its tiles (3840 rows on
 // sm_90): every row its own group, groups of 16, groups of one tile that start and end at
-// tile boundaries, one group over every tile; groups of 2, 3, 7 and 9 rows and of random
-// lengths 1..12 (tiles of fewer than 8 rows a group store their groups through shared memory,
-// up to its capacity, the rest where they end: reduce.cuh's staged emits); each column staged
-// in shared memory and read in place (CodegenOptions::stage_reduce_inputs); i32 sums near the
-// type's limits in 64-bit states beside i64 sums in 128-bit ones; and the global reduce's
-// 64-bit i32 sum.
+// tile boundaries, one group over every tile; groups of 2, 3, 4, 5, 7 and 9 rows and of
+// random lengths 1..8 and 1..12 (tiles of fewer than 5 rows a group store their groups through
+// shared memory, up to its capacity, the rest where they end: reduce.cuh's deferred emits);
+// each column staged in shared memory and read in place (CodegenOptions::stage_reduce_inputs);
+// i32 sums near the type's limits in 64-bit states beside i64 sums in 128-bit ones; and the
+// global reduce's 64-bit i32 sum.
 TEST(GpuSortedReduce, AroundItsTilesStagedAndInPlace) {
   RANC_REQUIRE_GPU();
   Schema s{{{"k", Type::I32}, {"v", Type::I32}, {"w", Type::I64}, {"x", Type::F64}}, 0};
   std::mt19937_64 rng(17);
   for (int64_t n : {int64_t{3839}, int64_t{3840}, int64_t{3841}, int64_t{7681}, int64_t{100003}}) {
-    for (int64_t per : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{7}, int64_t{9}, int64_t{16},
-                        int64_t{3840}, int64_t{1} << 40, int64_t{-12}}) {
+    for (int64_t per : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}, int64_t{7}, int64_t{9},
+                        int64_t{16}, int64_t{3840}, int64_t{1} << 40, int64_t{-8}, int64_t{-12}}) {
       std::vector<Column> cols;
       for (const auto& a : s.attributes) cols.emplace_back(a.type);
       int32_t key = -5;

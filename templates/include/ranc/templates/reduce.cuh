@@ -7,7 +7,7 @@
 //     counts. Groups that end inside the tile are finished and emitted directly. A group still open
 //     at the end of the tile stores its partial state in tail[tile]; the rows of a tile before its
 //     first head (the end of a group begun in an earlier tile) store their state in carry[tile].
-//     A tile of many small groups (at least one head per 8 rows) whose release hook hands back a
+//     A tile of many small groups (fewer than 5 rows a group) whose release hook hands back a
 //     staged copy (a key column) defers its emits instead: after the scan it folds its rows again,
 //     collects a window of finished groups in that copy and emits them with the whole block in
 //     group order, so a warp's stores land in consecutive rows (H200, 2^28 rows, sums of i32:
@@ -98,10 +98,10 @@ struct SegmentOp {
 };
 
 /// ReduceAgent's kDeferRowsPerGroup: Policy::defer_rows_per_group where the policy has one (a
-/// benchmark's or a tuning's), else 8.
+/// benchmark's or a tuning's), else 5.
 template <class Policy, class = void>
 struct DeferRowsPerGroup {
-  static constexpr int value = 8;
+  static constexpr int value = 5;
 };
 template <class Policy>
 struct DeferRowsPerGroup<Policy, decltype(void(Policy::defer_rows_per_group))> {
@@ -123,12 +123,15 @@ struct ReduceAgent {
     TilePrefix::TempStorage prefix;
     int open_last;  // deferred emits: the tile's last group continues past it (1) or ends (0)
   };
-  // A tile of at least kTile / kDeferRowsPerGroup heads whose release hook frees shared memory
-  // for at least kMinWindow groups defers its groups' stores: each thread storing the groups it
-  // finishes scatters a warp's stores over as many sectors as lanes (H200, 2^28 rows, one row a
-  // group: 9.7 ms against CUB's 1.55). 8 by default (DeferRowsPerGroup); at 8 rows a group
-  // the deferred stores measured 5% slower than the direct ones (H200, session 46), at 4 rows
-  // 24% faster.
+  // A tile of fewer than kDeferRowsPerGroup rows a group (more than kTile / kDeferRowsPerGroup
+  // heads) whose release hook frees shared memory for at least kMinWindow groups defers its
+  // groups' stores: each thread storing the groups it finishes scatters a warp's stores over as
+  // many sectors as lanes (H200, 2^28 rows, one row a group: 9.7 ms against CUB's 1.55). 5 by
+  // default (DeferRowsPerGroup), from reduce_tile_bench's kernels with six blocks an SM (H200,
+  // session 47, 2^28 rows, ms): groups of random sizes averaging 5 / 6 / 8 rows took 1.53 /
+  // 1.48 / 1.36 deferred below 5 against 1.60 / 1.57 / 1.44 below 8 (the default until then),
+  // 4 and 4.5 rows the same both ways; groups of exactly 4 rows 1.55 deferred, 1.97 in place;
+  // of exactly 5, 1.34 in place, 1.44 deferred.
   static constexpr int kDeferRowsPerGroup = DeferRowsPerGroup<Policy>::value;
   static_assert(kDeferRowsPerGroup >= 1, "ReduceAgent: defer_rows_per_group must be positive");
   static constexpr int kMinWindow = kThreads / 4 > 0 ? kThreads / 4 : 1;
@@ -216,7 +219,7 @@ struct ReduceAgent {
     // The count scan's barriers separate same()'s last reads of the released copy from here.
     void* window_mem = nullptr;
     int window_cap = 0;
-    if (staged && tile_heads >= kTile / kDeferRowsPerGroup) {
+    if (staged && static_cast<i64>(tile_heads) * kDeferRowsPerGroup > kTile) {
       window_cap = release(window_mem) / static_cast<int>(sizeof(State) + sizeof(unsigned));
       if (window_cap < kMinWindow) window_cap = 0;
     }
