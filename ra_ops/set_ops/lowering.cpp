@@ -78,8 +78,8 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
   const std::string name = ctx.kernel_name(n.id, n.kind == OpKind::Union       ? "union"
                                                  : n.kind == OpKind::Intersect ? "intersect"
                                                                                : "difference");
-  const LaunchShape shape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Merge"), false,
-                          LoweringContext::fused_nodes({&A, &B}, n.id)};
+  LaunchShape shape{rt::SizeExpr::slot(tiles), 1, ctx.policy_threads("Merge"), false,
+                    LoweringContext::fused_nodes({&A, &B}, n.id)};
   const auto emit_hook =
       HookArg::lambda("void", {{"bool", "from_b"}, {"long long", "row"}, {"long long", "o"}},
                       " f.emit(from_b, row, o); ");
@@ -172,6 +172,7 @@ void lower_set_op(LoweringContext& ctx, const Node& n) {
     }
     const std::string body = functor + agent.declare() + agent.temp_storage() + arrays +
                              agent.call("run", args);
+    shape.min_blocks = ctx.options().set_op_min_blocks;
     ctx.kernel(n.id, name, p, body, shape, agent);
     for (const DeviceRelation* X : {&A, &B})
       if (X->unverified) ctx.step(rt::CheckFlag{X->unverified->flag, X->unverified->message, n.id});

@@ -1401,6 +1401,16 @@ TEST(GeneratePlan, SetOperationsCheckDeclaredOrdersInTheMerge) {
       }
     }
     EXPECT_EQ(flags, 2);
+    // No register cap on the merge kernel unless asked for (RANC_SETOP_MIN_BLOCKS).
+    auto bound_line = [](const std::string& source, const std::string& bound) {
+      const size_t at = source.find(bound);
+      return at == std::string::npos ? std::string() : source.substr(at, source.find('\n', at) - at);
+    };
+    EXPECT_EQ(bound_line(plan.source, "__launch_bounds__(256, 5)"), "");
+    const rt::Plan capped = codegen::generate_plan(b.check(), {.set_op_min_blocks = 5, .share_kernels = false});
+    const std::string capped_line = bound_line(capped.source, "__launch_bounds__(256, 5)");
+    if (keyed) EXPECT_NE(capped_line.find("_union("), std::string::npos) << capped_line;
+    else EXPECT_EQ(capped_line, "") << "the row-wise merge takes no cap";
   }
 }
 

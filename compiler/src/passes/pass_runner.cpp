@@ -235,6 +235,7 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
   if (const char* v = std::getenv("RANC_REDUCE_DEFER"); v && *v)
     lower_options.defer_reduce_emits = std::string_view(v) != "0";
   env_setting("RANC_REDUCE_MIN_BLOCKS", lower_options.reduce_min_blocks, -1, 32, "reduce minimum blocks");
+  env_setting("RANC_SETOP_MIN_BLOCKS", lower_options.set_op_min_blocks, 0, 32, "set operation minimum blocks");
   if (const char* v = std::getenv("RANC_SORT_WIDE_PAYLOAD"); v && *v)
     lower_options.sort_wide_payload = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_RESIDENT"); v && *v)

@@ -152,6 +152,10 @@ struct CodegenOptions {
   // emits (-1: the default, 48 registers a thread, or 40 for one group key and a state of one
   // word when shared memory has room for six blocks; 0: none; RANC_REDUCE_MIN_BLOCKS).
   int32_t reduce_min_blocks = -1;
+  // __launch_bounds__'s minimum blocks an SM for the merge kernel of a set operation whose
+  // tuples pack into one order word (0: none, the default; RANC_SETOP_MIN_BLOCKS), for
+  // measuring register caps against the tile shape (RANC_TUNE="Merge=...").
+  int32_t set_op_min_blocks = 0;
   // A sort whose keys take one word and that carries one other attribute of 8 bytes (an f64,
   // an i64) moves it as the CUB sort's values (SortPairs::value_bytes 8) instead of row ids
   // and a gather through them after the sort: 4 more bytes a row in each radix pass against a
