@@ -51,8 +51,8 @@ struct alignas(8) Sum64 {
 
 // Mode 0: a 128-bit state (add128); 1: a 64-bit state; 2: a 128-bit state whose accumulate adds
 // in 64 bits (the high word a sign extension; merges in 128).
-// 256 x 15 tiles that defer their emits from R rows a group on average (ReduceAgent's default
-// comes from DeferRowsPerGroup).
+// 256 x 15 tiles that defer their emits below R rows a group on average (ReduceAgent's default,
+// 5, comes from DeferRowsPerGroup).
 template <int R>
 struct DeferPolicy : TilePolicy<256, 15> {
   static constexpr int defer_rows_per_group = R;
