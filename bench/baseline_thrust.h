@@ -4,9 +4,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
+
+// A benchmark's check of a CUDA call: on an error, the call, the error and where go to
+// stderr and the process exits with code 2 (the caller includes cuda_runtime.h).
+#define RANC_BENCH_CK(expr)                                                                    \
+  do {                                                                                         \
+    cudaError_t e_ = (expr);                                                                   \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #expr, cudaGetErrorString(e_), __FILE__, \
+                   __LINE__);                                                                  \
+      std::exit(2);                                                                            \
+    }                                                                                          \
+  } while (0)
 
 namespace ranc::bench {
 

@@ -35,15 +35,6 @@
 
 namespace cg = cooperative_groups;
 
-#define CK(x)                                                                                \
-  do {                                                                                       \
-    cudaError_t e_ = (x);                                                                    \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(2);                                                                          \
-    }                                                                                        \
-  } while (0)
-
 namespace {
 
 using u64 = unsigned long long;
@@ -60,20 +51,6 @@ __device__ long long lower_bucket(const int* keys, long long n, int shift, long 
   return lo;
 }
 
-// One block a bucket of 256 keys (keys sorted by key >> 8): its rows' sums in shared memory.
-__global__ void __launch_bounds__(256) bucket_sums(const int* keys, const int* vals, long long n, u64* out) {
-  __shared__ u64 sums[256];
-  __shared__ long long range[2];
-  const long long bucket = blockIdx.x;
-  sums[threadIdx.x] = 0;
-  if (threadIdx.x < 2) range[threadIdx.x] = lower_bucket(keys, n, 8, bucket + threadIdx.x);
-  __syncthreads();
-  for (long long i = range[0] + threadIdx.x; i < range[1]; i += blockDim.x)
-    atomicAdd(&sums[keys[i] & 255], static_cast<u64>(static_cast<long long>(vals[i])));
-  __syncthreads();
-  out[bucket * 256 + threadIdx.x] = sums[threadIdx.x];
-}
-
 // offsets[b] = the first row of bucket b (keys sorted by key >> shift), b in [0, buckets]: one
 // thread a bucket, so the binary searches' latency overlaps across the whole grid instead of
 // stalling each bucket's block before it starts.
@@ -82,15 +59,20 @@ __global__ void bucket_offsets(const int* keys, long long n, int shift, long lon
   if (b <= buckets) offsets[b] = lower_bucket(keys, n, shift, b);
 }
 
-// bucket_sums with the buckets' rows from bucket_offsets.
-__global__ void __launch_bounds__(256) bucket_sums_at(const int* keys, const int* vals, const long long* offsets,
-                                                      u64* out) {
+// One block a bucket of 256 keys (keys sorted by key >> 8): its rows' sums in shared memory.
+// The bucket's rows come from offsets (bucket_offsets), or, when it is null, from a binary
+// search by two of the block's threads.
+__global__ void __launch_bounds__(256)
+    bucket_sums(const int* keys, const int* vals, long long n, const long long* offsets, u64* out) {
   __shared__ u64 sums[256];
+  __shared__ long long range[2];
   const long long bucket = blockIdx.x;
   sums[threadIdx.x] = 0;
-  const long long lo = offsets[bucket], hi = offsets[bucket + 1];
+  if (threadIdx.x < 2)
+    range[threadIdx.x] =
+        offsets ? offsets[bucket + threadIdx.x] : lower_bucket(keys, n, 8, bucket + threadIdx.x);
   __syncthreads();
-  for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x)
+  for (long long i = range[0] + threadIdx.x; i < range[1]; i += blockDim.x)
     atomicAdd(&sums[keys[i] & 255], static_cast<u64>(static_cast<long long>(vals[i])));
   __syncthreads();
   out[bucket * 256 + threadIdx.x] = sums[threadIdx.x];
@@ -153,7 +135,7 @@ void report(Data& d, const char* name, double ms, bool ok) {
 // The key-indexed table against the host's sums.
 bool table_ok(const Data& d) {
   std::vector<u64> got(d.groups);
-  CK(cudaMemcpy(got.data(), d.table, 8 * d.groups, cudaMemcpyDeviceToHost));
+  RANC_BENCH_CK(cudaMemcpy(got.data(), d.table, 8 * d.groups, cudaMemcpyDeviceToHost));
   for (long long g = 0; g < d.groups; ++g)
     if (static_cast<long long>(got[g]) != d.want[g]) return false;
   return true;
@@ -161,19 +143,32 @@ bool table_ok(const Data& d) {
 
 double median_ms(const std::function<void()>& f) { return ranc::bench::time_median(f, 7) * 1e3; }
 
+// A way that writes the key-indexed table: one run into a table poisoned with 0xff bytes (a sum
+// it does not write reads wrong), checked against the host, then its median time.
+void table_variant(Data& d, const char* name, const std::function<void()>& run) {
+  RANC_BENCH_CK(cudaMemset(d.table, 0xff, 8 * d.groups));
+  run();
+  RANC_BENCH_CK(cudaGetLastError());
+  RANC_BENCH_CK(cudaDeviceSynchronize());
+  const bool ok = table_ok(d);
+  report(d, name, median_ms(run), ok);
+}
+
 // SortPairs of (keys, vals) on bits [begin, end) into (keys_out, vals_out).
 struct Sorter {
   void* temp = nullptr;
   size_t bytes = 0;
   void run(Data& d, int begin, int end) {
     size_t need = 0;
-    CK(cub::DeviceRadixSort::SortPairs(nullptr, need, d.keys, d.keys_out, d.vals, d.vals_out, d.n, begin, end));
+    RANC_BENCH_CK(cub::DeviceRadixSort::SortPairs(nullptr, need, d.keys, d.keys_out, d.vals,
+                                                  d.vals_out, d.n, begin, end));
     if (need > bytes) {
-      if (temp) CK(cudaFree(temp));
-      CK(cudaMalloc(&temp, need));
+      if (temp) RANC_BENCH_CK(cudaFree(temp));
+      RANC_BENCH_CK(cudaMalloc(&temp, need));
       bytes = need;
     }
-    CK(cub::DeviceRadixSort::SortPairs(temp, bytes, d.keys, d.keys_out, d.vals, d.vals_out, d.n, begin, end));
+    RANC_BENCH_CK(cub::DeviceRadixSort::SortPairs(temp, bytes, d.keys, d.keys_out, d.vals,
+                                                  d.vals_out, d.n, begin, end));
   }
 };
 
@@ -203,13 +198,13 @@ int main(int argc, char** argv) {
     v[i] = static_cast<int>(rng() % 2000001) - 1000000;
     d.want[k[i]] += v[i];
   }
-  CK(cudaMalloc(&d.keys, 4 * d.n));
-  CK(cudaMalloc(&d.vals, 4 * d.n));
-  CK(cudaMalloc(&d.keys_out, 4 * d.n));
-  CK(cudaMalloc(&d.vals_out, 4 * d.n));
-  CK(cudaMalloc(&d.table, 8 * d.groups));
-  CK(cudaMemcpy(d.keys, k.data(), 4 * d.n, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(d.vals, v.data(), 4 * d.n, cudaMemcpyHostToDevice));
+  RANC_BENCH_CK(cudaMalloc(&d.keys, 4 * d.n));
+  RANC_BENCH_CK(cudaMalloc(&d.vals, 4 * d.n));
+  RANC_BENCH_CK(cudaMalloc(&d.keys_out, 4 * d.n));
+  RANC_BENCH_CK(cudaMalloc(&d.vals_out, 4 * d.n));
+  RANC_BENCH_CK(cudaMalloc(&d.table, 8 * d.groups));
+  RANC_BENCH_CK(cudaMemcpy(d.keys, k.data(), 4 * d.n, cudaMemcpyHostToDevice));
+  RANC_BENCH_CK(cudaMemcpy(d.vals, v.data(), 4 * d.n, cudaMemcpyHostToDevice));
   d.copy_gbs = ranc::bench::measure_copy(8 * static_cast<size_t>(d.n)).gbps();
   std::printf("device: %s\nn = 2^%d rows, 2^%d groups (uniform keys), sum of i32 into i64; copy %.1f GB/s\n",
               device.c_str(), log_n, bits, d.copy_gbs);
@@ -219,27 +214,29 @@ int main(int argc, char** argv) {
     int* rk = nullptr;
     long long* rs = nullptr;
     long long* runs = nullptr;
-    CK(cudaMalloc(&rk, 4 * d.groups));
-    CK(cudaMalloc(&rs, 8 * d.groups));
-    CK(cudaMalloc(&runs, 8));
+    RANC_BENCH_CK(cudaMalloc(&rk, 4 * d.groups));
+    RANC_BENCH_CK(cudaMalloc(&rs, 8 * d.groups));
+    RANC_BENCH_CK(cudaMalloc(&runs, 8));
     void* temp = nullptr;
     size_t bytes = 0;
     // The values widen to i64 as the reduce reads them (ranc sums i32 into i64).
     auto in = thrust::make_transform_iterator(static_cast<const int*>(d.vals_out), Widen{});
-    CK(cub::DeviceReduce::ReduceByKey(nullptr, bytes, d.keys_out, rk, in, rs, runs, cuda::std::plus<>{}, d.n));
-    CK(cudaMalloc(&temp, bytes));
+    RANC_BENCH_CK(cub::DeviceReduce::ReduceByKey(nullptr, bytes, d.keys_out, rk, in, rs, runs,
+                                                 cuda::std::plus<>{}, d.n));
+    RANC_BENCH_CK(cudaMalloc(&temp, bytes));
     auto run = [&] {
       sorter.run(d, 0, bits);
-      CK(cub::DeviceReduce::ReduceByKey(temp, bytes, d.keys_out, rk, in, rs, runs, cuda::std::plus<>{}, d.n));
+      RANC_BENCH_CK(cub::DeviceReduce::ReduceByKey(temp, bytes, d.keys_out, rk, in, rs, runs,
+                                                   cuda::std::plus<>{}, d.n));
     };
     run();
-    CK(cudaDeviceSynchronize());
+    RANC_BENCH_CK(cudaDeviceSynchronize());
     long long count = 0;
-    CK(cudaMemcpy(&count, runs, 8, cudaMemcpyDeviceToHost));
+    RANC_BENCH_CK(cudaMemcpy(&count, runs, 8, cudaMemcpyDeviceToHost));
     std::vector<int> gk(count);
     std::vector<long long> gs(count);
-    CK(cudaMemcpy(gk.data(), rk, 4 * count, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(gs.data(), rs, 8 * count, cudaMemcpyDeviceToHost));
+    RANC_BENCH_CK(cudaMemcpy(gk.data(), rk, 4 * count, cudaMemcpyDeviceToHost));
+    RANC_BENCH_CK(cudaMemcpy(gs.data(), rs, 8 * count, cudaMemcpyDeviceToHost));
     std::vector<char> seen(d.groups, 0);
     for (long long i = 0; i < d.n; ++i) seen[k[i]] = 1;
     const long long present = std::count(seen.begin(), seen.end(), 1);
@@ -247,67 +244,43 @@ int main(int argc, char** argv) {
     for (long long i = 0; i < count && ok; ++i)
       ok = gk[i] >= 0 && gk[i] < d.groups && seen[gk[i]] && gs[i] == d.want[gk[i]] && (i == 0 || gk[i] > gk[i - 1]);
     report(d, "cub sort + ReduceByKey", median_ms(run), ok);
-    CK(cudaFree(temp));
-    CK(cudaFree(rk));
-    CK(cudaFree(rs));
-    CK(cudaFree(runs));
+    RANC_BENCH_CK(cudaFree(temp));
+    RANC_BENCH_CK(cudaFree(rk));
+    RANC_BENCH_CK(cudaFree(rs));
+    RANC_BENCH_CK(cudaFree(runs));
   }
-  {  // two passes on the high bits, then a block a bucket of 256 keys
-    auto run = [&] {
-      sorter.run(d, 8, bits);
-      bucket_sums<<<static_cast<unsigned>(d.groups / 256), 256>>>(d.keys_out, d.vals_out, d.n, d.table);
-    };
-    CK(cudaMemset(d.table, 0xff, 8 * d.groups));
-    run();
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    const bool ok = table_ok(d);
-    report(d, "partition 2 passes + buckets", median_ms(run), ok);
-  }
+  const long long buckets = d.groups / 256;
+  table_variant(d, "partition 2 passes + buckets", [&] {  // a block a bucket of 256 keys
+    sorter.run(d, 8, bits);
+    bucket_sums<<<static_cast<unsigned>(buckets), 256>>>(d.keys_out, d.vals_out, d.n, nullptr,
+                                                         d.table);
+  });
   {  // the same, each bucket's rows found by one thread a bucket first (prepared in session 47,
      // not yet run: the device budget was spent)
-    const long long buckets = d.groups / 256;
     long long* offsets = nullptr;
-    CK(cudaMalloc(&offsets, 8 * (buckets + 1)));
-    auto run = [&] {
+    RANC_BENCH_CK(cudaMalloc(&offsets, 8 * (buckets + 1)));
+    table_variant(d, "partition 2 passes + offsets + buckets", [&] {
       sorter.run(d, 8, bits);
       bucket_offsets<<<static_cast<unsigned>((buckets + 256) / 256), 256>>>(d.keys_out, d.n, 8, buckets, offsets);
-      bucket_sums_at<<<static_cast<unsigned>(buckets), 256>>>(d.keys_out, d.vals_out, offsets, d.table);
-    };
-    CK(cudaMemset(d.table, 0xff, 8 * d.groups));
-    run();
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    const bool ok = table_ok(d);
-    report(d, "partition 2 passes + offsets + buckets", median_ms(run), ok);
-    CK(cudaFree(offsets));
+      bucket_sums<<<static_cast<unsigned>(buckets), 256>>>(d.keys_out, d.vals_out, d.n, offsets,
+                                                           d.table);
+    });
+    RANC_BENCH_CK(cudaFree(offsets));
   }
   if (bits >= 11) {  // one pass on the top 8 bits, then a cluster of 8 blocks a bucket
     const int shift = bits - 8;
     const size_t smem = 8 * ((size_t{1} << shift) / 8);
-    CK(cudaFuncSetAttribute(cluster_sums, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    auto run = [&] {
+    RANC_BENCH_CK(cudaFuncSetAttribute(cluster_sums, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(smem)));
+    table_variant(d, "partition 1 pass + cluster", [&] {
       sorter.run(d, shift, bits);
       cluster_sums<<<256 * 8, 1024, smem>>>(d.keys_out, d.vals_out, d.n, shift, d.table);
-    };
-    CK(cudaMemset(d.table, 0xff, 8 * d.groups));
-    run();
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    const bool ok = table_ok(d);
-    report(d, "partition 1 pass + cluster", median_ms(run), ok);
+    });
   }
-  {  // one atomic a row into a table in device memory
-    auto run = [&] {
-      CK(cudaMemsetAsync(d.table, 0, 8 * d.groups));
-      global_sums<<<static_cast<unsigned>((d.n + 255) / 256), 256>>>(d.keys, d.vals, d.n, d.table);
-    };
-    run();
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    const bool ok = table_ok(d);
-    report(d, "global atomics", median_ms(run), ok);
-  }
+  table_variant(d, "global atomics", [&] {  // one atomic a row into a table in device memory
+    RANC_BENCH_CK(cudaMemsetAsync(d.table, 0, 8 * d.groups));
+    global_sums<<<static_cast<unsigned>((d.n + 255) / 256), 256>>>(d.keys, d.vals, d.n, d.table);
+  });
   {  // the partition passes alone, for the split of the time
     const double two = median_ms([&] { sorter.run(d, 8, bits); });
     const double one = median_ms([&] { sorter.run(d, bits - 8, bits); });

@@ -25,16 +25,6 @@ using ranc::bench::Measurement;
 
 namespace {
 
-#define CHECK_CUDA(expr)                                                                       \
-  do {                                                                                         \
-    cudaError_t e_ = (expr);                                                                   \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #expr, cudaGetErrorString(e_), __FILE__, \
-                   __LINE__);                                                                  \
-      std::exit(2);                                                                            \
-    }                                                                                          \
-  } while (0)
-
 // A device-resident relation of i32 columns owned by the benchmark.
 struct DeviceRel {
   Schema schema;
@@ -48,7 +38,7 @@ struct DeviceRel {
     return d;
   }
   void free() {
-    for (auto* c : cols) CHECK_CUDA(cudaFree(c));
+    for (auto* c : cols) RANC_BENCH_CK(cudaFree(c));
     cols.clear();
   }
 };
@@ -57,9 +47,9 @@ DeviceRel upload(Schema schema, const std::vector<std::vector<int32_t>>& cols) {
   DeviceRel r{std::move(schema), {}, cols.empty() ? 0 : static_cast<int64_t>(cols[0].size())};
   for (const auto& c : cols) {
     void* raw = nullptr;
-    CHECK_CUDA(cudaMalloc(&raw, std::max<size_t>(1, c.size()) * 4));
+    RANC_BENCH_CK(cudaMalloc(&raw, std::max<size_t>(1, c.size()) * 4));
     auto* p = static_cast<int32_t*>(raw);
-    CHECK_CUDA(cudaMemcpy(p, c.data(), c.size() * 4, cudaMemcpyHostToDevice));
+    RANC_BENCH_CK(cudaMemcpy(p, c.data(), c.size() * 4, cudaMemcpyHostToDevice));
     r.cols.push_back(p);
   }
   return r;
@@ -509,8 +499,8 @@ int main(int argc, char** argv) {
         std::vector<void*> dev;
         auto up = [&](const void* src, size_t bytes) {
           void* d = nullptr;
-          CHECK_CUDA(cudaMalloc(&d, std::max<size_t>(bytes, 1)));
-          CHECK_CUDA(cudaMemcpy(d, src, bytes, cudaMemcpyHostToDevice));
+          RANC_BENCH_CK(cudaMalloc(&d, std::max<size_t>(bytes, 1)));
+          RANC_BENCH_CK(cudaMemcpy(d, src, bytes, cudaMemcpyHostToDevice));
           dev.push_back(d);
           return static_cast<const void*>(d);
         };
@@ -546,7 +536,7 @@ int main(int argc, char** argv) {
         print_row({op, n, sorted.seconds, bytes}, copy_gbps, "sort");
         if (priv.output_rows[0] != 4 || plain.output_rows[0] != 4 || sorted.output_rows[0] != 4)
           std::fprintf(stderr, "q1 shape: expected 4 groups\n");
-        for (void* d : dev) CHECK_CUDA(cudaFree(d));
+        for (void* d : dev) RANC_BENCH_CK(cudaFree(d));
       }
       if (!chains_only && !groupby_only) {
       if (!setops_only && !merges_only && !sorts_only) {  // select 50%

@@ -31,15 +31,6 @@
 
 using namespace ranc::tpl;
 
-#define CK(x)                                                                     \
-  do {                                                                            \
-    cudaError_t e_ = (x);                                                         \
-    if (e_ != cudaSuccess) {                                                      \
-      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(2);                                                               \
-    }                                                                             \
-  } while (0)
-
 namespace {
 
 struct alignas(8) Sum128 {
@@ -175,19 +166,19 @@ void run_variant(Data& d, const char* name, long long tiles, Reduce reduce) {
     reduce(f);
     fixup_kernel<Mode><<<static_cast<unsigned>((tiles + 255) / 256), 256>>>(f, tiles, d.carry, d.tail, d.meta);
   };
-  CK(cudaMemset(d.out_s, 0, 8 * d.groups));
+  RANC_BENCH_CK(cudaMemset(d.out_s, 0, 8 * d.groups));
   run();
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
+  RANC_BENCH_CK(cudaGetLastError());
+  RANC_BENCH_CK(cudaDeviceSynchronize());
   long long count = 0;
   int flags[2] = {0, 0};
-  CK(cudaMemcpy(&count, d.count, 8, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(&flags[0], d.order_flag, 4, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(&flags[1], d.overflow, 4, cudaMemcpyDeviceToHost));
+  RANC_BENCH_CK(cudaMemcpy(&count, d.count, 8, cudaMemcpyDeviceToHost));
+  RANC_BENCH_CK(cudaMemcpy(&flags[0], d.order_flag, 4, cudaMemcpyDeviceToHost));
+  RANC_BENCH_CK(cudaMemcpy(&flags[1], d.overflow, 4, cudaMemcpyDeviceToHost));
   std::vector<long long> got(d.groups);
-  CK(cudaMemcpy(got.data(), d.out_s, 8 * d.groups, cudaMemcpyDeviceToHost));
+  RANC_BENCH_CK(cudaMemcpy(got.data(), d.out_s, 8 * d.groups, cudaMemcpyDeviceToHost));
   std::vector<int> got_g(d.groups);
-  CK(cudaMemcpy(got_g.data(), d.out_g, 4 * d.groups, cudaMemcpyDeviceToHost));
+  RANC_BENCH_CK(cudaMemcpy(got_g.data(), d.out_g, 4 * d.groups, cudaMemcpyDeviceToHost));
   bool keys_ok = true;
   for (long long i = 0; i < d.groups; ++i) keys_ok = keys_ok && got_g[i] == static_cast<int>(i);
   const bool ok = count == d.groups && got == d.want && keys_ok && flags[0] == 0 && flags[1] == 0;
@@ -198,20 +189,20 @@ void run_variant(Data& d, const char* name, long long tiles, Reduce reduce) {
   // reduce only, the reset and the fixup outside them; median of 15.
   std::vector<float> kernel_runs;
   cudaEvent_t start, stop;
-  CK(cudaEventCreate(&start));
-  CK(cudaEventCreate(&stop));
+  RANC_BENCH_CK(cudaEventCreate(&start));
+  RANC_BENCH_CK(cudaEventCreate(&stop));
   for (int i = 0; i < 15; ++i) {
     init_kernel<<<static_cast<unsigned>((tiles + 255) / 256), 256>>>(d.ts, tiles);
-    CK(cudaEventRecord(start));
+    RANC_BENCH_CK(cudaEventRecord(start));
     reduce(f);
-    CK(cudaEventRecord(stop));
-    CK(cudaEventSynchronize(stop));
+    RANC_BENCH_CK(cudaEventRecord(stop));
+    RANC_BENCH_CK(cudaEventSynchronize(stop));
     float t = 0;
-    CK(cudaEventElapsedTime(&t, start, stop));
+    RANC_BENCH_CK(cudaEventElapsedTime(&t, start, stop));
     kernel_runs.push_back(t);
   }
-  CK(cudaEventDestroy(start));
-  CK(cudaEventDestroy(stop));
+  RANC_BENCH_CK(cudaEventDestroy(start));
+  RANC_BENCH_CK(cudaEventDestroy(stop));
   std::sort(kernel_runs.begin(), kernel_runs.end());
   const double kernel_ms = kernel_runs[kernel_runs.size() / 2];
   const double bytes = 8.0 * d.n + 12.0 * d.groups;
@@ -259,22 +250,22 @@ int main(int argc, char** argv) {
     d.want[group] += v[i];
   }
   d.groups = group + 1;
-  CK(cudaMalloc(&d.g, 4 * d.n));
-  CK(cudaMalloc(&d.v, 4 * d.n));
-  CK(cudaMalloc(&d.order_flag, 4));
-  CK(cudaMalloc(&d.overflow, 4));
-  CK(cudaMalloc(&d.out_g, 4 * d.groups));
-  CK(cudaMalloc(&d.out_s, 8 * d.groups));
+  RANC_BENCH_CK(cudaMalloc(&d.g, 4 * d.n));
+  RANC_BENCH_CK(cudaMalloc(&d.v, 4 * d.n));
+  RANC_BENCH_CK(cudaMalloc(&d.order_flag, 4));
+  RANC_BENCH_CK(cudaMalloc(&d.overflow, 4));
+  RANC_BENCH_CK(cudaMalloc(&d.out_g, 4 * d.groups));
+  RANC_BENCH_CK(cudaMalloc(&d.out_s, 8 * d.groups));
   const long long max_tiles = num_tiles(d.n, 64);
-  CK(cudaMalloc(&d.ts, tile_state_bytes(max_tiles)));
-  CK(cudaMalloc(&d.carry, 16 * max_tiles));
-  CK(cudaMalloc(&d.tail, 16 * max_tiles));
-  CK(cudaMalloc(&d.meta, 24 * max_tiles));
-  CK(cudaMalloc(&d.count, 8));
-  CK(cudaMemcpy(d.g, g.data(), 4 * d.n, cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(d.v, v.data(), 4 * d.n, cudaMemcpyHostToDevice));
-  CK(cudaMemset(d.order_flag, 0, 4));
-  CK(cudaMemset(d.overflow, 0, 4));
+  RANC_BENCH_CK(cudaMalloc(&d.ts, tile_state_bytes(max_tiles)));
+  RANC_BENCH_CK(cudaMalloc(&d.carry, 16 * max_tiles));
+  RANC_BENCH_CK(cudaMalloc(&d.tail, 16 * max_tiles));
+  RANC_BENCH_CK(cudaMalloc(&d.meta, 24 * max_tiles));
+  RANC_BENCH_CK(cudaMalloc(&d.count, 8));
+  RANC_BENCH_CK(cudaMemcpy(d.g, g.data(), 4 * d.n, cudaMemcpyHostToDevice));
+  RANC_BENCH_CK(cudaMemcpy(d.v, v.data(), 4 * d.n, cudaMemcpyHostToDevice));
+  RANC_BENCH_CK(cudaMemset(d.order_flag, 0, 4));
+  RANC_BENCH_CK(cudaMemset(d.overflow, 0, 4));
 
   d.copy_gbs = ranc::bench::measure_copy(8 * static_cast<size_t>(d.n)).gbps();
   std::printf("device: %s\nn = 2^%d rows, %s%g a group (%lld groups), sum of i32; copy %.1f GB/s (read+write)\n",
@@ -282,24 +273,24 @@ int main(int argc, char** argv) {
   {
     int *keys_out = nullptr, *sums_out = nullptr;
     long long* runs = nullptr;
-    CK(cudaMalloc(&keys_out, 4 * d.groups));
-    CK(cudaMalloc(&sums_out, 4 * d.groups));
-    CK(cudaMalloc(&runs, 8));
+    RANC_BENCH_CK(cudaMalloc(&keys_out, 4 * d.groups));
+    RANC_BENCH_CK(cudaMalloc(&sums_out, 4 * d.groups));
+    RANC_BENCH_CK(cudaMalloc(&runs, 8));
     size_t bytes = 0;
-    CK(cub::DeviceReduce::ReduceByKey(nullptr, bytes, d.g, keys_out, d.v, sums_out, runs, cuda::std::plus<>{},
-                                      d.n));
+    RANC_BENCH_CK(cub::DeviceReduce::ReduceByKey(nullptr, bytes, d.g, keys_out, d.v, sums_out, runs,
+                                                 cuda::std::plus<>{}, d.n));
     void* temp = nullptr;
-    CK(cudaMalloc(&temp, bytes));
+    RANC_BENCH_CK(cudaMalloc(&temp, bytes));
     const double ms = median_ms([&] {
-      CK(cub::DeviceReduce::ReduceByKey(temp, bytes, d.g, keys_out, d.v, sums_out, runs, cuda::std::plus<>{},
-                                        d.n));
+      RANC_BENCH_CK(cub::DeviceReduce::ReduceByKey(temp, bytes, d.g, keys_out, d.v, sums_out, runs,
+                                                   cuda::std::plus<>{}, d.n));
     });
     std::printf("  %-40s %8.3f ms %5.1f%% of copy (i32 sums: 8 bytes a group written)\n",
                 "CUB DeviceReduce::ReduceByKey", ms, 100.0 * (8.0 * d.n + 8.0 * d.groups) / ms / 1e6 / d.copy_gbs);
-    CK(cudaFree(temp));
-    CK(cudaFree(keys_out));
-    CK(cudaFree(sums_out));
-    CK(cudaFree(runs));
+    RANC_BENCH_CK(cudaFree(temp));
+    RANC_BENCH_CK(cudaFree(keys_out));
+    RANC_BENCH_CK(cudaFree(sums_out));
+    RANC_BENCH_CK(cudaFree(runs));
   }
   if (ab) {  // the template's stores in place and deferred below 8, 5 and 4 rows a group,
            // interleaved, three times each (session 46's A/B of the caps is in git at 95ef687)
