@@ -979,9 +979,11 @@ TEST(GpuHashReduce, ExactIntegerSumsByWordAtomics) {
   }
 }
 
-// The hash group-by's way out for many groups: when phase 1's records pass their room
-// (CodegenOptions::hash_records, forced small here), the plan sorts the input and reduces it
-// instead, into the same output columns (ra_ops/reduce/lowering.cpp). Rooms of 1 record
+// The hash group-by's ways out for many groups: when phase 1's records pass their room
+// (CodegenOptions::hash_records, forced small here), one table in device memory takes the rows
+// (phase 1b, CodegenOptions::hash_table_bytes), and when the groups pass its limit too the plan
+// sorts the input and reduces it instead, into the same output columns
+// (ra_ops/reduce/lowering.cpp). Rooms of 1 record
 // (every input with two records takes the fallback), 300 (around it: blocks cross it at
 // different keys counts) and the default (the hash path), for one i32 key, two keys (a string
 // and a date: the sort packs them), an f32 key with -0.0/+0.0/NaN/infinities, a fused select
@@ -1044,12 +1046,70 @@ TEST(GpuHashReduce, SortsTheInputWhenRecordsPassTheirRoom) {
     EXPECT_EQ(sorts, 0);
     EXPECT_EQ(hashed, 8);
     const Reference ref = reference(p, in);
-    for (int64_t room : {int64_t{1}, int64_t{300}, int64_t{0}})
-      for (int privates : {-1, 0})
-        EXPECT_EQ(compare_with_reference(p, in, ref,
-                                         {.hash_private_states = privates, .hash_records = room}),
-                  "")
-            << "n " << n << ", " << keys << " keys, room " << room << ", private states " << privates;
+    // (room, global table bytes, private states): 700 records hold the 600 keys' groups, which
+    // the blocks' records of 70001 rows pass (phase 1b's table holds them); 2 KiB tables hold 24
+    // to 48 keys (phase 1b passes its limit, then the sort); no table (phase 1, then the sort).
+    constexpr int64_t kTable = int64_t{64} << 20;
+    struct Way {
+      int64_t room, table;
+      int privates;
+    };
+    for (const Way& w : std::vector<Way>{{1, kTable, -1},
+                                         {300, kTable, -1},
+                                         {300, kTable, 0},
+                                         {700, kTable, -1},
+                                         {700, kTable, 0},
+                                         {700, 2048, -1},
+                                         {300, 0, -1},
+                                         {0, kTable, -1},
+                                         {0, kTable, 0}})
+      EXPECT_EQ(compare_with_reference(p, in, ref,
+                                       {.hash_private_states = w.privates,
+                                        .hash_records = w.room,
+                                        .hash_table_bytes = w.table}),
+                "")
+          << "n " << n << ", " << keys << " keys, room " << w.room << ", table " << w.table
+          << " bytes, private states " << w.privates;
+  }
+}
+
+// Phase 1b of the hash group-by (hash_reduce.cuh's GlobalHashGroupAgent) under skew and at
+// sizes around its tiles and whole waves: half the rows of one key (the warps' merges and the
+// slot's atomics) beside 50000 uniform keys, and all keys distinct, against the reference; the
+// room forced below the blocks' records but not below the groups, so the table takes every row
+// (all keys distinct: the records are the groups, phase 1 keeps its room); i64 sums (128-bit
+// states), f64 sums, min/max of f32 and i64, counts.
+TEST(GpuHashReduce, GlobalTableUnderSkewAndAroundItsTiles) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(91);
+  Schema s{{{"k", Type::I32}, {"v", Type::I64}, {"w", Type::F64}, {"x", Type::F32}}, 0};
+  for (auto [n, keys, heavy] : std::vector<std::tuple<int64_t, int64_t, bool>>{
+           {2047, 2047, false}, {2049, 1000, true}, {1048577, 50000, true}, {300001, 300001, false}}) {
+    std::vector<Column> cols;
+    for (const auto& a : s.attributes) cols.emplace_back(a.type);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = heavy && rng() % 2 == 0 ? 7
+                        : keys == n            ? i * 7919 % n
+                                               : static_cast<int64_t>(rng() % static_cast<uint64_t>(keys));
+      cols[0].append(Value::i32(static_cast<int32_t>(k * 5 - 100000)));
+      const uint64_t x = rng();
+      cols[1].append(Value::i64(static_cast<int64_t>(x >> 24) - (int64_t{1} << 39)));
+      cols[2].append(Value::f64(static_cast<double>(rng() % 4096) / 16.0));
+      cols[3].append(Value::f32(static_cast<float>(static_cast<int64_t>(rng() % 2001) - 1000) / 8.0f));
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, std::move(cols)));
+    ProgramBuilder b;
+    Rel r = b.input("r", s.attributes);
+    b.output(r.reduce({"k"}, {ranc::count("n"), ranc::sum(col("v"), "sv"), ranc::sum(col("w"), "sw"),
+                              ranc::min(col("x"), "mnx"), ranc::max(col("v"), "mxv")}),
+             "all");
+    b.output(r.reduce({"k"}, {ranc::count("n")}), "count");
+    Program p = b.check();
+    const Reference ref = reference(p, in);
+    for (int64_t room : {keys, keys + 1000})
+      EXPECT_EQ(compare_with_reference(p, in, ref, {.hash_records = room, .hash_table_bytes = int64_t{64} << 20}), "")
+          << "n " << n << ", " << keys << " keys" << (heavy ? " and a heavy one" : "") << ", room " << room;
   }
 }
 

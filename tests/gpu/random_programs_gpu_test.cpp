@@ -353,6 +353,13 @@ codegen::CodegenOptions batch_options(uint64_t seed) {
   // so a reduce whose blocks hold two groups or more sorts its input (its way out for many
   // groups, which the batches' sizes would otherwise never reach).
   if ((seed / 3) % 2 == 1) o.hash_records = 1;
+  // Every fourth batch a room of 40 and a table in device memory of 1 MiB (phase 1b, off by
+  // default): a reduce of up to 40 groups whose blocks' records pass the room takes the table,
+  // one of more groups sorts.
+  if ((seed / 3) % 4 == 3) {
+    o.hash_records = 40;
+    o.hash_table_bytes = int64_t{1} << 20;
+  }
   return o;
 }
 std::string join_name(const codegen::CodegenOptions& o) {
@@ -360,7 +367,7 @@ std::string join_name(const codegen::CodegenOptions& o) {
                   : o.join == codegen::JoinAlgorithm::SortMerge ? "sort-merge"
                                                                 : "auto";
   return s + (o.fast_compile ? " joins, fast compile" : " joins") +
-         (o.hash_records > 0 ? ", hash group-by sorting past 1 record" : "");
+         (o.hash_records > 0 ? fmt::format(", hash group-by sorting past {} records", o.hash_records) : "");
 }
 
 // Without a GPU: every generated program checks and plans into a valid plan, fused and unfused.
