@@ -690,89 +690,6 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
   return a;
 }
 
-// Phase 1b of the hash group-by (hash_reduce.cuh's GlobalHashGroupAgent): when phase 1 passed
-// its room (slot over1 = 1), one table in device memory over every row of the input, drained
-// into phase 1's record buffers (`cap` records at most). Sized so that a plan whose phase 1 did
-// not pass its room does nothing here: every count is 0 (no launch, no read-back).
-struct GlobalTable {
-  rt::SlotId records = -1;  // the records drained; above limit when the table passed its limit
-  rt::SlotId limit = -1;    // the keys it may hold: min(3/4 of its slots, cap); 0 when not run
-};
-GlobalTable global_table(LoweringContext& ctx, const Node& n, const DeviceRelation& in,
-                         KernelParams& g, const std::string& members, const std::string& st,
-                         int64_t state_words, rt::SlotId over1, rt::SlotId cap, rt::BufferId rkeys,
-                         rt::BufferId rstates) {
-  GlobalTable gt{ctx.new_slot(), ctx.new_slot()};
-  // Slots of 16 or 32 bytes for states of up to 8 or 24 (one 32-byte sector a slot).
-  const int64_t state_bytes = 8 * state_words;
-  const int64_t slot_bytes = state_bytes <= 8 ? 16 : state_bytes <= 24 ? 32 : 8 + state_bytes;
-  int64_t most_bits = 0;
-  while ((slot_bytes << (most_bits + 1)) <= ctx.options().hash_table_bytes && most_bits < 40)
-    ++most_bits;
-  if (ctx.options().hash_table_bytes <= 0 || (slot_bytes << most_bits) > ctx.options().hash_table_bytes) {
-    // No table: it "passes its limit" exactly when phase 1 passed its room (records = over1,
-    // limit 0), and the input is sorted then.
-    ctx.step(rt::SetSize{gt.records, rt::SizeExpr::slot(over1)});
-    ctx.step(rt::SetSize{gt.limit, rt::SizeExpr::fixed(0)});
-    return gt;
-  }
-  // 2^bits slots, at least twice the rows (up to most_bits), 0 when phase 1 kept its room.
-  const rt::SlotId bits = ctx.new_slot(), slots = ctx.new_slot(), rows = ctx.new_slot(),
-                   three_quarters = ctx.new_slot(), excess = ctx.new_slot();
-  rt::SizeExpr b{0, {rt::SizeTerm{2, {in.size}}}, 1, std::min<int64_t>(6, most_bits), most_bits};
-  b.fn = rt::SizeFn::CeilLog2;
-  ctx.step(rt::SetSize{bits, b.gated(over1, 1)});
-  rt::SizeExpr c{0, {rt::SizeTerm{1, {bits}}}};
-  c.fn = rt::SizeFn::Pow2;
-  ctx.step(rt::SetSize{slots, c.gated(over1, 1)});
-  ctx.step(rt::SetSize{rows, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size, over1}}}}});
-  // limit = min(3/4 x slots, cap) = t - max(0, t - cap): the drained records fit the buffers.
-  ctx.step(rt::SetSize{three_quarters, rt::SizeExpr{0, {rt::SizeTerm{3, {slots}}}, 4}});
-  ctx.step(rt::SetSize{excess, rt::SizeExpr{0, {rt::SizeTerm{1, {three_quarters}}, rt::SizeTerm{-1, {cap}}},
-                                             1, 0, -1, true}});
-  ctx.step(rt::SetSize{gt.limit, rt::SizeExpr{0, {rt::SizeTerm{1, {three_quarters}},
-                                                  rt::SizeTerm{-1, {excess}}}}});
-  rt::BufferId table = ctx.allocate(fmt::format("n{}.hash_table", n.id),
-                                    static_cast<int32_t>(slot_bytes), rt::SizeExpr::slot(slots), n.id);
-  rt::BufferId header = ctx.allocate(fmt::format("n{}.table_header", n.id), 8, rt::SizeExpr::fixed(3), n.id);
-  const std::string ns = g.slot(in.size), tb = g.buffer(table, "void", false), sb = g.slot(bits),
-                    ss = g.slot(slots), ls = g.slot(gt.limit), cs = g.slot(cap),
-                    hd = g.buffer(header, "unsigned long long", false),
-                    rk = g.buffer(rkeys, "unsigned long long", false), rs = g.buffer(rstates, "void", false);
-  g.slot(rows);
-  const std::string name = ctx.kernel_name(n.id, "hash_table");
-  const std::string make = ctx.functor(name + "_fn", g, members);
-  const std::vector<NodeId> nodes = LoweringContext::fused_nodes({&in}, n.id);
-  SkeletonCall agent(ctx.templates(), "GlobalHashGroupAgent",
-                     {ctx.tile_policy("HashGroup"), std::to_string(slot_bytes)}, "Agent");
-  agent.bind("State", st);
-  const std::string head = make + agg_hooks(name + "_fn", st, hash_agg_methods()) + agent.declare();
-  const HookArg agg = agg_object(st, hash_agg_methods());
-  constexpr int32_t kThreads = 256;
-  LaunchShape per_slot{rt::SizeExpr::slot(slots), kThreads, kThreads, true, nodes};
-  ctx.kernel(n.id, ctx.kernel_name(n.id, "hash_table_clear"), g, head + agent.call("clear", {ss, agg, tb, hd}), per_slot, agent);
-  {
-    std::string body =
-        head + agent.call("run", {g.slot(rows),
-                                  HookArg::lambda("bool", {{"long long", "r"}}, " return f.keep(r); "),
-                                  HookArg::lambda("unsigned long long", {{"long long", "r"}},
-                                                  " return f.key(r); "),
-                                  agg, tb, sb, ls, hd});
-    // A grid striding over the tiles, in whole waves, as phase 1's; no launch when phase 1
-    // kept its room (no rows).
-    constexpr int64_t kMaxBlocks = 1024;
-    const int64_t tile = static_cast<int64_t>(ctx.policy_threads("HashGroup")) * ctx.policy_items("HashGroup");
-    LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {rows}}}, tile, 0, kMaxBlocks}, 1,
-                      ctx.policy_threads("HashGroup"), true, nodes};
-    shape.whole_waves = true;
-    ctx.kernel(n.id, name, g, body, shape, agent);
-  }
-  ctx.kernel(n.id, ctx.kernel_name(n.id, "hash_table_drain"), g,
-             head + agent.call("drain", {ss, agg, tb, rk, rs, cs, ls, hd}), per_slot, agent);
-  ctx.step(rt::ReadSize{gt.records, header, 2, -1, over1});
-  return gt;
-}
-
 // Phase 1 (HashGroupAgent) writes (key word, state) records; phase 2 sorts them by key word
 // and merges each key's states with ReduceAgent, writing the groups in key order.
 void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation& in) {
@@ -870,8 +787,6 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   ctx.emit(fmt::format("static_assert(sizeof({}) <= {} * 8, \"hash reduce state larger than its "
                        "record slot\");\n",
                        st, a.state_words));
-  // Phase 1b's kernels take phase 1's parameters (its functor's members read them) and their own.
-  KernelParams g = p;
   std::string ns = p.slot(in.size), rk = p.buffer(rkeys, "unsigned long long", false),
               rs = p.buffer(rstates, "void", false), cs = p.slot(cap),
               hd = p.buffer(header, "unsigned long long", false);
@@ -917,25 +832,12 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   // and launches run over no rows), and both write the same output columns from row 0.
   // over = min(1, max(0, header[1] - cap)); records = header[1] x (1 - over);
   // fallback_rows = n x over.
-  // Between the two (phase 1b, global_table below): when phase 1 passed its room, one table in
-  // device memory takes every row first; only when the groups pass its fill limit too is the
-  // input sorted.
-  // over1 = min(1, max(0, header[1] - cap)); g = phase 1b's records (0 when it did not run), or
-  // limit + 1 when it gave up; over = min(1, max(0, g - limit)) (0 when phase 1b did not run:
-  // g = limit = 0);
-  // records = header[1] x (1 - over1) + g x (1 - over); fallback_rows = n x over.
-  const rt::SlotId claimed = ctx.new_slot(), over1 = ctx.new_slot(), over = ctx.new_slot();
+  const rt::SlotId claimed = ctx.new_slot(), over = ctx.new_slot();
   ctx.step(rt::ReadSize{claimed, header, 1});
-  ctx.step(rt::SetSize{over1, rt::SizeExpr{0, {rt::SizeTerm{1, {claimed}}, rt::SizeTerm{-1, {cap}}},
-                                           1, 0, 1, true}});
-  const GlobalTable gt = global_table(ctx, n, in, g, members, st, a.state_words, over1, cap,
-                                      rkeys, rstates);
-  ctx.step(rt::SetSize{over, rt::SizeExpr{0, {rt::SizeTerm{1, {gt.records}}, rt::SizeTerm{-1, {gt.limit}}},
+  ctx.step(rt::SetSize{over, rt::SizeExpr{0, {rt::SizeTerm{1, {claimed}}, rt::SizeTerm{-1, {cap}}},
                                           1, 0, 1, true}});
   ctx.step(rt::SetSize{records, rt::SizeExpr{0, {rt::SizeTerm{1, {claimed}},
-                                                 rt::SizeTerm{-1, {claimed, over1}},
-                                                 rt::SizeTerm{1, {gt.records}},
-                                                 rt::SizeTerm{-1, {gt.records, over}}}}});
+                                                 rt::SizeTerm{-1, {claimed, over}}}}});
   ctx.step(rt::SetSize{fallback_rows, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size, over}}}}});
   for (rt::BufferId b : out.columns) ctx.step(rt::Alloc{b});
 

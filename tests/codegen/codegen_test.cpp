@@ -910,14 +910,13 @@ TEST(GeneratePlan, SortedReduceStagesItsColumns) {
 // 64-bit word whose merges check for overflow only when the input passes 2^32 rows, an i64
 // sum two words; the table's atomic merges of both and of the row count are 32-bit adds
 // (common.cuh, atomic_add_words: sm_90's 64-bit shared-memory atomicAdd is a CAS loop), and
-// the overflow flag is a parameter of phase 1 (its merges), phase 1b (the table in device
-// memory: its merges) and phase 2 (its merges and writes).
+// the overflow flag is a parameter of phase 1 (its merges) and phase 2 (its merges and writes).
 TEST(GeneratePlan, HashReduceIntegerStatesAddBy32BitAtomics) {
   const std::vector<Attribute> attrs{{"g", Type::I32}, {"v", Type::I32}, {"w", Type::I64}};
   ProgramBuilder b;
   Rel r = b.input("r", attrs);
   b.output(r.reduce({"g"}, {sum(col("v"), "s"), sum(col("w"), "t"), count("n")}), "out");
-  const rt::Plan plan = codegen::generate_plan(b.check(), {.hash_table_bytes = int64_t{64} << 20});
+  const rt::Plan plan = codegen::generate_plan(b.check());
   const std::string& src = plan.source;
   ASSERT_NE(src.find("HashGroupAgent"), std::string::npos);
   const size_t state = src.find("_hash_reduce_state {\n");
@@ -931,14 +930,13 @@ TEST(GeneratePlan, HashReduceIntegerStatesAddBy32BitAtomics) {
             std::string::npos);
   EXPECT_NE(src.find("ranc::tpl::atomic_add_words<2>(&a.a1, {b.a1, b.a1h});"), std::string::npos);
   EXPECT_EQ(src.find("atomicAdd(&a."), std::string::npos);
-  // The checked merges, behind the input's row count, in the three phases' functors (1, 1b's
-  // table in device memory, 2).
+  // The checked merges, behind the input's row count, in both phases' functors.
   size_t checks = 0;
   for (size_t at = 0; (at = src.find(" > 4294967296ll)) { if (ranc::tpl::add_overflows(a.a0, b.a0))", at)) !=
                       std::string::npos;
        ++at)
     ++checks;
-  EXPECT_EQ(checks, 3u);
+  EXPECT_EQ(checks, 2u);
   EXPECT_NE(src.find("if (ranc::tpl::add_overflows(old, b.a0))"), std::string::npos);
 }
 
@@ -1025,41 +1023,24 @@ int steps_of(const rt::Plan& plan) {
 // regrow), a slot `over` = min(1, max(0, records - room)) sizes the records' merge by 1 - over
 // and a sort + sorted reduce of the input by over, both writing the same output columns from
 // row 0 and their group counts to elements 0 and 1 of one buffer, read back at `over`.
-// CodegenOptions::hash_records sets the room. Between the two, phase 1b (a table in device memory,
-// CodegenOptions::hash_table_bytes; 0: none): its slot over1 = min(1, max(0, records - room))
-// sizes its three kernels (clear, run, drain) and gates its read-back, and `over` is then its own
-// passing of its limit.
+// CodegenOptions::hash_records sets the room.
 TEST(GeneratePlan, HashReducePlansTheSortForManyGroups) {
   for (const bool filtered : {true, false})
-  for (int64_t room : {int64_t{0}, int64_t{777}})
-  for (int64_t table : {int64_t{64} << 20, int64_t{0}}) {
+  for (int64_t room : {int64_t{0}, int64_t{777}}) {
     SCOPED_TRACE(filtered ? "a select fused in front" : "no select");
-    SCOPED_TRACE(table > 0 ? "a global table" : "no global table");
     ProgramBuilder b;
     Rel r = b.input("r", {{"g", Type::I32}, {"v", Type::I32}, {"w", Type::F64}});
     b.output((filtered ? r.select(col("w") > 0.0) : r).reduce({"g"}, {sum(col("v"), "s"), count("n")}), "out");
     const Program p = b.check();
-    const rt::Plan plan = codegen::generate_plan(p, {.hash_records = room, .hash_table_bytes = table});
-    int launches = 0, over_slots = 0, room_rules = 0, table_launches = 0;
-    rt::SlotId over = -1, over1 = -1;
+    const rt::Plan plan = codegen::generate_plan(p, {.hash_records = room});
+    int launches = 0, over_slots = 0, room_rules = 0;
+    rt::SlotId over = -1;
     for (const rt::Step& st : plan.steps) {
       if (const auto* l = std::get_if<rt::Launch>(&st)) {
         EXPECT_FALSE(l->regrow.has_value()) << l->kernel;
         launches += l->kernel.find("hash_reduce") != std::string::npos && l->kernel.find("merge") == std::string::npos &&
                     l->kernel.find("fixup") == std::string::npos;
-        if (l->kernel.find("hash_table") != std::string::npos) {
-          ++table_launches;
-          EXPECT_TRUE(l->skip_if_empty) << l->kernel;
-          EXPECT_EQ(l->items.gate >= 0 || !l->items.terms.empty(), true) << l->kernel;
-        }
       }
-      if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->when >= 0) {
-        EXPECT_EQ(rs->when, over1) << "phase 1b's read-back only when phase 1 passed its room";
-        EXPECT_GT(table, 0);
-      }
-      if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.at_most == 1 && ss->value.saturate &&
-                                                          over1 < 0)
-        over1 = ss->slot;
       if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.at_most == 1 && ss->value.saturate) {
         ++over_slots;
         over = ss->slot;
@@ -1082,9 +1063,7 @@ TEST(GeneratePlan, HashReducePlansTheSortForManyGroups) {
     }
     EXPECT_EQ(room_rules, 1);
     EXPECT_EQ(launches, 1);
-    EXPECT_EQ(table_launches, table > 0 ? 3 : 0);
-    ASSERT_EQ(over_slots, 2) << "over1, then over";
-    EXPECT_NE(over, over1);
+    ASSERT_EQ(over_slots, 1);
     int reads_at_over = 0;
     for (const rt::Step& st : plan.steps)
       if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index_slot == over) ++reads_at_over;

@@ -979,11 +979,9 @@ TEST(GpuHashReduce, ExactIntegerSumsByWordAtomics) {
   }
 }
 
-// The hash group-by's ways out for many groups: when phase 1's records pass their room
-// (CodegenOptions::hash_records, forced small here), one table in device memory takes the rows
-// (phase 1b, CodegenOptions::hash_table_bytes), and when the groups pass its limit too the plan
-// sorts the input and reduces it instead, into the same output columns
-// (ra_ops/reduce/lowering.cpp). Rooms of 1 record
+// The hash group-by's way out for many groups: when phase 1's records pass their room
+// (CodegenOptions::hash_records, forced small here), the plan sorts the input and reduces it
+// instead, into the same output columns (ra_ops/reduce/lowering.cpp). Rooms of 1 record
 // (every input with two records takes the fallback), 300 (around it: blocks cross it at
 // different keys counts) and the default (the hash path), for one i32 key, two keys (a string
 // and a date: the sort packs them), an f32 key with -0.0/+0.0/NaN/infinities, a fused select
@@ -1046,40 +1044,22 @@ TEST(GpuHashReduce, SortsTheInputWhenRecordsPassTheirRoom) {
     EXPECT_EQ(sorts, 0);
     EXPECT_EQ(hashed, 8);
     const Reference ref = reference(p, in);
-    // (room, global table bytes, private states): 700 records hold the 600 keys' groups, which
-    // the blocks' records of 70001 rows pass (phase 1b's table holds them); 2 KiB tables hold 24
-    // to 48 keys (phase 1b passes its limit, then the sort); no table (phase 1, then the sort).
-    constexpr int64_t kTable = int64_t{64} << 20;
-    struct Way {
-      int64_t room, table;
-      int privates;
-    };
-    for (const Way& w : std::vector<Way>{{1, kTable, -1},
-                                         {300, kTable, -1},
-                                         {300, kTable, 0},
-                                         {700, kTable, -1},
-                                         {700, kTable, 0},
-                                         {700, 2048, -1},
-                                         {300, 0, -1},
-                                         {0, kTable, -1},
-                                         {0, kTable, 0}})
-      EXPECT_EQ(compare_with_reference(p, in, ref,
-                                       {.hash_private_states = w.privates,
-                                        .hash_records = w.room,
-                                        .hash_table_bytes = w.table}),
-                "")
-          << "n " << n << ", " << keys << " keys, room " << w.room << ", table " << w.table
-          << " bytes, private states " << w.privates;
+    for (int64_t room : {int64_t{1}, int64_t{300}, int64_t{0}})
+      for (int privates : {-1, 0})
+        EXPECT_EQ(compare_with_reference(p, in, ref,
+                                         {.hash_private_states = privates, .hash_records = room}),
+                  "")
+            << "n " << n << ", " << keys << " keys, room " << room << ", private states " << privates;
   }
 }
 
-// Phase 1b of the hash group-by (hash_reduce.cuh's GlobalHashGroupAgent) under skew and at
-// sizes around its tiles and whole waves: half the rows of one key (the warps' merges and the
-// slot's atomics) beside 50000 uniform keys, and all keys distinct, against the reference; the
-// room forced below the blocks' records but not below the groups, so the table takes every row
-// (all keys distinct: the records are the groups, phase 1 keeps its room); i64 sums (128-bit
-// states), f64 sums, min/max of f32 and i64, counts.
-TEST(GpuHashReduce, GlobalTableUnderSkewAndAroundItsTiles) {
+// The hash group-by under skew and around its tiles, with its records' room (CodegenOptions::
+// hash_records) at the groups' count and above it: half the rows of one key (the warps' merges
+// and the slot's atomics) beside 1000 or 50000 uniform keys, and all keys distinct (the records
+// are then the groups); the blocks' partial groups pass the room on inputs of more than one tile,
+// and the input is sorted. i64 sums (128-bit states), f64 sums, min of f32, max of i64, counts,
+// against the reference.
+TEST(GpuHashReduce, SkewAroundItsTilesAndRoom) {
   RANC_REQUIRE_GPU();
   std::mt19937_64 rng(91);
   Schema s{{{"k", Type::I32}, {"v", Type::I64}, {"w", Type::F64}, {"x", Type::F32}}, 0};
@@ -1092,8 +1072,7 @@ TEST(GpuHashReduce, GlobalTableUnderSkewAndAroundItsTiles) {
                         : keys == n            ? i * 7919 % n
                                                : static_cast<int64_t>(rng() % static_cast<uint64_t>(keys));
       cols[0].append(Value::i32(static_cast<int32_t>(k * 5 - 100000)));
-      const uint64_t x = rng();
-      cols[1].append(Value::i64(static_cast<int64_t>(x >> 24) - (int64_t{1} << 39)));
+      cols[1].append(Value::i64(static_cast<int64_t>(rng() >> 24) - (int64_t{1} << 39)));
       cols[2].append(Value::f64(static_cast<double>(rng() % 4096) / 16.0));
       cols[3].append(Value::f32(static_cast<float>(static_cast<int64_t>(rng() % 2001) - 1000) / 8.0f));
     }
@@ -1108,7 +1087,7 @@ TEST(GpuHashReduce, GlobalTableUnderSkewAndAroundItsTiles) {
     Program p = b.check();
     const Reference ref = reference(p, in);
     for (int64_t room : {keys, keys + 1000})
-      EXPECT_EQ(compare_with_reference(p, in, ref, {.hash_records = room, .hash_table_bytes = int64_t{64} << 20}), "")
+      EXPECT_EQ(compare_with_reference(p, in, ref, {.hash_records = room}), "")
           << "n " << n << ", " << keys << " keys" << (heavy ? " and a heavy one" : "") << ", room " << room;
   }
 }

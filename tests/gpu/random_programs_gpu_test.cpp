@@ -353,13 +353,9 @@ codegen::CodegenOptions batch_options(uint64_t seed) {
   // so a reduce whose blocks hold two groups or more sorts its input (its way out for many
   // groups, which the batches' sizes would otherwise never reach).
   if ((seed / 3) % 2 == 1) o.hash_records = 1;
-  // Every fourth batch a room of 40 and a table in device memory of 1 MiB (phase 1b, off by
-  // default): a reduce of up to 40 groups whose blocks' records pass the room takes the table,
-  // one of more groups sorts.
-  if ((seed / 3) % 4 == 3) {
-    o.hash_records = 40;
-    o.hash_table_bytes = int64_t{1} << 20;
-  }
+  // Every fourth batch a room of 40: a reduce of more groups than that whose blocks hold them,
+  // or whose blocks' partial groups pass 40 (inputs over one tile), sorts.
+  if ((seed / 3) % 4 == 3) o.hash_records = 40;
   return o;
 }
 std::string join_name(const codegen::CodegenOptions& o) {

@@ -545,9 +545,8 @@ std::string print_group_by_choices(const PhysicalPlan& plan) {
     const PhysicalNode& p = plan.nodes.at(static_cast<size_t>(n.id));
     if (p.hash_reduce) {
       out += fmt::format(
-          "n{} reduce: hash aggregation ({}); when the blocks' partial groups pass their room "
-          "(RANC_HASH_RECORDS; default 512 blocks' table slots), sorts its input instead (first one "
-          "table in device memory when RANC_HASH_TABLE_BYTES sizes it; off by default)\n",
+          "n{} reduce: hash aggregation ({}); sorts its input instead when the blocks' partial "
+          "groups pass their room (RANC_HASH_RECORDS; default 512 blocks' table slots)\n",
           n.id, p.group_reason);
       continue;
     }

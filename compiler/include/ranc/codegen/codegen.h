@@ -139,16 +139,6 @@ struct CodegenOptions {
   // groups), the input is sorted and reduced instead (ra_ops/reduce/lowering.cpp). Tests set
   // it small to take both ways on small inputs (RANC_HASH_RECORDS overrides). Same results.
   int64_t hash_records = 0;
-  // When phase 1's records pass their room, the hash group-by can first try one table in
-  // device memory of at most this many bytes (hash_reduce.cuh's GlobalHashGroupAgent, phase
-  // 1b), the slots a power of two, filled to 3/4 of them (and to the room); only when the
-  // groups pass that is the input sorted and reduced. 0 (the default): no table, the sort
-  // right away. Off because it measured slower than the sort on the H200 (2^28 rows of one i32
-  // sum, `ra_bench groupby 28`, session 48): 2^14 groups 6.4-6.8 ms against 5.8 without it,
-  // 2^20 8.5-12.0 against 7.5, 2^22 8.7-10.3 against 7.5; faster only near 2^17 (6.5-6.6
-  // against 7.4), with tables of 4, 16 and 64 MiB: one L2 atomic and one probe a row. Tests
-  // set it (RANC_HASH_TABLE_BYTES overrides). Same results.
-  int64_t hash_table_bytes = 0;
   // The sorted (segmented) reduce copies each tile's rows of the columns it reads into
   // shared memory (coalesced 16-byte copies, reduce.cuh's stage hook) before folding them,
   // up to 32 KB a tile; false reads them in place (RANC_REDUCE_STAGE=0). Same results.

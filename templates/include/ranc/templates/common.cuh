@@ -471,29 +471,8 @@ __device__ __forceinline__ void merge128(unsigned long long& lo, unsigned long l
 /// costs one atomic. Exact: every wrap of a word is seen by exactly one add, the one that
 /// caused it, so once all adds are done the words hold the sum; while adds are in flight a
 /// reader may see a torn value (the hash group-by reads its table only after a barrier).
-/// In global memory (a hash group-by's table in device memory: __isGlobal), 64-bit atomic adds,
-/// the last word's with its result unused (a reduction, RED, that no thread waits for): the
-/// 32-bit adds' returned values cost an L2 round trip each.
 template <int W>
 __device__ __forceinline__ void atomic_add_words(unsigned long long* acc, const unsigned long long (&b)[W]) {
-  if (__isGlobal(acc)) {
-    unsigned long long carry = 0;
-#pragma unroll
-    for (int i = 0; i < W; ++i) {
-      const unsigned long long inc = b[i] + carry;
-      unsigned long long next = inc < carry ? 1ull : 0ull;
-      if (inc != 0) {
-        if (i + 1 < W) {
-          const unsigned long long old = atomicAdd(&acc[i], inc);
-          if (old + inc < old) next = 1;
-        } else {
-          atomicAdd(&acc[i], inc);
-        }
-      }
-      carry = next;
-    }
-    return;
-  }
   unsigned* w = reinterpret_cast<unsigned*>(acc);
   unsigned carry = 0;
 #pragma unroll

@@ -23,10 +23,8 @@
 // blocks stop early (their work would be thrown away), and the last block to finish sets
 // header[1] to the number of records, or to n when they passed capacity (which must then be
 // below n: every record holds at least one row).
-// With few groups the records are about (blocks x groups); with many they approach one per row.
-// Phase 1b, when phase 1 passed capacity (GlobalHashGroupAgent): one table in device memory for
-// all blocks, drained into the records; when it too passes its fill limit, the generator sorts
-// and reduces the input instead (ra_ops/reduce/lowering.cpp).
+// With few groups the records are about (blocks x groups); with many they approach one per row,
+// and the generator sorts and reduces the input instead (ra_ops/reduce/lowering.cpp).
 // Phase 2 (the generator, with existing primitives): the records sorted by key word (SortPairs) and
 // reduced by ReduceAgent (reduce.cuh) whose accumulate merges a record's state: the output is
 // sorted by the group keys, as the sort-based reduce's.
@@ -38,11 +36,7 @@
 //      grid min(tiles, the generator's block limit), or that rounded to whole waves of the GPU
 //      (rt::Launch::whole_waves: a block past the tiles does nothing), P::block_threads threads, dynamic shared
 //      memory sizeof(TempStorageT<State>); header (3 x u64: claims, records, blocks done) zeroed before.
-//   2. (phase 1 passed capacity) GlobalHashGroupAgent<P, SlotBytes>: clear over the table's slots,
-//      run over the tiles (as 1, without shared memory), drain over the slots, into the same
-//      keys and states; header2 (3 x u64) zeroed by clear.
-// Buffers: keys: capacity u64; states: capacity * sizeof(State) bytes (void*); header: 3 u64;
-// the global table: 2^slot_bits * SlotBytes bytes.
+// Buffers: keys: capacity u64; states: capacity * sizeof(State) bytes (void*); header: 3 u64.
 #pragma once
 
 #include <ranc/templates/common.cuh>
@@ -64,77 +58,6 @@ __device__ __forceinline__ u64 mix_key_word(u64 k) {
   return k;
 }
 
-/// HashGroupAgent::load_first (its comment), for both agents.
-template <class State>
-__host__ __device__ constexpr bool hash_rows_load_first() {
-#ifdef RANC_HASH_LOAD_FIRST
-  if (!(RANC_HASH_LOAD_FIRST)) return false;
-#endif
-  return sizeof(State) <= 16;
-}
-
-/// Row i when it is below n and kept (true): its key word and its state of one row; else the
-/// empty word and the identity.
-template <class Keep, class Key, class Agg, class State>
-__device__ __forceinline__ bool hash_load_row(i64 i, i64 n, Keep keep, Key key, Agg agg, u64& w,
-                                              State& s) {
-  const bool row = i < n && keep(i);
-  w = row ? key(i) : kEmptyKeyWord;
-  s = agg.init();
-  if (row) agg.accumulate(s, i);
-  return row;
-}
-
-/// f(k, key word, state, kept) for this thread's Items rows of the tile from `base` (Threads
-/// threads a block, rows base + k * Threads + threadIdx.x, as hash_load_row), in order. With
-/// LoadFirst every row is loaded before the first call, so a warp has its tile's reads in flight
-/// at once (between rows, the table's atomics keep the compiler from moving the next row's loads
-/// up; H100, 2^28 rows of one i32 sum: 4 groups 1.99 -> 1.63 ms, 2^10 groups 2.19 -> 1.81 ms,
-/// session 18); else row by row.
-template <int Threads, int Items, bool LoadFirst, class State, class Keep, class Key, class Agg, class F>
-__device__ __forceinline__ void hash_tile_rows(i64 base, i64 n, Keep keep, Key key, Agg agg, F& f) {
-  if constexpr (LoadFirst) {
-    u64 w[Items];
-    State s[Items];
-    bool live[Items];
-#pragma unroll
-    for (int k = 0; k < Items; ++k)
-      live[k] = hash_load_row(base + k * Threads + threadIdx.x, n, keep, key, agg, w[k], s[k]);
-#pragma unroll
-    for (int k = 0; k < Items; ++k) f(k, w[k], s[k], live[k]);
-  } else {
-#pragma unroll
-    for (int k = 0; k < Items; ++k) {
-      u64 w;
-      State s;
-      const bool live = hash_load_row(base + k * Threads + threadIdx.x, n, keep, key, agg, w, s);
-      f(k, w, s, live);
-    }
-  }
-}
-
-/// Merges the states of the warp's live rows of equal key words into the lowest lane of each key
-/// (its leader) by shuffles: one table update per key and warp instead of one per row, which keeps
-/// few, hot groups from serialising on their slots' atomics. Returns the lanes of this lane's key
-/// word (a lane that is not live holds the empty word, which no live key equals). Called by whole
-/// warps.
-template <class Agg, class State>
-__device__ __forceinline__ unsigned merge_warp_peers(u64 w, State& s, bool live, Agg agg) {
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  const unsigned peers = __match_any_sync(0xffffffffu, w);
-  const int leader = __ffs(peers) - 1;
-  const int trips = static_cast<int>(__reduce_max_sync(0xffffffffu, live ? __popc(peers) : 1u)) - 1;
-  const State own = s;
-  unsigned pending = peers & ~(1u << leader);
-  for (int j = 0; j < trips; ++j) {
-    const int src = pending ? __ffs(pending) - 1 : lane;
-    pending &= pending - 1;
-    const State other = shfl_words(own, src);
-    if (live && lane == leader && src != lane) agg.merge(s, other);
-  }
-  return peers;
-}
-
 template <class Policy, int Capacity, int Private>
 struct HashGroupAgent {
   static_assert((Capacity & (Capacity - 1)) == 0, "the table capacity is a power of two");
@@ -152,7 +75,10 @@ struct HashGroupAgent {
   /// RANC_JIT_DEFINE) turns it off, for A/B measurements.
   template <class State>
   __host__ __device__ static constexpr bool load_first() {
-    return hash_rows_load_first<State>();
+#ifdef RANC_HASH_LOAD_FIRST
+    if (!(RANC_HASH_LOAD_FIRST)) return false;
+#endif
+    return sizeof(State) <= 16;
   }
 
   /// In dynamic shared memory (the table outgrows the 48 KB of static shared memory); the
@@ -330,7 +256,24 @@ struct HashGroupAgent {
     // Row k (key word w, state s): merged with the warp's rows of its key, into the table by
     // its leader; spill[k] when the table is full.
     auto add = [&](int k, u64 w, State s, bool live) {
-      const unsigned peers = merge_warp ? merge_warp_peers(w, s, live, agg) : 1u << lane;
+      // Rows of the warp with the same key are merged first, into the lowest lane of
+      // them (the leader): one table update per key and warp instead of one per row,
+      // which is what keeps few, hot groups from serialising on their slots' atomics.
+      unsigned peers = 1u << lane;
+      if (merge_warp) {
+        peers = __match_any_sync(0xffffffffu, w);
+        const int leader = __ffs(peers) - 1;
+        const int trips =
+            static_cast<int>(__reduce_max_sync(0xffffffffu, live ? __popc(peers) : 1u)) - 1;
+        const State own = s;
+        unsigned pending = peers & ~(1u << leader);
+        for (int j = 0; j < trips; ++j) {
+          const int src = pending ? __ffs(pending) - 1 : lane;
+          pending &= pending - 1;
+          const State other = shfl_words(own, src);
+          if (live && lane == leader && src != lane) agg.merge(s, other);
+        }
+      }
       const bool mine = live && lane == __ffs(peers) - 1;
       int slot = -1;
       if (mine) {
@@ -346,10 +289,44 @@ struct HashGroupAgent {
     emit_tile(spill, spill_key, spill_state, keys_out, states_out, capacity, header);
   }
 
+  /// f(k, key word, state, kept) for this thread's kItems rows of the tile from `base` (as
+  /// load_row), in order. With load_first<State>() every row is loaded before the first call,
+  /// so a warp has its tile's reads in flight at once (between rows, the table's atomics keep
+  /// the compiler from moving the next row's loads up; H100, 2^28 rows of one i32 sum: 4
+  /// groups 1.99 -> 1.63 ms, 2^10 groups 2.19 -> 1.81 ms, session 18); else row by row.
   template <class State, class Keep, class Key, class Agg, class F>
   __device__ __forceinline__ static void for_tile_rows(i64 base, i64 n, Keep keep, Key key, Agg agg,
                                                        F& f) {
-    hash_tile_rows<kThreads, kItems, load_first<State>(), State>(base, n, keep, key, agg, f);
+    if constexpr (load_first<State>()) {
+      u64 w[kItems];
+      State s[kItems];
+      bool live[kItems];
+#pragma unroll
+      for (int k = 0; k < kItems; ++k)
+        live[k] = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w[k], s[k]);
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) f(k, w[k], s[k], live[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        u64 w;
+        State s;
+        const bool live = load_row(base + k * kThreads + threadIdx.x, n, keep, key, agg, w, s);
+        f(k, w, s, live);
+      }
+    }
+  }
+
+  /// Row i when it is below n and kept (true): its key word and its state of one row; else the
+  /// empty word and the identity.
+  template <class Keep, class Key, class Agg, class State>
+  __device__ __forceinline__ static bool load_row(i64 i, i64 n, Keep keep, Key key, Agg agg, u64& w,
+                                                  State& s) {
+    const bool row = i < n && keep(i);
+    w = row ? key(i) : kEmptyKeyWord;
+    s = agg.init();
+    if (row) agg.accumulate(s, i);
+    return row;
   }
 
   /// Appends (key[k], state[k]) for the lanes and items with want[k] (called by whole warps):
@@ -450,177 +427,6 @@ struct HashGroupAgent {
         if (cur == w) return h;
       }
       h = (h + 1) & (Capacity - 1);
-    }
-    return -1;
-  }
-};
-
-/// The global table of a group-by with more groups than the blocks' shared-memory tables hold
-/// (phase 1 gave up): one open-addressing table of Slots (key word, aggregate state) in device
-/// memory, as large as the generator lets it be (CodegenOptions::hash_table_bytes: the size of
-/// the GPU's L2 cache, where its atomics stay), filled to at most `limit` keys.
-///   1. clear(slots, agg, table, header): grid over the slots, one thread a slot: every key word
-///      empty, every state the identity, header[0..2] zeroed.
-///   2. run(n, keep, key, agg, table, slot_bits, limit, header): a bounded grid striding over the
-///      tiles of the rows; a warp's rows of equal keys merge first (merge_warp_peers), then the
-///      key's leader finds or claims its slot (Fibonacci hashing, linear probing, atomicCAS on
-///      the key word) and merges its state in by atomics (Agg::merge_atomic). header[0] counts
-///      the claimed slots; a new key that finds them at `limit` sets header[1], and the blocks
-///      stop: the generator then sorts the input instead, and this work is lost.
-///   3. drain(slots, agg, table, keys, states, capacity, limit, header): grid over the slots:
-///      the occupied slots as records (key word, state) at indices claimed from header[2], in no
-///      order (phase 2 sorts them; a record at `capacity` or past it is not written), or, when
-///      header[1] is set, only header[2] = limit + 1. header[2] above `limit` means the table
-///      passed its limit (the generator then sorts the input).
-/// SlotBytes = sizeof(Slot<State>): 16 or 32 for states of up to 8 or 24 bytes (the slot aligned
-/// to its size, so a row's key and state share one 32-byte sector), else 8 + sizeof(State).
-template <class Policy, int SlotBytes>
-struct GlobalHashGroupAgent {
-  static constexpr int kThreads = Policy::block_threads;
-  static constexpr int kItems = Policy::items_per_thread;
-  static constexpr int kTile = Policy::tile_items;
-  static constexpr int kAlign = SlotBytes == 16 || SlotBytes == 32 ? SlotBytes : 8;
-
-  template <class State>
-  struct alignas(kAlign) Slot {
-    u64 key;
-    State state;
-  };
-
-  /// The hooks of the entry points (contract.cuh): HashGroupAgent's.
-  struct Hooks {
-    __device__ bool keep(i64 row) const;
-    __device__ u64 key(i64 row) const;
-    struct Agg {
-      struct State;
-      __device__ State init() const;
-      __device__ void accumulate(State& s, i64 row) const;
-      __device__ void merge(State& a, const State& b) const;
-      __device__ void merge_atomic(State& a, const State& b) const;
-    } agg;
-  };
-  static constexpr LaunchRule clear_launch{Grid::threads, "slots", 0};
-  /// A grid of at most the generator's block limit over the tiles of n rows.
-  static constexpr LaunchRule run_launch{Grid::tiles, "n", Policy::block_threads};
-  static constexpr LaunchRule drain_launch{Grid::threads, "slots", 0};
-
-  template <class Agg>
-  __device__ __forceinline__ static void clear(i64 slots, Agg agg, void* table, u64* header) {
-    using S = Slot<typename Agg::State>;
-    static_assert(sizeof(S) == SlotBytes, "the generator's slot size");
-    const i64 i = global_thread_index();
-    if (i < slots) {
-      S* t = static_cast<S*>(table);
-      t[i].key = kEmptyKeyWord;
-      t[i].state = agg.init();
-    }
-    if (i < 3) header[i] = 0;
-  }
-
-  template <class Keep, class Key, class Agg>
-  __device__ __forceinline__ static void run(i64 n, Keep keep, Key key, Agg agg, void* table,
-                                             i64 slot_bits, i64 limit, u64* header) {
-    using State = typename Agg::State;
-    using S = Slot<State>;
-    S* t = static_cast<S*>(table);
-    const int lane = static_cast<int>(threadIdx.x & 31);
-    const i64 tiles = n / kTile + (n % kTile != 0);
-    for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      // (one read for the warp: it decides whether the warp's lanes enter the shuffles)
-      const bool full = *static_cast<volatile u64*>(&header[1]) != 0;
-      if (__shfl_sync(0xffffffffu, full ? 1 : 0, 0)) break;
-      // The tile's rows merged by key within the warp first; then every leader's first probe is
-      // loaded before any is used, so a thread has its kItems probes in flight at once.
-      u64 wk[kItems];
-      State sk[kItems];
-      bool lead[kItems];
-      auto add = [&](int k, u64 w, State s, bool live) {
-#if defined(RANC_HASH_GLOBAL_MERGE) && !RANC_HASH_GLOBAL_MERGE
-        lead[k] = live;
-#else
-        const unsigned peers = merge_warp_peers(w, s, live, agg);
-        lead[k] = live && lane == __ffs(peers) - 1;
-#endif
-        wk[k] = w;
-        sk[k] = s;
-      };
-      hash_tile_rows<kThreads, kItems, hash_rows_load_first<State>(), State>(tile * kTile, n, keep, key,
-                                                                          agg, add);
-      u64 h[kItems], cur[kItems];
-#pragma unroll
-      for (int k = 0; k < kItems; ++k) {
-        h[k] = (wk[k] * 0x9E3779B97F4A7C15ull) >> (64 - slot_bits);
-        cur[k] = lead[k] ? __ldcg(&t[h[k]].key) : kEmptyKeyWord;
-      }
-      bool gave_up = false;
-#pragma unroll
-      for (int k = 0; k < kItems; ++k) {
-        if (!lead[k]) continue;
-        const i64 slot = find_or_claim(t, slot_bits, limit, header, wk[k], h[k], cur[k]);
-        if (slot >= 0)
-          agg.merge_atomic(t[slot].state, sk[k]);
-        else
-          gave_up = true;
-      }
-      if (gave_up) *static_cast<volatile u64*>(&header[1]) = 1;
-    }
-  }
-
-  template <class Agg>
-  __device__ __forceinline__ static void drain(i64 slots, Agg agg, const void* table, u64* keys_out,
-                                               void* states_out, i64 capacity, i64 limit,
-                                               u64* header) {
-    using State = typename Agg::State;
-    using S = Slot<State>;
-    const i64 i = global_thread_index();
-    if (*static_cast<volatile u64*>(&header[1]) != 0) {  // the same for every thread
-      if (i == 0) header[2] = static_cast<u64>(limit) + 1;
-      return;
-    }
-    const S* t = static_cast<const S*>(table);
-    const bool used = i < slots && t[i].key != kEmptyKeyWord;
-    const unsigned lanes = __ballot_sync(0xffffffffu, used);
-    if (lanes == 0) return;
-    const int lane = static_cast<int>(threadIdx.x & 31);
-    u64 first = 0;
-    if (lane == __ffs(lanes) - 1) first = atomicAdd(&header[2], static_cast<u64>(__popc(lanes)));
-    first = __shfl_sync(0xffffffffu, first, __ffs(lanes) - 1);
-    const i64 r = static_cast<i64>(first) + __popc(lanes & ((1u << lane) - 1u));
-    if (used && r < capacity) {
-      keys_out[r] = t[i].key;
-      static_cast<State*>(states_out)[r] = t[i].state;
-    }
-  }
-
- private:
-  /// The slot of key word w, claimed if absent while the table holds fewer than `limit` keys;
-  /// -1 otherwise (the run gives up). The probe starts at slot h, whose key word (read in L2,
-  /// ld.global.cg: another SM's claim is seen, never a stale L1 line) is cur, and visits each
-  /// slot at most once.
-  template <class S>
-  __device__ __forceinline__ static i64 find_or_claim(S* t, i64 slot_bits, i64 limit, u64* header,
-                                                      u64 w, u64 h, u64 cur) {
-    const u64 mask = (1ull << slot_bits) - 1;
-    for (u64 probe = 0; probe <= mask; ++probe) {
-      if (probe > 0) cur = __ldcg(&t[h].key);
-      if (cur == w) return static_cast<i64>(h);
-      if (cur == kEmptyKeyWord) {
-        if (*static_cast<volatile u64*>(&header[0]) >= static_cast<u64>(limit)) return -1;
-        cur = atomicCAS(&t[h].key, kEmptyKeyWord, w);
-        if (cur == kEmptyKeyWord) {
-          // Counted by a reduction no thread waits for (a returned count would cost an L2 round
-          // trip on one hot word a new key): the count only stops the run early. It may pass
-          // `limit` by the claims in flight (at most a thread's one each, far fewer than the
-          // quarter of the slots above the limit), and drain's exact count decides. (Counting a
-          // warp's claims once a tile instead let the table fill far past its limit before the
-          // blocks saw it, and the probes then walk it: a run of 2^28 rows into 2^22 groups took
-          // over 100 s on the H200, session 48.)
-          atomicAdd(&header[0], 1ull);
-          return static_cast<i64>(h);
-        }
-        if (cur == w) return static_cast<i64>(h);
-      }
-      h = (h + 1) & mask;
     }
     return -1;
   }
