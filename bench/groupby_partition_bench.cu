@@ -11,7 +11,13 @@
 //   "partition 1 pass + cluster": SortPairs on bits [B - 8, B) (one pass), then a cluster of 8
 //     blocks per bucket of 2^(B-8) keys sums the bucket's rows into the 8 blocks' shared
 //     memory (distributed shared memory atomics; B <= 24);
-//   "global atomics": one atomicAdd a row into a key-indexed table in device memory.
+//   "global atomics": one atomicAdd a row into a key-indexed table in device memory;
+//   "plan-like partition": what a plan would run for any i32 key: the key words' differing bits
+//     (one pass and a read-back), a word per row with the bucket (the differing bits above the
+//     lowest 8) in its low bits and the lane (those 8) above, SortPairs of (word, value) on the
+//     bucket bits, the buckets' first rows, a block a bucket summing into shared memory and
+//     counting its present keys, an exclusive sum of the counts, and a block a bucket writing its
+//     present groups in key order: (key, sum) arrays of the groups present, as the CUB chain's.
 // The partitioned ways write a key-indexed table of G sums (a group absent from the input
 // sums to 0), where a plan writes only the groups present: the bench measures the passes, not
 // the compaction (about 12 bytes a group more). Every way's sums are checked against the host
@@ -25,6 +31,7 @@
 #include <cstdlib>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
 #include <functional>
 #include <random>
 #include <string>
@@ -106,6 +113,96 @@ __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(1024)
     out[(bucket << shift) + static_cast<long long>(rank) * per_block + j] = sums[j];
 }
 
+// mask[0] |= key word ^ key word of row 0, over rows [0, n) (key word: the i32 key with its sign
+// bit flipped, which orders like the key); mask[1] = row 0's key word (mask zeroed before).
+__global__ void differing_bits(const int* keys, long long n, unsigned* mask) {
+  const unsigned first = static_cast<unsigned>(keys[0]) ^ 0x80000000u;
+  if (blockIdx.x == 0 && threadIdx.x == 0) mask[1] = first;
+  unsigned x = 0;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    x |= (static_cast<unsigned>(keys[i]) ^ 0x80000000u) ^ first;
+  x = __reduce_or_sync(0xffffffffu, x);
+  if ((threadIdx.x & 31) == 0 && x != 0) atomicOr(mask, x);
+}
+
+// Bits [begin, begin + lane_bits) of a key word are its lane in its bucket, the next bucket_bits
+// its bucket: the word sorted on bits [0, bucket_bits) has the bucket low, the lane above.
+struct Split {
+  int begin = 0, lane_bits = 0, bucket_bits = 0;
+  unsigned base = 0;  // the key words' bits outside [begin, begin + lane_bits + bucket_bits)
+};
+
+__global__ void encode_words(const int* keys, long long n, Split sp, unsigned* words) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const unsigned w = (static_cast<unsigned>(keys[i]) ^ 0x80000000u) >> sp.begin;
+  const unsigned bucket = (w >> sp.lane_bits) & ((1u << sp.bucket_bits) - 1u);
+  words[i] = bucket | ((w & ((1u << sp.lane_bits) - 1u)) << sp.bucket_bits);
+}
+
+// offsets[b] = the first row of bucket b in words sorted by their low bucket_bits, b in [0,
+// buckets].
+__global__ void word_bucket_offsets(const unsigned* words, long long n, int bucket_bits,
+                                    long long buckets, long long* offsets) {
+  const long long b = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (b > buckets) return;
+  const unsigned mask = (1u << bucket_bits) - 1u;
+  long long lo = 0, hi = n;
+  while (lo < hi) {
+    const long long mid = (lo + hi) >> 1;
+    if (static_cast<long long>(words[mid] & mask) < b)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  offsets[b] = lo;
+}
+
+// A block a bucket (256 lanes): the sums of its lanes into table[b * 256 + lane], whether each
+// is present into seen[], and the bucket's count of present lanes into counts[b].
+__global__ void __launch_bounds__(256)
+    bucket_lane_sums(const unsigned* words, const int* vals, const long long* offsets,
+                     int bucket_bits, u64* table, unsigned char* seen, long long* counts) {
+  __shared__ u64 sums[256];
+  __shared__ unsigned char here[256];
+  const long long b = blockIdx.x;
+  sums[threadIdx.x] = 0;
+  here[threadIdx.x] = 0;
+  __syncthreads();
+  for (long long i = offsets[b] + threadIdx.x; i < offsets[b + 1]; i += blockDim.x) {
+    const unsigned lane = words[i] >> bucket_bits;
+    atomicAdd(&sums[lane], static_cast<u64>(static_cast<long long>(vals[i])));
+    here[lane] = 1;
+  }
+  __syncthreads();
+  table[b * 256 + threadIdx.x] = sums[threadIdx.x];
+  seen[b * 256 + threadIdx.x] = here[threadIdx.x];
+  const int present = __syncthreads_count(here[threadIdx.x]);
+  if (threadIdx.x == 0) counts[b] = present;
+}
+
+// A block a bucket: its present lanes' (key, sum) at starts[b] on, in lane (so key) order.
+__global__ void __launch_bounds__(256)
+    write_present(const u64* table, const unsigned char* seen, const long long* starts, Split sp,
+                  int* out_keys, long long* out_sums) {
+  __shared__ int warp_total[8];
+  const long long b = blockIdx.x;
+  const bool mine = seen[b * 256 + threadIdx.x] != 0;
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned votes = __ballot_sync(0xffffffffu, mine);
+  if (lane == 0) warp_total[warp] = __popc(votes);
+  __syncthreads();
+  int before = __popc(votes & ((1u << lane) - 1u));
+  for (unsigned w = 0; w < warp; ++w) before += warp_total[w];
+  if (!mine) return;
+  const long long at = starts[b] + before;
+  const unsigned word =
+      sp.base | ((static_cast<unsigned>(b) << sp.lane_bits | threadIdx.x) << sp.begin);
+  out_keys[at] = static_cast<int>(word ^ 0x80000000u);
+  out_sums[at] = static_cast<long long>(table[b * 256 + threadIdx.x]);
+}
+
 __global__ void global_sums(const int* keys, const int* vals, long long n, u64* out) {
   const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (i < n) atomicAdd(&out[keys[i]], static_cast<u64>(static_cast<long long>(vals[i])));
@@ -121,6 +218,8 @@ struct Data {
   int *keys = nullptr, *vals = nullptr, *keys_out = nullptr, *vals_out = nullptr;
   u64* table = nullptr;
   std::vector<long long> want;
+  std::vector<char> seen;  // the keys present
+  long long present = 0;
   double copy_gbs = 0;
   bool wrong = false;
 };
@@ -130,6 +229,21 @@ void report(Data& d, const char* name, double ms, bool ok) {
   std::printf("  %-40s %8.3f ms %5.1f%% of copy %s\n", name, ms, 100.0 * bytes / ms / 1e6 / d.copy_gbs,
               ok ? "ok" : "WRONG");
   d.wrong = d.wrong || !ok;
+}
+
+// `count` groups (keys, sums in device memory) against the host: every present key once, in
+// ascending order, with its sum.
+bool groups_ok(const Data& d, const int* keys, const long long* sums, long long count) {
+  if (count != d.present) return false;
+  std::vector<int> gk(count);
+  std::vector<long long> gs(count);
+  RANC_BENCH_CK(cudaMemcpy(gk.data(), keys, 4 * count, cudaMemcpyDeviceToHost));
+  RANC_BENCH_CK(cudaMemcpy(gs.data(), sums, 8 * count, cudaMemcpyDeviceToHost));
+  for (long long i = 0; i < count; ++i)
+    if (gk[i] < 0 || gk[i] >= d.groups || !d.seen[gk[i]] || gs[i] != d.want[gk[i]] ||
+        (i > 0 && gk[i] <= gk[i - 1]))
+      return false;
+  return true;
 }
 
 // The key-indexed table against the host's sums.
@@ -198,6 +312,9 @@ int main(int argc, char** argv) {
     v[i] = static_cast<int>(rng() % 2000001) - 1000000;
     d.want[k[i]] += v[i];
   }
+  d.seen.assign(d.groups, 0);
+  for (long long i = 0; i < d.n; ++i) d.seen[k[i]] = 1;
+  d.present = std::count(d.seen.begin(), d.seen.end(), 1);
   RANC_BENCH_CK(cudaMalloc(&d.keys, 4 * d.n));
   RANC_BENCH_CK(cudaMalloc(&d.vals, 4 * d.n));
   RANC_BENCH_CK(cudaMalloc(&d.keys_out, 4 * d.n));
@@ -233,17 +350,7 @@ int main(int argc, char** argv) {
     RANC_BENCH_CK(cudaDeviceSynchronize());
     long long count = 0;
     RANC_BENCH_CK(cudaMemcpy(&count, runs, 8, cudaMemcpyDeviceToHost));
-    std::vector<int> gk(count);
-    std::vector<long long> gs(count);
-    RANC_BENCH_CK(cudaMemcpy(gk.data(), rk, 4 * count, cudaMemcpyDeviceToHost));
-    RANC_BENCH_CK(cudaMemcpy(gs.data(), rs, 8 * count, cudaMemcpyDeviceToHost));
-    std::vector<char> seen(d.groups, 0);
-    for (long long i = 0; i < d.n; ++i) seen[k[i]] = 1;
-    const long long present = std::count(seen.begin(), seen.end(), 1);
-    bool ok = count == present;
-    for (long long i = 0; i < count && ok; ++i)
-      ok = gk[i] >= 0 && gk[i] < d.groups && seen[gk[i]] && gs[i] == d.want[gk[i]] && (i == 0 || gk[i] > gk[i - 1]);
-    report(d, "cub sort + ReduceByKey", median_ms(run), ok);
+    report(d, "cub sort + ReduceByKey", median_ms(run), groups_ok(d, rk, rs, count));
     RANC_BENCH_CK(cudaFree(temp));
     RANC_BENCH_CK(cudaFree(rk));
     RANC_BENCH_CK(cudaFree(rs));
@@ -276,6 +383,77 @@ int main(int argc, char** argv) {
       sorter.run(d, shift, bits);
       cluster_sums<<<256 * 8, 1024, smem>>>(d.keys_out, d.vals_out, d.n, shift, d.table);
     });
+  }
+  {  // what a plan would run (see the file comment), into (key, sum) arrays of the groups present
+    unsigned* mask = nullptr;
+    unsigned *words = nullptr, *sorted = nullptr;
+    int* gk = nullptr;
+    long long *gs = nullptr, *offsets = nullptr, *counts = nullptr, *starts = nullptr;
+    unsigned char* seen = nullptr;
+    RANC_BENCH_CK(cudaMalloc(&mask, 8));
+    RANC_BENCH_CK(cudaMalloc(&words, 4 * d.n));
+    RANC_BENCH_CK(cudaMalloc(&sorted, 4 * d.n));
+    RANC_BENCH_CK(cudaMalloc(&gk, 4 * d.groups));
+    RANC_BENCH_CK(cudaMalloc(&gs, 8 * d.groups));
+    RANC_BENCH_CK(cudaMalloc(&seen, d.groups));
+    void* temp = nullptr;
+    size_t temp_bytes = 0;
+    Split sp;
+    long long buckets = 0;
+    auto run = [&] {
+      RANC_BENCH_CK(cudaMemsetAsync(mask, 0, 8));
+      differing_bits<<<132 * 8, 256>>>(d.keys, d.n, mask);
+      unsigned back[2] = {0, 0};
+      RANC_BENCH_CK(cudaMemcpy(back, mask, 8, cudaMemcpyDeviceToHost));  // the plan's read-back
+      const unsigned m = back[0], first = back[1];
+      const int end = m == 0 ? 0 : 32 - __builtin_clz(m);
+      sp.begin = m == 0 ? 0 : __builtin_ctz(m);
+      sp.lane_bits = std::min(8, end - sp.begin);
+      sp.bucket_bits = end - sp.begin - sp.lane_bits;
+      const unsigned span = (end - sp.begin >= 32 ? ~0u : ((1u << (end - sp.begin)) - 1u))
+                            << sp.begin;
+      sp.base = first & ~span;
+      const long long nb = 1ll << sp.bucket_bits;
+      if (nb != buckets) {  // (the scratch for this split, once)
+        if (offsets) RANC_BENCH_CK(cudaFree(offsets));
+        if (counts) RANC_BENCH_CK(cudaFree(counts));
+        if (starts) RANC_BENCH_CK(cudaFree(starts));
+        RANC_BENCH_CK(cudaMalloc(&offsets, 8 * (nb + 1)));
+        RANC_BENCH_CK(cudaMalloc(&counts, 8 * (nb + 1)));
+        RANC_BENCH_CK(cudaMalloc(&starts, 8 * (nb + 1)));
+        buckets = nb;
+      }
+      encode_words<<<static_cast<unsigned>((d.n + 255) / 256), 256>>>(d.keys, d.n, sp, words);
+      size_t need = 0;
+      RANC_BENCH_CK(cub::DeviceRadixSort::SortPairs(nullptr, need, words, sorted, d.vals,
+                                                    d.vals_out, d.n, 0, sp.bucket_bits));
+      size_t scan_need = 0;
+      RANC_BENCH_CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_need, counts, starts, buckets + 1));
+      if (std::max(need, scan_need) > temp_bytes) {
+        if (temp) RANC_BENCH_CK(cudaFree(temp));
+        temp_bytes = std::max(need, scan_need);
+        RANC_BENCH_CK(cudaMalloc(&temp, temp_bytes));
+      }
+      RANC_BENCH_CK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, words, sorted, d.vals,
+                                                    d.vals_out, d.n, 0, sp.bucket_bits));
+      word_bucket_offsets<<<static_cast<unsigned>((buckets + 256) / 256), 256>>>(
+          sorted, d.n, sp.bucket_bits, buckets, offsets);
+      bucket_lane_sums<<<static_cast<unsigned>(buckets), 256>>>(
+          sorted, d.vals_out, offsets, sp.bucket_bits, d.table, seen, counts);
+      RANC_BENCH_CK(cudaMemsetAsync(counts + buckets, 0, 8));
+      RANC_BENCH_CK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, counts, starts, buckets + 1));
+      write_present<<<static_cast<unsigned>(buckets), 256>>>(d.table, seen, starts, sp, gk, gs);
+    };
+    run();
+    RANC_BENCH_CK(cudaGetLastError());
+    RANC_BENCH_CK(cudaDeviceSynchronize());
+    long long count = 0;
+    RANC_BENCH_CK(cudaMemcpy(&count, starts + buckets, 8, cudaMemcpyDeviceToHost));
+    const bool ok = groups_ok(d, gk, gs, count);
+    report(d, "plan-like partition (any i32 key)", median_ms(run), ok);
+    for (void* ptr : std::initializer_list<void*>{mask, words, sorted, gk, gs, seen, temp, offsets,
+                                                  counts, starts})
+      RANC_BENCH_CK(cudaFree(ptr));
   }
   table_variant(d, "global atomics", [&] {  // one atomic a row into a table in device memory
     RANC_BENCH_CK(cudaMemsetAsync(d.table, 0, 8 * d.groups));
