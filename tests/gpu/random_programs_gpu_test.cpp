@@ -349,13 +349,12 @@ codegen::CodegenOptions batch_options(uint64_t seed) {
                                                     codegen::JoinAlgorithm::SortMerge};
   codegen::CodegenOptions o{.join = kAlgorithms[seed % 3]};
   o.fast_compile = seed % static_cast<uint64_t>(full_every()) != 0;
-  // Every other batch of each join algorithm gives the hash group-by's records a room of one,
-  // so a reduce whose blocks hold two groups or more sorts its input (its way out for many
-  // groups, which the batches' sizes would otherwise never reach).
-  if ((seed / 3) % 2 == 1) o.hash_records = 1;
-  // Every fourth batch a room of 40: a reduce of more groups than that whose blocks hold them,
-  // or whose blocks' partial groups pass 40 (inputs over one tile), sorts.
-  if ((seed / 3) % 4 == 3) o.hash_records = 40;
+  // Every other batch of each join algorithm gives the hash group-by's records a small room, so
+  // a reduce whose blocks' partial groups pass it sorts its input (its way out for many groups,
+  // which the batches' sizes would otherwise never reach): one record in half of those batches
+  // (two groups or more sort), 40 in the other half (more than 40 groups, or blocks over one
+  // tile whose partial groups pass 40, sort; fewer keep the records).
+  if ((seed / 3) % 2 == 1) o.hash_records = (seed / 3) % 4 == 3 ? 40 : 1;
   return o;
 }
 std::string join_name(const codegen::CodegenOptions& o) {
@@ -363,7 +362,9 @@ std::string join_name(const codegen::CodegenOptions& o) {
                   : o.join == codegen::JoinAlgorithm::SortMerge ? "sort-merge"
                                                                 : "auto";
   return s + (o.fast_compile ? " joins, fast compile" : " joins") +
-         (o.hash_records > 0 ? fmt::format(", hash group-by sorting past {} records", o.hash_records) : "");
+         (o.hash_records > 0 ? fmt::format(", hash group-by sorting past {} record{}", o.hash_records,
+                                            o.hash_records == 1 ? "" : "s")
+                              : "");
 }
 
 // Without a GPU: every generated program checks and plans into a valid plan, fused and unfused.
