@@ -1643,6 +1643,27 @@ TEST(GeneratePlan, JitDefinesBecomeNvrtcOptions) {
   EXPECT_TRUE(c.ok) << c.log;
 }
 
+// RANC_JIT_LINEINFO=1 asks NVRTC for line tables (ncu's source view), as an option of the plan;
+// unset or 0, none.
+TEST(GeneratePlan, JitLineInfoIsAnNvrtcOption) {
+  ProgramBuilder b;
+  b.output(b.input("r", {{"g", Type::I32}, {"v", Type::I32}}).reduce({"g"}, {sum(col("v"), "s")}), "out");
+  const Program p = b.check();
+  auto has_lineinfo = [](const rt::Plan& plan) {
+    return std::find(plan.nvrtc_options.begin(), plan.nvrtc_options.end(), "-lineinfo") !=
+           plan.nvrtc_options.end();
+  };
+  EXPECT_FALSE(has_lineinfo(codegen::generate_plan(p)));
+  setenv("RANC_JIT_LINEINFO", "0", 1);
+  EXPECT_FALSE(has_lineinfo(codegen::generate_plan(p)));
+  setenv("RANC_JIT_LINEINFO", "1", 1);
+  const rt::Plan plan = codegen::generate_plan(p);
+  unsetenv("RANC_JIT_LINEINFO");
+  ASSERT_TRUE(has_lineinfo(plan));
+  Compiled c = nvrtc_compile(plan.source, {"-lineinfo"});
+  EXPECT_TRUE(c.ok) << c.log;
+}
+
 // The hash group-by's phase-1 kernel keeps its private states in registers: a version whose
 // private tiles shared the table tiles' per-item arrays spilled (224 bytes of stack for TPC-H
 // Q1's state) and ran 3x slower at 2^24 groups on an H200 (bench/RESULTS.md, session 16).

@@ -106,6 +106,11 @@ class Context final : public LoweringContext {
     // benchmarks only; part of the options, so of the kernel cache's key.
     for (const std::string& d : passes::split_list(std::getenv("RANC_JIT_DEFINE")))
       plan_.nvrtc_options.push_back("-D" + d);
+    // RANC_JIT_LINEINFO=1: line tables in the kernels (NVRTC's -lineinfo), so that ncu's source
+    // view maps a kernel's stalls to the generated source and the templates' lines; profiling
+    // only (the code is the same), part of the kernel cache's key too.
+    if (const char* li = std::getenv("RANC_JIT_LINEINFO"); li && *li && std::string_view(li) != "0")
+      plan_.nvrtc_options.push_back("-lineinfo");
     const char* share = std::getenv("RANC_SHARE_KERNELS");
     share_kernels_ = options_.share_kernels && !(share && std::string_view(share) == "0");
   }
