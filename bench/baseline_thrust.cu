@@ -47,6 +47,12 @@ std::string device_name() {
   return p.name;
 }
 
+std::string device_or_skip() {
+  std::string d = device_name();
+  if (d.empty()) std::printf("SKIPPED: no GPU available\n");
+  return d;
+}
+
 double time_median(const std::function<void()>& f, int runs) {
   cudaEvent_t a, b;
   BENCH_CUDA(cudaEventCreate(&a));

@@ -36,6 +36,9 @@ struct Measurement {
 
 // Device name, or an empty string when no GPU is usable.
 std::string device_name();
+// device_name(), having printed "SKIPPED: no GPU available" when it is empty (a bench's main
+// then returns 0: binaries start and pass on machines without a GPU).
+std::string device_or_skip();
 // The median seconds of `runs` calls of f after one warm-up, timed by CUDA events on the
 // default stream (f enqueues its work there).
 double time_median(const std::function<void()>& f, int runs = 5);

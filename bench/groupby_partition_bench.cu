@@ -46,24 +46,41 @@ namespace {
 
 using u64 = unsigned long long;
 
-// The first index in keys[0, n) whose key >> shift is at least `bucket` (keys sorted by
-// key >> shift).
-__device__ long long lower_bucket(const int* keys, long long n, int shift, long long bucket) {
+// The bucket of a key sorted by key >> shift.
+struct ShiftBucket {
+  int shift;
+  __device__ long long operator()(int key) const {
+    return static_cast<long long>(static_cast<unsigned>(key)) >> shift;
+  }
+};
+// The bucket of an encoded word sorted by its low bits (encode_words).
+struct LowBitsBucket {
+  unsigned mask;
+  __device__ long long operator()(unsigned word) const { return word & mask; }
+};
+
+// The first index in keys[0, n) whose bucket (of(key)) is at least `bucket` (keys sorted by it).
+template <class K, class Of>
+__device__ long long lower_bucket(const K* keys, long long n, Of of, long long bucket) {
   long long lo = 0, hi = n;
   while (lo < hi) {
     const long long mid = (lo + hi) >> 1;
-    if ((static_cast<long long>(static_cast<unsigned>(keys[mid])) >> shift) < bucket) lo = mid + 1;
-    else hi = mid;
+    if (of(keys[mid]) < bucket)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
 
-// offsets[b] = the first row of bucket b (keys sorted by key >> shift), b in [0, buckets]: one
-// thread a bucket, so the binary searches' latency overlaps across the whole grid instead of
-// stalling each bucket's block before it starts.
-__global__ void bucket_offsets(const int* keys, long long n, int shift, long long buckets, long long* offsets) {
+// offsets[b] = the first row of bucket b (as lower_bucket), b in [0, buckets]: one thread a
+// bucket, so the binary searches' latency overlaps across the whole grid instead of stalling each
+// bucket's block before it starts.
+template <class K, class Of>
+__global__ void bucket_offsets(const K* keys, long long n, Of of, long long buckets,
+                               long long* offsets) {
   const long long b = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  if (b <= buckets) offsets[b] = lower_bucket(keys, n, shift, b);
+  if (b <= buckets) offsets[b] = lower_bucket(keys, n, of, b);
 }
 
 // One block a bucket of 256 keys (keys sorted by key >> 8): its rows' sums in shared memory.
@@ -76,8 +93,8 @@ __global__ void __launch_bounds__(256)
   const long long bucket = blockIdx.x;
   sums[threadIdx.x] = 0;
   if (threadIdx.x < 2)
-    range[threadIdx.x] =
-        offsets ? offsets[bucket + threadIdx.x] : lower_bucket(keys, n, 8, bucket + threadIdx.x);
+    range[threadIdx.x] = offsets ? offsets[bucket + threadIdx.x]
+                                 : lower_bucket(keys, n, ShiftBucket{8}, bucket + threadIdx.x);
   __syncthreads();
   for (long long i = range[0] + threadIdx.x; i < range[1]; i += blockDim.x)
     atomicAdd(&sums[keys[i] & 255], static_cast<u64>(static_cast<long long>(vals[i])));
@@ -98,7 +115,8 @@ __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(1024)
   const int per_block = (1 << shift) / 8;
   __shared__ long long range[2];
   for (int j = threadIdx.x; j < per_block; j += blockDim.x) sums[j] = 0;
-  if (threadIdx.x < 2) range[threadIdx.x] = lower_bucket(keys, n, shift, bucket + threadIdx.x);
+  if (threadIdx.x < 2)
+    range[threadIdx.x] = lower_bucket(keys, n, ShiftBucket{shift}, bucket + threadIdx.x);
   cluster.sync();
   const long long lo = range[0], rows = range[1] - range[0];
   const long long share = (rows + 7) / 8, a = lo + rank * share, b = min(lo + rows, a + share);
@@ -139,24 +157,6 @@ __global__ void encode_words(const int* keys, long long n, Split sp, unsigned* w
   const unsigned w = (static_cast<unsigned>(keys[i]) ^ 0x80000000u) >> sp.begin;
   const unsigned bucket = (w >> sp.lane_bits) & ((1u << sp.bucket_bits) - 1u);
   words[i] = bucket | ((w & ((1u << sp.lane_bits) - 1u)) << sp.bucket_bits);
-}
-
-// offsets[b] = the first row of bucket b in words sorted by their low bucket_bits, b in [0,
-// buckets].
-__global__ void word_bucket_offsets(const unsigned* words, long long n, int bucket_bits,
-                                    long long buckets, long long* offsets) {
-  const long long b = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  if (b > buckets) return;
-  const unsigned mask = (1u << bucket_bits) - 1u;
-  long long lo = 0, hi = n;
-  while (lo < hi) {
-    const long long mid = (lo + hi) >> 1;
-    if (static_cast<long long>(words[mid] & mask) < b)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  offsets[b] = lo;
 }
 
 // A block a bucket (256 lanes): the sums of its lanes into table[b * 256 + lane], whether each
@@ -268,20 +268,27 @@ void table_variant(Data& d, const char* name, const std::function<void()>& run) 
   report(d, name, median_ms(run), ok);
 }
 
+// Device scratch (CUB's temporary storage) that grows to the largest size asked for.
+struct Scratch {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  void grow(size_t need) {
+    if (need <= bytes) return;
+    if (ptr) RANC_BENCH_CK(cudaFree(ptr));
+    RANC_BENCH_CK(cudaMalloc(&ptr, need));
+    bytes = need;
+  }
+};
+
 // SortPairs of (keys, vals) on bits [begin, end) into (keys_out, vals_out).
 struct Sorter {
-  void* temp = nullptr;
-  size_t bytes = 0;
+  Scratch temp;
   void run(Data& d, int begin, int end) {
     size_t need = 0;
     RANC_BENCH_CK(cub::DeviceRadixSort::SortPairs(nullptr, need, d.keys, d.keys_out, d.vals,
                                                   d.vals_out, d.n, begin, end));
-    if (need > bytes) {
-      if (temp) RANC_BENCH_CK(cudaFree(temp));
-      RANC_BENCH_CK(cudaMalloc(&temp, need));
-      bytes = need;
-    }
-    RANC_BENCH_CK(cub::DeviceRadixSort::SortPairs(temp, bytes, d.keys, d.keys_out, d.vals,
+    temp.grow(need);
+    RANC_BENCH_CK(cub::DeviceRadixSort::SortPairs(temp.ptr, temp.bytes, d.keys, d.keys_out, d.vals,
                                                   d.vals_out, d.n, begin, end));
   }
 };
@@ -289,11 +296,8 @@ struct Sorter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string device = ranc::bench::device_name();
-  if (device.empty()) {
-    std::printf("SKIPPED: no GPU available\n");
-    return 0;
-  }
+  const std::string device = ranc::bench::device_or_skip();
+  if (device.empty()) return 0;
   const int log_n = argc > 1 ? std::atoi(argv[1]) : 28;
   const int bits = argc > 2 ? std::atoi(argv[2]) : 24;
   if (log_n < 10 || log_n > 30 || bits < 9 || bits > 24) {
@@ -368,7 +372,8 @@ int main(int argc, char** argv) {
     RANC_BENCH_CK(cudaMalloc(&offsets, 8 * (buckets + 1)));
     table_variant(d, "partition 2 passes + offsets + buckets", [&] {
       sorter.run(d, 8, bits);
-      bucket_offsets<<<static_cast<unsigned>((buckets + 256) / 256), 256>>>(d.keys_out, d.n, 8, buckets, offsets);
+      bucket_offsets<<<static_cast<unsigned>((buckets + 256) / 256), 256>>>(
+          d.keys_out, d.n, ShiftBucket{8}, buckets, offsets);
       bucket_sums<<<static_cast<unsigned>(buckets), 256>>>(d.keys_out, d.vals_out, d.n, offsets,
                                                            d.table);
     });
@@ -396,8 +401,7 @@ int main(int argc, char** argv) {
     RANC_BENCH_CK(cudaMalloc(&gk, 4 * d.groups));
     RANC_BENCH_CK(cudaMalloc(&gs, 8 * d.groups));
     RANC_BENCH_CK(cudaMalloc(&seen, d.groups));
-    void* temp = nullptr;
-    size_t temp_bytes = 0;
+    Scratch temp;
     Split sp;
     long long buckets = 0;
     auto run = [&] {
@@ -429,19 +433,16 @@ int main(int argc, char** argv) {
                                                     d.vals_out, d.n, 0, sp.bucket_bits));
       size_t scan_need = 0;
       RANC_BENCH_CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_need, counts, starts, buckets + 1));
-      if (std::max(need, scan_need) > temp_bytes) {
-        if (temp) RANC_BENCH_CK(cudaFree(temp));
-        temp_bytes = std::max(need, scan_need);
-        RANC_BENCH_CK(cudaMalloc(&temp, temp_bytes));
-      }
-      RANC_BENCH_CK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, words, sorted, d.vals,
+      temp.grow(std::max(need, scan_need));
+      RANC_BENCH_CK(cub::DeviceRadixSort::SortPairs(temp.ptr, temp.bytes, words, sorted, d.vals,
                                                     d.vals_out, d.n, 0, sp.bucket_bits));
-      word_bucket_offsets<<<static_cast<unsigned>((buckets + 256) / 256), 256>>>(
-          sorted, d.n, sp.bucket_bits, buckets, offsets);
+      bucket_offsets<<<static_cast<unsigned>((buckets + 256) / 256), 256>>>(
+          sorted, d.n, LowBitsBucket{(1u << sp.bucket_bits) - 1u}, buckets, offsets);
       bucket_lane_sums<<<static_cast<unsigned>(buckets), 256>>>(
           sorted, d.vals_out, offsets, sp.bucket_bits, d.table, seen, counts);
       RANC_BENCH_CK(cudaMemsetAsync(counts + buckets, 0, 8));
-      RANC_BENCH_CK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, counts, starts, buckets + 1));
+      RANC_BENCH_CK(
+          cub::DeviceScan::ExclusiveSum(temp.ptr, temp.bytes, counts, starts, buckets + 1));
       write_present<<<static_cast<unsigned>(buckets), 256>>>(d.table, seen, starts, sp, gk, gs);
     };
     run();
@@ -451,8 +452,8 @@ int main(int argc, char** argv) {
     RANC_BENCH_CK(cudaMemcpy(&count, starts + buckets, 8, cudaMemcpyDeviceToHost));
     const bool ok = groups_ok(d, gk, gs, count);
     report(d, "plan-like partition (any i32 key)", median_ms(run), ok);
-    for (void* ptr : std::initializer_list<void*>{mask, words, sorted, gk, gs, seen, temp, offsets,
-                                                  counts, starts})
+    for (void* ptr : std::initializer_list<void*>{mask, words, sorted, gk, gs, seen, temp.ptr,
+                                                  offsets, counts, starts})
       RANC_BENCH_CK(cudaFree(ptr));
   }
   table_variant(d, "global atomics", [&] {  // one atomic a row into a table in device memory

@@ -355,11 +355,8 @@ int main(int argc, char** argv) {
       log_sizes.push_back(std::atoi(argv[i]));
   }
   if (log_sizes.empty()) log_sizes = {26, 28};
-  std::string dev = bench::device_name();
-  if (dev.empty()) {
-    std::printf("SKIPPED: no GPU available\n");
-    return 0;
-  }
+  std::string dev = bench::device_or_skip();
+  if (dev.empty()) return 0;
   std::printf("device: %s\n", dev.c_str());
   rt::Executor ex;
   // "ra_bench topk 28": top-k sorts only.
@@ -437,18 +434,20 @@ int main(int argc, char** argv) {
       // sort + reduce_by_key chains of Thrust and CUB on the same arrays. 16 groups: more
       // than a block's private states (4), so a block leaves them once a key reaches its table
       // (hash_reduce.cuh; staying cost one atomic merge a row on a few hot slots).
+      // RANC_BENCH_GROUPS="14,20": only these log2 group counts (A/B runs; then no Q1 shape).
+      const char* env_groups = std::getenv("RANC_BENCH_GROUPS");
+      const std::string only_groups =
+          env_groups && *env_groups ? std::string(",") + env_groups + "," : "";
       if (!chains_only && !setops_only && !merges_only && !q1_only && !sorts_only) {
         for (int64_t groups : {int64_t{4}, int64_t{16}, int64_t{1} << 10, int64_t{1} << 14,
                                int64_t{1} << 17, int64_t{1} << 20, int64_t{1} << 22,
                                int64_t{1} << 24}) {
           if (static_cast<size_t>(groups) > n) continue;
-          // RANC_BENCH_GROUPS="14,20": only these log2 group counts (A/B runs; then no Q1 shape).
-          if (const char* only = std::getenv("RANC_BENCH_GROUPS"); only && *only) {
-            const std::string list = std::string(",") + only + ",";
-            if (list.find(fmt::format(",{},", std::llround(std::log2(static_cast<double>(groups))))) ==
-                std::string::npos)
-              continue;
-          }
+          if (!only_groups.empty() &&
+              only_groups.find(
+                  fmt::format(",{},", std::llround(std::log2(static_cast<double>(groups))))) ==
+                  std::string::npos)
+            continue;
           std::vector<int32_t> g(n);
           for (size_t i = 0; i < n; ++i) g[i] = static_cast<int32_t>(k[i] % groups);
           DeviceRel dg = upload(kv("g", "v", 0), {g, v});
@@ -481,8 +480,7 @@ int main(int argc, char** argv) {
           dg.free();
         }
       }
-      const char* only_groups = std::getenv("RANC_BENCH_GROUPS");
-      if (groupby_only && !(only_groups && *only_groups)) {  // (not in A/B runs of group counts)
+      if (groupby_only && only_groups.empty()) {  // (not in A/B runs of group counts)
         // TPC-H Q1's shape: n rows of (flag, status, quantity, price, discount, tax, shipdate),
         // flag and status strings (dictionary codes, as lineitem's), in four groups of 25 / 1 /
         // 49 / 25% (as lineitem's A-F, N-F, N-O, R-F), shipdate kept for 98% of rows, eight

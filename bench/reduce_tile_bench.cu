@@ -220,11 +220,8 @@ void variant(Data& d, const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string device = ranc::bench::device_name();
-  if (device.empty()) {
-    std::printf("SKIPPED: no GPU available\n");
-    return 0;
-  }
+  const std::string device = ranc::bench::device_or_skip();
+  if (device.empty()) return 0;
   const int log_n = argc > 1 ? std::atoi(argv[1]) : 28;
   const std::string per_arg = argc > 2 ? argv[2] : "16";
   const bool random_sizes = !per_arg.empty() && per_arg[0] == '~';
