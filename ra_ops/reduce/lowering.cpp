@@ -73,8 +73,10 @@ std::string folded_rows(Code& a, size_t k, const Aggregate& ag, const std::strin
   a.fields += fmt::format("  {} n{};\n", ctype, k);
   a.init += fmt::format("    s.n{} = 0;\n", k);
   a.acc += filtered(filter, fmt::format("      ++s.n{};\n", k));
-  if constexpr (requires { a.merge_atomic; })
+  if constexpr (requires { a.merge_atomic; }) {
     a.merge_atomic += fmt::format("    ranc::tpl::atomic_add_count(&a.n{0}, b.n{0}, {1});\n", k, a.counts_fit);
+    a.global_merge(fmt::format("atomicAdd(&a.n{0}, b.n{0})", k), "0ull");
+  }
   a.merge += fmt::format("    a.n{0} += b.n{0};\n", k);
   ++a.state_words;
   return fmt::format("s.n{}", k);
@@ -94,9 +96,12 @@ void add_row_count(Code& a, std::string_view ctype) {
   a.init = "    s.rows = 0;\n" + a.init;
   a.acc = "    ++s.rows;\n" + a.acc;
   a.merge = "    a.rows += b.rows;\n" + a.merge;
-  if constexpr (requires { a.merge_atomic; })
-    a.merge_atomic =
-        fmt::format("    ranc::tpl::atomic_add_count(&a.rows, b.rows, {});\n", a.counts_fit) + a.merge_atomic;
+  if constexpr (requires { a.merge_atomic; }) {
+    const std::string count =
+        fmt::format("    ranc::tpl::atomic_add_count(&a.rows, b.rows, {});\n", a.counts_fit);
+    a.merge_atomic = count + a.merge_atomic;
+    a.global_merge("atomicAdd(&a.rows, b.rows)", "0ull", true);
+  }
   ++a.state_words;
 }
 
@@ -116,7 +121,10 @@ void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std:
     a.fields += fmt::format("  double {};\n", f);
     a.init += fmt::format("    s.{} = 0;\n", f);
     a.acc += filtered(filter, fmt::format("      s.{} += (double)({});\n", f, v));
-    if constexpr (atomic) a.merge_atomic += fmt::format("    atomicAdd(&a.{0}, b.{0});\n", f);
+    if constexpr (atomic) {
+      a.merge_atomic += fmt::format("    atomicAdd(&a.{0}, b.{0});\n", f);
+      a.global_merge(fmt::format("atomicAdd(&a.{0}, b.{0})", f), "0.0");
+    }
     a.merge += fmt::format("    a.{0} += b.{0};\n", f);
     ++a.state_words;
     if (ag.func == AggFunc::Avg)
@@ -147,6 +155,14 @@ void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std:
           "      if (ranc::tpl::add_overflows(old, b.{1})) {2}[0] = 1;\n"
           "    }} else ranc::tpl::atomic_add_words<1>((unsigned long long*)&a.{1}, {{(unsigned long long)b.{1}}});\n",
           a.many_rows, f, flag);
+      // In device memory a 64-bit add is one atomic (in shared memory a compare-and-swap loop);
+      // its old value is needed only to check (more than 2^32 rows) and to tell the first merge.
+      a.global_merge(
+          fmt::format("atomicAdd((unsigned long long*)&a.{}, (unsigned long long)b.{})", f, f),
+          "0ull", false, a.many_rows,
+          fmt::format(
+              "long long o = (long long)old; if (ranc::tpl::add_overflows(o, b.{})) {}[0] = 1;", f,
+              flag));
     } else {
       a.merge += "    " + checked + "\n";
     }
@@ -158,8 +174,10 @@ void sum_code(LoweringContext& ctx, const Node& n, Code& a, size_t k, const std:
   a.init += fmt::format("    s.{0} = 0;\n    s.{0}h = 0;\n", f);
   a.acc += filtered(
       filter, fmt::format("      ranc::tpl::add128(s.{0}, s.{0}h, (long long)({1}));\n", f, v));
-  if constexpr (atomic)  // (the fields lo, hi are adjacent: one accumulator of two words)
+  if constexpr (atomic) {  // (the fields lo, hi are adjacent: one accumulator of two words)
     a.merge_atomic += fmt::format("    ranc::tpl::atomic_add_words<2>(&a.{0}, {{b.{0}, b.{0}h}});\n", f);
+    a.global_merge(fmt::format("ranc::tpl::atomic_add_128(&a.{0}, b.{0}, b.{0}h)", f), "0ull");
+  }
   a.merge += fmt::format("    ranc::tpl::merge128(a.{0}, a.{0}h, b.{0}, b.{0}h);\n", f);
   a.state_words += 2;
   std::string flag = overflow_flag(ctx, n, a.overflow, a.overflow_message, wp, ag);
@@ -257,6 +275,17 @@ const AggMethods& hash_agg_methods() {
       {"merge_atomic",
        {"void", {{"State&", "a"}, {"const State&", "b"}}},
        "f->merge_atomic(a, b);"}};
+  return m;
+}
+// The dense way's (hash_reduce.cuh's DenseGroupAgent::Hooks::Agg).
+const AggMethods& dense_agg_methods() {
+  static const AggMethods m = {
+      {"init", {"State", {}}, "return f->init();"},
+      {"accumulate", {"void", {{"State&", "s"}, {"long long", "r"}}}, "f->accumulate(s, r);"},
+      {"merge", {"void", {{"State&", "a"}, {"const State&", "b"}}}, "f->merge(a, b);"},
+      {"merge_global",
+       {"bool", {{"State&", "a"}, {"const State&", "b"}}},
+       "return f->merge_global(a, b);"}};
   return m;
 }
 
@@ -610,8 +639,45 @@ void sorted_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation& in
 // of min/max is a word no value beats and needs no "has a value" flag.
 // The row count `rows` is a field only where it is needed (add_row_count).
 struct HashAggCode {
+  // merge_atomic: by shared-memory atomics (phase 1's block tables); merge_global: by atomics
+  // in device memory (the dense way's table), where 64-bit adds are native.
   std::string fields, init, acc, merge, merge_atomic, write;
   int64_t state_words = 0;
+  // The dense way's merge, field by field: an atomic (C++ expression, whose value is the
+  // field's old value), the field's identity, and a check that reads the old value `old` when
+  // `when` holds (an i32 sum over more than 2^32 rows).
+  struct GlobalMerge {
+    std::string atomic, identity, when, check;
+  };
+  std::vector<GlobalMerge> global_merges;
+  void global_merge(std::string atomic, std::string identity, bool front = false,
+                    std::string when = {}, std::string check = {}) {
+    GlobalMerge m{std::move(atomic), std::move(identity), std::move(when), std::move(check)};
+    global_merges.insert(front ? global_merges.begin() : global_merges.end(), std::move(m));
+  }
+  // The body of merge_global(a, b): every field's atomic, returning whether the first field was
+  // at its identity before (so the slot may have had no row: the dense way then flags it; the
+  // merge that first finds the slot empty always sees it so, since a field changes only by
+  // merges). One field's old value is needed; the other atomics return nothing (reductions).
+  std::string merge_global() const {
+    std::string s = "    bool first = false;\n";
+    for (size_t i = 0; i < global_merges.size(); ++i) {
+      const GlobalMerge& m = global_merges[i];
+      const std::string check =
+          m.check.empty() ? "" : fmt::format("      if ({}) {{ {} }}\n", m.when, m.check);
+      if (i == 0)
+        s += fmt::format("    {{\n      const auto old = {};\n      first = old == {};\n{}    }}\n",
+                         m.atomic, m.identity, check);
+      else if (!m.check.empty())
+        s += fmt::format(
+            "    if ({}) {{\n      const auto old = {};\n      {}\n    }} else {{\n      {};\n    "
+            "}}\n",
+            m.when, m.atomic, m.check, m.atomic);
+      else
+        s += fmt::format("    {};\n", m.atomic);
+    }
+    return s + "    return first;\n";
+  }
   rt::BufferId overflow = -1;  // as AggCode's
   // C++ text, in the kernels of both phases: the input has more than 2^32 rows (a sum of i32
   // may then leave the i64 range), and fewer than 2^32 (so has any count).
@@ -674,6 +740,8 @@ HashAggCode hash_aggregate_code(LoweringContext& ctx, const Node& n, const Devic
             filter, fmt::format("      {{ const unsigned long long w = {}; if (w {} s.{}) s.{} = w; }}\n",
                                 w, min ? "<" : ">", f, f));
         a.merge_atomic += fmt::format("    {}(&a.{}, b.{});\n", min ? "atomicMin" : "atomicMax", f, f);
+        a.global_merge(fmt::format("{}(&a.{}, b.{})", min ? "atomicMin" : "atomicMax", f, f),
+                       min ? "~0ull" : "0ull");
         a.merge += fmt::format("    if (b.{0} {1} a.{0}) a.{0} = b.{0};\n", f, min ? "<" : ">");
         ++a.state_words;
         a.write += fmt::format("    {}[g] = ({}){};\n", dst, storage_ctype(ot),
@@ -799,6 +867,9 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       "  __device__ __forceinline__ void merge(State& a, const State& b) const {{\n{5}  }}\n"
       "  __device__ __forceinline__ void merge_atomic(State& a, const State& b) const {{\n{6}  }}\n",
       st, keep, pack, a.init, a.acc, a.merge, a.merge_atomic);
+  // The dense way's kernels read the input as phase 1 does and write phase 1's record buffers:
+  // the same parameters, and more (below).
+  KernelParams dp = p;
   std::string make = ctx.functor(name + "_fn", p, members);
   {
     SkeletonCall agent(ctx.templates(), "HashGroupAgent",
@@ -836,9 +907,171 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   ctx.step(rt::ReadSize{claimed, header, 1});
   ctx.step(rt::SetSize{over, rt::SizeExpr{0, {rt::SizeTerm{1, {claimed}}, rt::SizeTerm{-1, {cap}}},
                                           1, 0, 1, true}});
-  ctx.step(rt::SetSize{records, rt::SizeExpr{0, {rt::SizeTerm{1, {claimed}},
-                                                 rt::SizeTerm{-1, {claimed, over}}}}});
-  ctx.step(rt::SetSize{fallback_rows, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size, over}}}}});
+  // Between the two, the dense way (DenseGroupAgent): when the kept rows' key words span at
+  // most `cap` values (the records' room) and kDenseSlots, a table indexed by the word's
+  // distance from the smallest takes one atomic merge a row, and its groups become the
+  // records (dense_records of them), which phase 2 sorts and merges as phase 1's. H200, 2^28
+  // rows summed into 2^20 dense keys: one atomic a row into a key-indexed table took 2.8 ms,
+  // the input's sort and reduce 7.2 (bench/groupby_partition_bench.cu, session 49). Slots:
+  // span = largest - smallest + 1 (0 unless over, or when no row is kept); dense_slots = span
+  // when hash_dense_min_slots <= span <= min(cap, kDenseSlots), else 0; sorting = over unless
+  // dense_slots.
+  const rt::SlotId sorting = ctx.new_slot(), dense_records = ctx.new_slot();
+  const int64_t dense_limit = ctx.options().hash_dense_slots;
+  if (dense_limit != 0) {
+    constexpr int64_t kDenseSlots = int64_t{1} << 22;
+    const int64_t most = dense_limit > 0 ? dense_limit : kDenseSlots;
+    const int64_t fewest = std::max<int64_t>(1, ctx.options().hash_dense_min_slots);
+    const rt::SlotId scan = ctx.new_slot(), low = ctx.new_slot(), high = ctx.new_slot(),
+                     span = ctx.new_slot(), fits = ctx.new_slot(), dense_slots = ctx.new_slot(),
+                     dense_rows = ctx.new_slot(), sampled = ctx.new_slot(),
+                     sample_low = ctx.new_slot(), sample_high = ctx.new_slot(),
+                     sample_span = ctx.new_slot(), sample_fits = ctx.new_slot();
+    rt::BufferId sample_bounds = ctx.allocate(fmt::format("n{}.record_key_bounds", n.id), 8,
+                                              rt::SizeExpr::fixed(2), n.id, true);
+    rt::BufferId bounds =
+        ctx.allocate(fmt::format("n{}.key_bounds", n.id), 8, rt::SizeExpr::fixed(2), n.id, true);
+    rt::BufferId dheader =
+        ctx.allocate(fmt::format("n{}.dense_records", n.id), 8, rt::SizeExpr::fixed(1), n.id, true);
+    auto dense_agent = [&] {
+      SkeletonCall agent(ctx.templates(), "DenseGroupAgent", {ctx.tile_policy("HashGroup")},
+                         "Agent");
+      agent.bind("State", st);
+      return agent;
+    };
+    const HookArg keep_hook = HookArg::lambda("bool", {{"long long", "r"}}, " return f.keep(r); ");
+    const HookArg key_hook =
+        HookArg::lambda("unsigned long long", {{"long long", "r"}}, " return f.key(r); ");
+    const int32_t threads = ctx.policy_threads("HashGroup");
+    // span = high - (kTop - low) + 1, added in an order that cannot overflow; negative (no row
+    // kept, or not read) counts as 0.
+    auto span_of = [&](rt::SlotId s, rt::SlotId l, rt::SlotId h) {
+      ctx.step(rt::SetSize{
+          s, rt::SizeExpr{
+                 2 - INT64_MAX - 1, {rt::SizeTerm{1, {h}}, rt::SizeTerm{1, {l}}}, 1, 0, -1, true}});
+    };
+    // f = 1 when span s <= cap.
+    auto fits_of = [&](rt::SlotId f, rt::SlotId s) {
+      ctx.step(rt::SetSize{
+          f, rt::SizeExpr{1, {rt::SizeTerm{1, {cap}}, rt::SizeTerm{-1, {s}}}, 1, 0, 1, true}});
+    };
+    // First the records phase 1 wrote before it gave up: all `cap` of them (every claim below
+    // the room is written), key words of kept rows, so their span is at most the input's. Past
+    // the limit, the pass over the input is skipped (H200, 2^28 rows into 2^22 keys: it cost
+    // 0.44 ms for a table that was not built).
+    ctx.step(rt::SetSize{sampled, rt::SizeExpr{0, {rt::SizeTerm{1, {cap, over}}}}});
+    {
+      KernelParams sp;
+      const std::string sname = ctx.kernel_name(n.id, "dense_record_bounds");
+      const std::string sk = sp.buffer(rkeys, "unsigned long long"), sn = sp.slot(sampled),
+                        sb = sp.buffer(sample_bounds, "unsigned long long", false);
+      const std::string smake = ctx.functor(
+          sname + "_fn", sp,
+          fmt::format("  __device__ __forceinline__ bool keep(long long) const {{ return true; }}\n"
+                      "  __device__ __forceinline__ unsigned long long key(long long r) const {{ "
+                      "return {}[r]; }}\n",
+                      sk));
+      SkeletonCall agent = dense_agent();
+      std::string body =
+          smake + agent.declare() + agent.call("bounds", {sn, keep_hook, key_hook, sb});
+      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {sampled}}}, tile, 1, kMaxBlocks}, 1,
+                        threads, true};
+      shape.whole_waves = true;
+      ctx.kernel(n.id, sname, sp, body, shape, agent);
+    }
+    ctx.step(rt::ReadSize{sample_low, sample_bounds, 0, -1, over});
+    ctx.step(rt::ReadSize{sample_high, sample_bounds, 1, -1, over});
+    span_of(sample_span, sample_low, sample_high);
+    fits_of(sample_fits, sample_span);
+    ctx.step(rt::SetSize{scan, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size, sample_fits}}}}.gated(
+                                   sample_span, 1, most)});
+    {  // The bounds of the key words, over the rows when phase 1 gave up (else none).
+      KernelParams bp = dp;
+      const std::string bname = ctx.kernel_name(n.id, "dense_bounds");
+      const std::string bb = bp.buffer(bounds, "unsigned long long", false), bn = bp.slot(scan);
+      const std::string bmake = ctx.functor(
+          bname + "_fn", bp,
+          fmt::format(
+              "  __device__ __forceinline__ bool keep(long long r) const {{ return {}; }}\n"
+              "  __device__ __forceinline__ unsigned long long key(long long r) const {{\n{}  }}\n",
+              keep, pack));
+      SkeletonCall agent = dense_agent();
+      std::string body =
+          bmake + agent.declare() + agent.call("bounds", {bn, keep_hook, key_hook, bb});
+      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {scan}}}, tile, 1, kMaxBlocks}, 1, threads,
+                        true, nodes};
+      shape.whole_waves = true;
+      ctx.kernel(n.id, bname, bp, body, shape, agent);
+    }
+    // The table and its flags, sized once the bounds are read back.
+    rt::BufferId table =
+        ctx.declare(fmt::format("n{}.dense_table", n.id), 8,
+                    rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {dense_slots}}}}, n.id);
+    rt::BufferId flags =
+        ctx.declare(fmt::format("n{}.dense_flags", n.id), 1, rt::SizeExpr::slot(dense_slots), n.id);
+    const std::string dname = name + "_dense";  // (the functor of the three kernels below)
+    const std::string dbounds = dp.buffer(bounds, "unsigned long long"),
+                      dslots_p = dp.slot(dense_slots), drows_p = dp.slot(dense_rows),
+                      dhd = dp.buffer(dheader, "unsigned long long", false),
+                      dtable = dp.buffer(table, "void", false),
+                      dflags = dp.buffer(flags, "unsigned char", false);
+    std::string dmembers = fmt::format(
+        "  using State = {0};\n"
+        "  __device__ __forceinline__ bool keep(long long r) const {{ return {1}; }}\n"
+        "  __device__ __forceinline__ unsigned long long key(long long r) const {{\n{2}  }}\n"
+        "  __device__ __forceinline__ State init() const {{\n    State s;\n{3}    return s;\n  }}\n"
+        "  __device__ __forceinline__ void accumulate(State& s, long long r) const {{\n{4}  }}\n"
+        "  __device__ __forceinline__ void merge(State& a, const State& b) const {{\n{5}  }}\n"
+        "  __device__ __forceinline__ bool merge_global(State& a, const State& b) const {{\n{6}  "
+        "}}\n",
+        st, keep, pack, a.init, a.acc, a.merge, a.merge_global());
+    const std::string dmake = ctx.functor(dname + "_fn", dp, dmembers);
+    const std::string dhooks = agg_hooks(dname + "_fn", st, dense_agg_methods());
+    ctx.step(rt::ReadSize{low, bounds, 0, -1, scan});
+    ctx.step(rt::ReadSize{high, bounds, 1, -1, scan});
+    span_of(span, low, high);
+    fits_of(fits, span);
+    ctx.step(rt::SetSize{
+        dense_slots, rt::SizeExpr{0, {rt::SizeTerm{1, {span, fits}}}}.gated(span, fewest, most)});
+    ctx.step(rt::SetSize{dense_rows, rt::SizeExpr::slot(in.size).gated(dense_slots, 1)});
+    ctx.step(rt::Alloc{table});
+    ctx.step(rt::Alloc{flags, true});
+    {
+      SkeletonCall agent = dense_agent();
+      std::string body =
+          dmake + dhooks + agent.declare() +
+          agent.call("init", {dslots_p, agg_object(st, dense_agg_methods()), dtable});
+      ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_init"), dp, body,
+                 LaunchShape{rt::SizeExpr::slot(dense_slots), 256, 256, true}, agent);
+    }
+    {
+      SkeletonCall agent = dense_agent();
+      std::string body =
+          dmake + dhooks + agent.declare() +
+          agent.call("run", {drows_p, keep_hook, key_hook, agg_object(st, dense_agg_methods()),
+                             dbounds, dtable, dflags});
+      ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_run"), dp, body,
+                 LaunchShape{rt::SizeExpr::slot(dense_rows), tile, threads, true, nodes}, agent);
+    }
+    {
+      SkeletonCall agent = dense_agent();
+      std::string body = dmake + dhooks + agent.declare() +
+                         agent.call("drain", {dslots_p, agg_object(st, dense_agg_methods()),
+                                              dbounds, dtable, dflags, rk, rs, dhd});
+      ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_drain"), dp, body,
+                 LaunchShape{rt::SizeExpr::slot(dense_slots), 256, 256, true}, agent);
+    }
+    ctx.step(rt::ReadSize{dense_records, dheader, 0, -1, dense_slots});
+    ctx.step(rt::SetSize{sorting, rt::SizeExpr::slot(over).gated(dense_slots, 0, 0)});
+  } else {
+    ctx.step(rt::SetSize{dense_records, rt::SizeExpr::fixed(0)});
+    ctx.step(rt::SetSize{sorting, rt::SizeExpr::slot(over)});
+  }
+  ctx.step(rt::SetSize{records,
+                       rt::SizeExpr{0,
+                                    {rt::SizeTerm{1, {claimed}}, rt::SizeTerm{-1, {claimed, over}},
+                                     rt::SizeTerm{1, {dense_records}}}}});
+  ctx.step(rt::SetSize{fallback_rows, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size, sorting}}}}});
   for (rt::BufferId b : out.columns) ctx.step(rt::Alloc{b});
 
   // Phase 2: sort the records by key word, merge each key's states.
@@ -911,7 +1144,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   for (int32_t k : n.group_key_index) keys.push_back({k, false});
   sorted_reduce(ctx, n, ctx.sort(n.id, rows, keys), keys, out, groups, 1);
   out.size = ctx.new_slot();
-  ctx.step(rt::ReadSize{out.size, groups, 0, over});
+  ctx.step(rt::ReadSize{out.size, groups, 0, sorting});
   ctx.set_relation(n.id, out);
 }
 

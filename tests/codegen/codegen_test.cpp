@@ -909,8 +909,10 @@ TEST(GeneratePlan, SortedReduceStagesItsColumns) {
 // The hash group-by's integer states (lowering.cpp, hash_aggregate_code): an i32 sum is one
 // 64-bit word whose merges check for overflow only when the input passes 2^32 rows, an i64
 // sum two words; the table's atomic merges of both and of the row count are 32-bit adds
-// (common.cuh, atomic_add_words: sm_90's 64-bit shared-memory atomicAdd is a CAS loop), and
-// the overflow flag is a parameter of phase 1 (its merges) and phase 2 (its merges and writes).
+// (common.cuh, atomic_add_words: sm_90's 64-bit shared-memory atomicAdd is a CAS loop); the
+// dense way's merges into device memory are 64-bit adds (the i64 sum's two words by
+// atomic_add_128), and the overflow flag is a parameter of phase 1 (its merges), the dense way
+// (its merges) and phase 2 (its merges and writes).
 TEST(GeneratePlan, HashReduceIntegerStatesAddBy32BitAtomics) {
   const std::vector<Attribute> attrs{{"g", Type::I32}, {"v", Type::I32}, {"w", Type::I64}};
   ProgramBuilder b;
@@ -929,14 +931,33 @@ TEST(GeneratePlan, HashReduceIntegerStatesAddBy32BitAtomics) {
                      "{(unsigned long long)b.a0});"),
             std::string::npos);
   EXPECT_NE(src.find("ranc::tpl::atomic_add_words<2>(&a.a1, {b.a1, b.a1h});"), std::string::npos);
-  EXPECT_EQ(src.find("atomicAdd(&a."), std::string::npos);
-  // The checked merges, behind the input's row count, in both phases' functors.
+  // (64-bit atomicAdd only in the dense way's merge, in device memory)
+  const size_t atomic = src.find("void merge_atomic(");
+  ASSERT_NE(atomic, std::string::npos);
+  EXPECT_EQ(src.substr(atomic, src.find("\n  }\n", atomic) - atomic).find("atomicAdd(&a."),
+            std::string::npos);
+  const size_t global = src.find("bool merge_global(");
+  ASSERT_NE(global, std::string::npos);
+  const std::string dense = src.substr(global, src.find("\n  }\n", global) - global);
+  EXPECT_NE(dense.find(
+                "      const auto old = atomicAdd(&a.rows, b.rows);\n      first = old == 0ull;\n"),
+            std::string::npos)
+      << dense;
+  EXPECT_NE(
+      dense.find(
+          "} else {\n      atomicAdd((unsigned long long*)&a.a0, (unsigned long long)b.a0);\n"),
+      std::string::npos)
+      << dense;
+  EXPECT_NE(dense.find("    ranc::tpl::atomic_add_128(&a.a1, b.a1, b.a1h);\n"), std::string::npos)
+      << dense;
+  // The checked merges, behind the input's row count, in the functors of phase 1, the dense
+  // way and phase 2.
   size_t checks = 0;
   for (size_t at = 0; (at = src.find(" > 4294967296ll)) { if (ranc::tpl::add_overflows(a.a0, b.a0))", at)) !=
                       std::string::npos;
        ++at)
     ++checks;
-  EXPECT_EQ(checks, 2u);
+  EXPECT_EQ(checks, 3u);
   EXPECT_NE(src.find("if (ranc::tpl::add_overflows(old, b.a0))"), std::string::npos);
 }
 
@@ -1019,68 +1040,92 @@ int steps_of(const rt::Plan& plan) {
   return n;
 }
 
-// The hash group-by plans its way out for many groups without a branch: phase 1 runs once (no
-// regrow), a slot `over` = min(1, max(0, records - room)) sizes the records' merge by 1 - over
-// and a sort + sorted reduce of the input by over, both writing the same output columns from
-// row 0 and their group counts to elements 0 and 1 of one buffer, read back at `over`.
-// CodegenOptions::hash_records sets the room.
+// The hash group-by plans its ways out for many groups without a branch: phase 1 runs once (no
+// regrow), a slot `over` = min(1, max(0, records - room)) sizes the dense way's bounds kernel
+// (the kept rows' key words; skipped when the records phase 1 wrote already span more), whose
+// span sizes the dense way's table (0 past the room or CodegenOptions::hash_dense_slots, or
+// below hash_dense_min_slots), and `sorting` = over unless the table has slots sizes a
+// sort + sorted reduce of the input; the records' merge (of phase 1's or the dense way's
+// records) and the sorted reduce write the same output columns from row 0 and their group
+// counts to elements 0 and 1 of one buffer, read back at `sorting`. CodegenOptions::
+// hash_records sets the room; hash_dense_slots = 0 leaves the dense way out (sorting = over).
 TEST(GeneratePlan, HashReducePlansTheSortForManyGroups) {
   for (const bool filtered : {true, false})
-  for (int64_t room : {int64_t{0}, int64_t{777}}) {
-    SCOPED_TRACE(filtered ? "a select fused in front" : "no select");
-    ProgramBuilder b;
-    Rel r = b.input("r", {{"g", Type::I32}, {"v", Type::I32}, {"w", Type::F64}});
-    b.output((filtered ? r.select(col("w") > 0.0) : r).reduce({"g"}, {sum(col("v"), "s"), count("n")}), "out");
-    const Program p = b.check();
-    const rt::Plan plan = codegen::generate_plan(p, {.hash_records = room});
-    int launches = 0, over_slots = 0, room_rules = 0;
-    rt::SlotId over = -1;
-    for (const rt::Step& st : plan.steps) {
-      if (const auto* l = std::get_if<rt::Launch>(&st)) {
-        EXPECT_FALSE(l->regrow.has_value()) << l->kernel;
-        launches += l->kernel.find("hash_reduce") != std::string::npos && l->kernel.find("merge") == std::string::npos &&
-                    l->kernel.find("fixup") == std::string::npos;
-      }
-      if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.at_most == 1 && ss->value.saturate) {
-        ++over_slots;
-        over = ss->slot;
-      }
-      if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.at_least == 1 && ss->value.at_most > 1 &&
-                                                          ss->value.terms.size() == 1 && ss->value.divisor == 1) {
-        EXPECT_TRUE(room > 0 ? ss->value.at_most == room : ss->value.at_most % 512 == 0)
-            << "the records' room (default: 512 blocks' table slots): " << ss->value.at_most;
-        ++room_rules;
-      }
-      // The default room of a filtered input: a sixteenth of its rows, at least 512 blocks'
-      // table slots, at most 128 MiB of records.
-      if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.divisor == 16) {
-        EXPECT_TRUE(filtered && room == 0);
-        EXPECT_EQ(ss->value.at_least % 512, 0) << ss->value.at_least;
-        EXPECT_GE(ss->value.at_most, ss->value.at_least);
-        EXPECT_LE(ss->value.at_most, (int64_t{128} << 20) / 16) << "records of 16 bytes or more";
-        ++room_rules;
-      }
-    }
-    EXPECT_EQ(room_rules, 1);
-    EXPECT_EQ(launches, 1);
-    ASSERT_EQ(over_slots, 1);
-    int reads_at_over = 0;
-    for (const rt::Step& st : plan.steps)
-      if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index_slot == over) ++reads_at_over;
-    EXPECT_EQ(reads_at_over, 1);
-    // Both ways: the records' merge, and the input's select, sort and segmented reduce.
-    EXPECT_NE(plan.source.find("_hash_reduce_merge("), std::string::npos);
-    EXPECT_NE(plan.source.find("Agent::run(temp, "), std::string::npos);
-    EXPECT_EQ(steps_of<rt::SortPairs>(plan), 2);
-    if (filtered) {  // the sorting way materialises the select
-      EXPECT_TRUE(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos ||
-                  plan.source.find("ranc::tpl::SelectValuesAgent<") != std::string::npos);
-    }
-    expect_frees_after_last_use(plan);
+    for (int64_t room : {int64_t{0}, int64_t{777}})
+      for (int64_t dense : {int64_t{-1}, int64_t{0}}) {
+        SCOPED_TRACE(filtered ? "a select fused in front" : "no select");
+        SCOPED_TRACE(dense == 0 ? "no dense way" : "the dense way");
+        ProgramBuilder b;
+        Rel r = b.input("r", {{"g", Type::I32}, {"v", Type::I32}, {"w", Type::F64}});
+        b.output((filtered ? r.select(col("w") > 0.0) : r)
+                     .reduce({"g"}, {sum(col("v"), "s"), count("n")}),
+                 "out");
+        const Program p = b.check();
+        const rt::Plan plan =
+            codegen::generate_plan(p, {.hash_records = room, .hash_dense_slots = dense});
+        int launches = 0, over_slots = 0, room_rules = 0, dense_launches = 0;
+        rt::SlotId over = -1, sorting = -1;
+        for (const rt::Step& st : plan.steps) {
+          if (const auto* l = std::get_if<rt::Launch>(&st)) {
+            EXPECT_FALSE(l->regrow.has_value()) << l->kernel;
+            launches += l->kernel.find("hash_reduce") != std::string::npos &&
+                        l->kernel.find("merge") == std::string::npos &&
+                        l->kernel.find("fixup") == std::string::npos;
+            dense_launches += l->kernel.find("_dense_") != std::string::npos;
+          }
+          // over (the first), then the dense way's fits = min(1, max(0, room + 1 - span)) of the
+          // records' span and of the input's.
+          if (const auto* ss = std::get_if<rt::SetSize>(&st);
+              ss && ss->value.at_most == 1 && ss->value.saturate) {
+            ++over_slots;
+            if (over < 0) over = ss->slot;
+          }
+          if (const auto* ss = std::get_if<rt::SetSize>(&st);
+              ss && over >= 0 && ss->value.terms.size() == 1 &&
+              ss->value.terms[0].slots == std::vector<rt::SlotId>{over} && ss->value.at_most < 0)
+            sorting = ss->slot;
+          if (const auto* ss = std::get_if<rt::SetSize>(&st);
+              ss && ss->value.at_least == 1 && ss->value.at_most > 1 &&
+              ss->value.terms.size() == 1 && ss->value.divisor == 1) {
+            EXPECT_TRUE(room > 0 ? ss->value.at_most == room : ss->value.at_most % 512 == 0)
+                << "the records' room (default: 512 blocks' table slots): " << ss->value.at_most;
+            ++room_rules;
+          }
+          // The default room of a filtered input: a sixteenth of its rows, at least 512 blocks'
+          // table slots, at most 128 MiB of records.
+          if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.divisor == 16) {
+            EXPECT_TRUE(filtered && room == 0);
+            EXPECT_EQ(ss->value.at_least % 512, 0) << ss->value.at_least;
+            EXPECT_GE(ss->value.at_most, ss->value.at_least);
+            EXPECT_LE(ss->value.at_most, (int64_t{128} << 20) / 16)
+                << "records of 16 bytes or more";
+            ++room_rules;
+          }
+        }
+        EXPECT_EQ(room_rules, 1);
+        EXPECT_EQ(launches, 1);
+        // the records' bounds, the input's bounds, init, run, drain
+        EXPECT_EQ(dense_launches, dense == 0 ? 0 : 5);
+        ASSERT_EQ(over_slots, dense == 0 ? 1 : 3);
+        ASSERT_GE(sorting, 0);
+        int reads_at_sorting = 0;
+        for (const rt::Step& st : plan.steps)
+          if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index_slot == sorting)
+            ++reads_at_sorting;
+        EXPECT_EQ(reads_at_sorting, 1);
+        // Both ways: the records' merge, and the input's select, sort and segmented reduce.
+        EXPECT_NE(plan.source.find("_hash_reduce_merge("), std::string::npos);
+        EXPECT_NE(plan.source.find("Agent::run(temp, "), std::string::npos);
+        EXPECT_EQ(steps_of<rt::SortPairs>(plan), 2);
+        if (filtered) {  // the sorting way materialises the select
+          EXPECT_TRUE(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos ||
+                      plan.source.find("ranc::tpl::SelectValuesAgent<") != std::string::npos);
+        }
+        expect_frees_after_last_use(plan);
 #ifdef RANC_HAVE_RUNTIME
     EXPECT_NO_THROW(rt::validate_plan(plan));
 #endif
-  }
+      }
 }
 
 // A hash join: setup, histogram and scatter of each side, count and write, no sort; the
@@ -1709,6 +1754,43 @@ TEST(NvrtcCompile, HashGroupByKeepsPrivateStatesInRegisters) {
   EXPECT_EQ(checked, 3) << c.log;
 }
 
+// The hash group-by's dense way (DenseGroupAgent's four kernels) compiles for every state field:
+// counts, i32 sums (64-bit, with the check past 2^32 rows), i64 sums (128-bit), f64 and f32
+// sums, avg, min and max of every numeric type, a key of two attributes, a fused select; its
+// run kernel spills nothing (ptxas's report in NVRTC's log).
+TEST(NvrtcCompile, HashGroupByDenseWayEveryState) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"g", Type::I32},
+                         {"h", Type::Date},
+                         {"v", Type::I32},
+                         {"w", Type::I64},
+                         {"x", Type::F64},
+                         {"y", Type::F32},
+                         {"f", Type::Bool}});
+  b.output(r.reduce({"g"}, {count("n"), sum(col("v"), "sv"), sum(col("w"), "sw"),
+                            sum(col("x"), "sx"), sum(col("y"), "sy"), avg(col("v"), "av"),
+                            min(col("v"), "mnv"), max(col("w"), "mxw"), min(col("x"), "mnx"),
+                            max(col("y"), "mxy"), max(col("h"), "mxh")}),
+           "all");
+  b.output(r.reduce({"g"}, {sum(col("v"), "s")}), "i32_sum");
+  b.output(r.reduce({"g"}, {max(col("x"), "m")}), "f64_max");
+  b.output(r.select(col("x") > 0.5).reduce({"f", "g"}, {sum(col("w"), "s"), count("n")}),
+           "two_keys");
+  rt::Plan plan = codegen::generate_plan(b.check(), {.share_kernels = false});
+  int dense = 0;
+  for (const std::string& k : plan.kernels) dense += k.find("_dense_") != std::string::npos;
+  EXPECT_EQ(dense,
+            20);  // the records' bounds, the input's bounds, init, run, drain for each reduce
+  Compiled c = nvrtc_compile(plan.source, {"--ptxas-options=-v"});
+  ASSERT_TRUE(c.ok) << c.log;
+  int runs = 0;
+  for (const auto& [function, u] : ptxas_usage(c.log)) {
+    if (function.find("_dense_run") == std::string::npos) continue;
+    ++runs;
+    EXPECT_EQ(u.spill_stores, 0) << function << ": " << u.line;
+  }
+  EXPECT_EQ(runs, 4);
+}
 // The sorted reduce's stage hook for each element width it copies: a bool key (1 byte, with
 // an i32 argument), an i64 key (8 bytes) and a date key (4 bytes) with an f64 argument that
 // does not fit the 32 KB beside it, over input declared sorted (the order check reads the

@@ -1092,6 +1092,97 @@ TEST(GpuHashReduce, SkewAroundItsTilesAndRoom) {
   }
 }
 
+// The hash group-by's dense way (hash_reduce.cuh's DenseGroupAgent): when phase 1's records pass
+// their room (CodegenOptions::hash_records, small here) and the kept rows' key words span at most
+// the room and CodegenOptions::hash_dense_slots values (and at least hash_dense_min_slots), the
+// rows are merged by atomics into a table indexed by the key word, whose present slots become
+// the records. Spans of 49 to 300001
+// words with gaps (every third key present), at the bottom, middle and top of the i32 range,
+// with and without a heavy key (half the rows: the warps' merges), the room and the limit at the
+// span (the dense way), one below it (the sort), the minimum at the span and one above, and the
+// defaults; an i32 key, a date key, a key
+// of two attributes whose word spans twice the i32's (i32, bool), a computed key and a fused
+// select; count, i32/i64/f64 sums (64-bit, 128-bit and double atomics), min of f32, max of i64,
+// avg; against the reference, each output in key order.
+TEST(GpuHashReduce, DenseWayOverKeySpans) {
+  RANC_REQUIRE_GPU();
+  std::mt19937_64 rng(67);
+  Schema s{{{"k", Type::I32},
+            {"d", Type::Date},
+            {"b", Type::Bool},
+            {"v", Type::I32},
+            {"w", Type::I64},
+            {"x", Type::F64},
+            {"y", Type::F32}},
+           0};
+  struct Case {
+    int64_t n, keys, base;
+    bool heavy;
+  };
+  for (const Case c : std::vector<Case>{{20000, 17, -25, false},
+                                        {70001, 1000, int64_t{INT32_MAX} - 2999, true},
+                                        {1048577, 100001, int64_t{INT32_MIN}, false},
+                                        {1048577, 3000, 12345, true}}) {
+    std::vector<Column> cols;
+    for (const auto& a : s.attributes) cols.emplace_back(a.type);
+    for (int64_t i = 0; i < c.n; ++i) {
+      const int64_t j = c.heavy && rng() % 2 == 0
+                            ? c.keys / 2
+                            : static_cast<int64_t>(rng() % static_cast<uint64_t>(c.keys));
+      cols[0].append(Value::i32(static_cast<int32_t>(c.base + 3 * j)));
+      cols[1].append(Value::date(static_cast<int32_t>(9000 + 3 * j)));
+      cols[2].append(Value::boolean(rng() % 3 == 0));
+      const uint64_t x = rng();
+      cols[3].append(Value::i32(x % 4 == 0 ? static_cast<int32_t>(2147483647 - (x >> 8) % 3)
+                                           : static_cast<int32_t>(x >> 40) - (1 << 23)));
+      cols[4].append(Value::i64(static_cast<int64_t>(rng() >> 24) - (int64_t{1} << 39)));
+      cols[5].append(Value::f64(static_cast<double>(rng() % 4096) / 16.0));
+      cols[6].append(
+          Value::f32(static_cast<float>(static_cast<int64_t>(rng() % 2001) - 1000) / 8.0f));
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, std::move(cols)));
+    ProgramBuilder b;
+    Rel r = b.input("r", s.attributes);
+    auto aggs = [] {
+      return std::vector<Aggregate>{ranc::count("n"),           ranc::sum(col("v"), "sv"),
+                                    ranc::sum(col("w"), "sw"),  ranc::sum(col("x"), "sx"),
+                                    ranc::min(col("y"), "mny"), ranc::max(col("w"), "mxw"),
+                                    ranc::avg(col("v"), "av")};
+    };
+    b.output(r.reduce({"k"}, aggs()).sort({"k"}), "i32");
+    b.output(r.reduce({"d"}, {ranc::sum(col("v"), "sv")}).sort({"d"}), "date");
+    b.output(r.reduce({"k", "b"}, aggs()).sort({"k", "b"}), "i32_bool");
+    b.output(
+        r.project({as(col("k") / 2, "q"), "v", "w", "x", "y"}).reduce({"q"}, aggs()).sort({"q"}),
+        "computed");
+    b.output(r.select(col("v") > 0).reduce({"k"}, aggs()).sort({"k"}), "filtered");
+    Program p = b.check();
+    const Reference ref = reference(p, in);
+    const int64_t span = 3 * (c.keys - 1) + 1;  // of the i32 key's words (the pair's: twice)
+    struct Setting {
+      int64_t room, dense, fewest;
+    };
+    for (const Setting o : std::vector<Setting>{{2 * span, -1, 1},
+                                                {span, -1, 1},
+                                                {span - 1, -1, 1},
+                                                {2 * span, span, 1},
+                                                {2 * span, span - 1, 1},
+                                                {2 * span, -1, span},
+                                                {2 * span, -1, span + 1},
+                                                {2 * span, 0, 1},
+                                                {0, -1, int64_t{1} << 16}})
+      EXPECT_EQ(compare_with_reference(p, in, ref,
+                                       {.hash_records = o.room,
+                                        .hash_dense_slots = o.dense,
+                                        .hash_dense_min_slots = o.fewest}),
+                "")
+          << "n " << c.n << ", " << c.keys << " keys from " << c.base
+          << (c.heavy ? " and a heavy one" : "") << ", room " << o.room << ", dense slots "
+          << o.dense << " from " << o.fewest;
+  }
+}
+
 // The sorted reduce (reduce.cuh) over input declared sorted, around its tiles (3840 rows on
 // sm_90): every row its own group, groups of 16, groups of one tile that start and end at
 // tile boundaries, one group over every tile; groups of 2, 3, 4, 5, 7 and 9 rows and of

@@ -353,8 +353,13 @@ codegen::CodegenOptions batch_options(uint64_t seed) {
   // a reduce whose blocks' partial groups pass it sorts its input (its way out for many groups,
   // which the batches' sizes would otherwise never reach): one record in half of those batches
   // (two groups or more sort), 40 in the other half (more than 40 groups, or blocks over one
-  // tile whose partial groups pass 40, sort; fewer keep the records).
-  if ((seed / 3) % 2 == 1) o.hash_records = (seed / 3) % 4 == 3 ? 40 : 1;
+  // tile whose partial groups pass 40, sort; fewer keep the records). In those batches the dense
+  // way takes every span of keys that fits the room (hash_dense_min_slots = 1): a room of 1 takes
+  // it for one key, 40 for spans of up to 40 keys; past that they sort.
+  if ((seed / 3) % 2 == 1) {
+    o.hash_records = (seed / 3) % 4 == 3 ? 40 : 1;
+    o.hash_dense_min_slots = 1;
+  }
   return o;
 }
 std::string join_name(const codegen::CodegenOptions& o) {
@@ -362,9 +367,9 @@ std::string join_name(const codegen::CodegenOptions& o) {
                   : o.join == codegen::JoinAlgorithm::SortMerge ? "sort-merge"
                                                                 : "auto";
   return s + (o.fast_compile ? " joins, fast compile" : " joins") +
-         (o.hash_records > 0 ? fmt::format(", hash group-by sorting past {} record{}", o.hash_records,
-                                            o.hash_records == 1 ? "" : "s")
-                              : "");
+         (o.hash_records > 0 ? fmt::format(", hash group-by dense or sorting past {} record{}",
+                                           o.hash_records, o.hash_records == 1 ? "" : "s")
+                             : "");
 }
 
 // Without a GPU: every generated program checks and plans into a valid plan, fused and unfused.

@@ -224,6 +224,10 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
     lower_options.select_stage_values = std::string_view(v) != "0";
   env_setting("RANC_HASH_PRIVATE", lower_options.hash_private_states, -1, 32, "hash private states");
   env_setting("RANC_HASH_RECORDS", lower_options.hash_records, 0, INT64_MAX, "hash records");
+  env_setting("RANC_HASH_DENSE", lower_options.hash_dense_slots, -1, int64_t{1} << 31,
+              "hash dense slots");
+  env_setting("RANC_HASH_DENSE_MIN", lower_options.hash_dense_min_slots, 1, int64_t{1} << 31,
+              "hash dense minimum slots");
   env_setting("RANC_HASH_GLOBAL_ROWS", lower_options.hash_join_global_rows, 0, (int64_t{1} << 30) - 1,
               "hash join global rows");
   env_setting("RANC_HASH_BUILD_WINDOW", lower_options.hash_build_window_bits, -1, 30,

@@ -139,6 +139,17 @@ struct CodegenOptions {
   // groups), the input is sorted and reduced instead (ra_ops/reduce/lowering.cpp). Tests set
   // it small to take both ways on small inputs (RANC_HASH_RECORDS overrides). Same results.
   int64_t hash_records = 0;
+  // When phase 1's records pass their room and the kept rows' key words span at most the room
+  // and at most this many values, the hash group-by aggregates into a table in device memory
+  // indexed by the key word (hash_reduce.cuh's DenseGroupAgent: one atomic merge a row) instead
+  // of sorting the input. -1: up to 2^22 values; 0 turns the dense way off
+  // (RANC_HASH_DENSE=N). Same results; float sums in another order.
+  int64_t hash_dense_slots = -1;
+  // ... and only when they span at least this many values: fewer groups meet on fewer slots,
+  // whose atomics serialise in L2 (H200, 2^28 rows into 2^14 keys: 6.2 ms the dense way, 5.4
+  // sorted; into 2^17 keys 4.7 against 7.1; bench/RESULTS.md, session 49). Tests set 1
+  // (RANC_HASH_DENSE_MIN=N).
+  int64_t hash_dense_min_slots = int64_t{1} << 16;
   // The sorted (segmented) reduce copies each tile's rows of the columns it reads into
   // shared memory (coalesced 16-byte copies, reduce.cuh's stage hook) before folding them,
   // up to 32 KB a tile; false reads them in place (RANC_REDUCE_STAGE=0). Same results.

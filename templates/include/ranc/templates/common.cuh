@@ -496,6 +496,18 @@ __device__ __forceinline__ void atomic_add_count(unsigned long long* a, unsigned
   else
     atomic_add_words<1>(a, {b});
 }
+/// The 128-bit value at acc (low word first) += (lo, hi), by 64-bit atomics in device memory
+/// (native there): each adder takes its own carry out of the low word from the value its add
+/// met, so concurrent adds sum exactly (mod 2^128); the high word's add returns nothing.
+/// Returns the low word's old value.
+__device__ __forceinline__ unsigned long long atomic_add_128(unsigned long long* acc,
+                                                             unsigned long long lo,
+                                                             unsigned long long hi) {
+  const unsigned long long old = atomicAdd(&acc[0], lo);
+  const unsigned long long up = hi + (old + lo < old ? 1ull : 0ull);
+  if (up != 0) atomicAdd(&acc[1], up);
+  return old;
+}
 /// a += b in two's complement; returns whether the exact sum leaves the i64 range.
 __device__ __forceinline__ bool add_overflows(long long& a, long long b) {
   const long long r = static_cast<long long>(static_cast<unsigned long long>(a) +

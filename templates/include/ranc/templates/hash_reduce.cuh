@@ -432,4 +432,176 @@ struct HashGroupAgent {
   }
 };
 
+/// The dense way of the hash group-by, for when phase 1's records pass their room (many groups)
+/// and the kept rows' key words span few values: one table in device memory indexed by a key
+/// word's distance from the smallest, so a row costs one atomic merge into its group's state and
+/// no probe (a group-by into keys 0..2^20 is one L2 atomic a row, where sorting the input takes
+/// two radix passes over it). The generator sizes the table by the span the bounds kernel finds
+/// and takes this way only while the table stays small (at most phase 1's room of records, so it
+/// stays in L2); past that, it sorts the input (ra_ops/reduce/lowering.cpp).
+// Kernels, in order on one stream (P = the HashGroup policy):
+//   1. DenseGroupAgent<P>::bounds(n, keep, key, bounds)        a strided grid (the generator bounds
+//      it), P::block_threads threads; bounds (2 x u64) zeroed before. bounds[0] = kTop - the
+//      smallest key word of a kept row, bounds[1] = the largest (0 and 0 when no row is kept).
+//   2. DenseGroupAgent<P>::init(slots, agg, table)              one thread a slot: table[s] =
+//   init().
+//   3. DenseGroupAgent<P>::run(n, keep, key, agg, bounds, table, flags)   one block a tile.
+//      Every kept row's state merged into table[w - smallest] (merge_global: atomics in device
+//      memory), and flags[w - smallest] = 1 where the merge may be the slot's first; flags
+//      (slots bytes) zeroed before.
+//   4. DenseGroupAgent<P>::drain(slots, agg, bounds, table, flags, keys, states, header)   one
+//   thread
+//      a slot, whole warps: each flagged slot becomes a record (key word, state) at an index
+//      claimed from header[0] (zeroed before), in no particular order (phase 2 sorts them).
+// Buffers: table: slots * sizeof(State) bytes (void*); keys, states: at least slots records.
+template <class Policy>
+struct DenseGroupAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+  /// The largest key word (packed keys are below 2^63): bounds[0] holds it minus the smallest
+  /// word, so both bounds grow by atomicMax from zeroed memory and read back as int64 >= 0.
+  static constexpr u64 kTop = 0x7fffffffffffffffull;
+
+  /// The hooks of the entry points (contract.cuh).
+  struct Hooks {
+    __device__ bool keep(i64 row) const;  // the row takes part (a fused select)
+    __device__ u64 key(i64 row) const;    // the row's packed key word, below 2^63
+    struct Agg {
+      struct State;
+      __device__ State init() const;                          // the identity
+      __device__ void accumulate(State& s, i64 row) const;    // fold a row into a state
+      __device__ void merge(State& a, const State& b) const;  // a = a + b
+      // a = a + b by atomics on a in device memory; true when a's first field was at its
+      // identity before (a merge that finds the slot without rows always returns true)
+      __device__ bool merge_global(State& a, const State& b) const;
+    } agg;
+  };
+
+  static constexpr LaunchRule bounds_launch{Grid::strided, "n", Policy::block_threads};
+  template <class Keep, class Key>
+  __device__ __forceinline__ static void bounds(i64 n, Keep keep, Key key, u64* bounds) {
+    u64 low = 0, high = 0;  // kTop - the smallest word, the largest
+    // Four tiles' rows a step, all read before any is compared: 16 reads in flight a thread
+    // (with 4, a grid of a few waves keeps too few bytes in flight to stream the keys).
+    constexpr int kLoads = 4 * kItems;
+    constexpr i64 kStep = static_cast<i64>(kLoads) * kThreads;
+    const i64 steps = n / kStep + (n % kStep != 0);
+    for (i64 t = blockIdx.x; t < steps; t += gridDim.x) {
+      u64 w[kLoads];
+      bool live[kLoads];
+#pragma unroll
+      for (int k = 0; k < kLoads; ++k) {
+        const i64 i = t * kStep + k * kThreads + threadIdx.x;
+        live[k] = i < n && keep(i);
+        w[k] = live[k] ? key(i) : 0;
+      }
+#pragma unroll
+      for (int k = 0; k < kLoads; ++k) {
+        if (!live[k]) continue;
+        low = max(low, kTop - w[k]);
+        high = max(high, w[k]);
+      }
+    }
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+      low = max(low, __shfl_xor_sync(0xffffffffu, low, d));
+      high = max(high, __shfl_xor_sync(0xffffffffu, high, d));
+    }
+    // One atomic a warp and bound (the generator bounds the grid: a few thousand in all).
+    if ((threadIdx.x & 31) == 0 && (low | high) != 0) {
+      atomicMax(&bounds[0], low);
+      atomicMax(&bounds[1], high);
+    }
+  }
+
+  static constexpr LaunchRule init_launch{Grid::threads, "slots", 0};
+  template <class Agg>
+  __device__ __forceinline__ static void init(i64 slots, Agg agg, void* table) {
+    const i64 s = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (s < slots) static_cast<typename Agg::State*>(table)[s] = agg.init();
+  }
+
+  static constexpr LaunchRule run_launch{Grid::tiles, "n", Policy::block_threads};
+  template <class Keep, class Key, class Agg>
+  __device__ __forceinline__ static void run(i64 n, Keep keep, Key key, Agg agg, const u64* bounds,
+                                             void* table_buf, unsigned char* flags) {
+    using State = typename Agg::State;
+    State* table = static_cast<State*>(table_buf);
+    const u64 smallest = kTop - bounds[0];
+    const i64 base = static_cast<i64>(blockIdx.x) * kTile;
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    // Row k (slot d, state s): merged with the warp's rows of its slot first (as phase 1's
+    // table tiles: a heavy key costs one atomic a warp, not one a row), then by its leader
+    // into the table. Distinct keys pay a match and a reduction, no shuffle.
+    auto add = [&](unsigned d, State s, bool live) {
+      const unsigned peers = __match_any_sync(0xffffffffu, d);
+      const int leader = __ffs(peers) - 1;
+      const int trips =
+          static_cast<int>(__reduce_max_sync(0xffffffffu, live ? __popc(peers) : 1u)) - 1;
+      const State own = s;
+      unsigned pending = peers & ~(1u << leader);
+      for (int j = 0; j < trips; ++j) {
+        const int src = pending ? __ffs(pending) - 1 : lane;
+        pending &= pending - 1;
+        const State other = shfl_words(own, src);
+        if (live && lane == leader && src != lane) agg.merge(s, other);
+      }
+      // The slot's flag is stored only by merges that may be its first: a store a row would
+      // double the L2 traffic of the atomics (H200, 2^28 rows into 2^20 keys: 7.3 ms in all,
+      // against 2.8 for the atomics alone), and a flag stored by every row of a few keys
+      // serialises on their sectors.
+      if (live && lane == leader && agg.merge_global(table[d], s)) flags[d] = 1;
+    };
+    auto load = [&](int k, unsigned& d, State& s) {
+      const i64 i = base + k * kThreads + threadIdx.x;
+      const bool live = i < n && keep(i);
+      d = live ? static_cast<unsigned>(key(i) - smallest) : ~0u;
+      s = agg.init();
+      if (live) agg.accumulate(s, i);
+      return live;
+    };
+    if constexpr (sizeof(State) <= 16) {
+      // Every row of the tile loaded before the first merge (small states; as phase 1).
+      unsigned d[kItems];
+      State s[kItems];
+      bool live[kItems];
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) live[k] = load(k, d[k], s[k]);
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) add(d[k], s[k], live[k]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kItems; ++k) {
+        unsigned d;
+        State s;
+        const bool live = load(k, d, s);
+        add(d, s, live);
+      }
+    }
+  }
+
+  static constexpr LaunchRule drain_launch{Grid::threads, "slots", 0};
+  template <class Agg>
+  __device__ __forceinline__ static void drain(i64 slots, Agg agg, const u64* bounds,
+                                               const void* table_buf, const unsigned char* flags,
+                                               u64* keys_out, void* states_out, u64* header) {
+    using State = typename Agg::State;
+    (void)agg;  // (its State only)
+    const i64 s = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const bool present = s < slots && flags[s] != 0;
+    const unsigned lanes = __ballot_sync(0xffffffffu, present);
+    if (lanes == 0) return;  // (the whole warp)
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    u64 first = 0;
+    if (lane == 0) first = atomicAdd(&header[0], static_cast<u64>(__popc(lanes)));
+    first = __shfl_sync(0xffffffffu, first, 0);
+    if (present) {
+      const u64 r = first + __popc(lanes & ((1u << lane) - 1u));
+      keys_out[r] = kTop - bounds[0] + static_cast<u64>(s);
+      static_cast<State*>(states_out)[r] = static_cast<const State*>(table_buf)[s];
+    }
+  }
+};
+
 }  // namespace ranc::tpl
