@@ -545,8 +545,10 @@ std::string print_group_by_choices(const PhysicalPlan& plan) {
     const PhysicalNode& p = plan.nodes.at(static_cast<size_t>(n.id));
     if (p.hash_reduce) {
       out += fmt::format(
-          "n{} reduce: hash aggregation ({}); sorts its input instead when the blocks' partial "
-          "groups pass their room (RANC_HASH_RECORDS; default 512 blocks' table slots)\n",
+          "n{} reduce: hash aggregation ({}); when the blocks' partial groups pass their room "
+          "(RANC_HASH_RECORDS; default 512 blocks' table slots), a table in device memory "
+          "indexed by the key if the keys span 2^16 values to the room (RANC_HASH_DENSE), else "
+          "sorts its input\n",
           n.id, p.group_reason);
       continue;
     }
