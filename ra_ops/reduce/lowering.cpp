@@ -920,19 +920,18 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   const int64_t dense_limit = ctx.options().hash_dense_slots;
   if (dense_limit != 0) {
     constexpr int64_t kDenseSlots = int64_t{1} << 22;
-    const int64_t most = dense_limit > 0 ? dense_limit : kDenseSlots;
+    // (a slot's index is 32-bit in the kernels)
+    const int64_t most = dense_limit > 0 ? std::min(dense_limit, int64_t{1} << 31) : kDenseSlots;
     const int64_t fewest = std::max<int64_t>(1, ctx.options().hash_dense_min_slots);
     const rt::SlotId scan = ctx.new_slot(), low = ctx.new_slot(), high = ctx.new_slot(),
                      span = ctx.new_slot(), fits = ctx.new_slot(), dense_slots = ctx.new_slot(),
                      dense_rows = ctx.new_slot(), sampled = ctx.new_slot(),
                      sample_low = ctx.new_slot(), sample_high = ctx.new_slot(),
                      sample_span = ctx.new_slot(), sample_fits = ctx.new_slot();
-    rt::BufferId sample_bounds = ctx.allocate(fmt::format("n{}.record_key_bounds", n.id), 8,
-                                              rt::SizeExpr::fixed(2), n.id, true);
-    rt::BufferId bounds =
-        ctx.allocate(fmt::format("n{}.key_bounds", n.id), 8, rt::SizeExpr::fixed(2), n.id, true);
-    rt::BufferId dheader =
-        ctx.allocate(fmt::format("n{}.dense_records", n.id), 8, rt::SizeExpr::fixed(1), n.id, true);
+    // One zeroed buffer (one allocation and one memset on every run, also with few groups):
+    // [0, 2) the records' key bounds, [2, 4) the input's, [4] the dense way's records.
+    const rt::BufferId words =
+        ctx.allocate(fmt::format("n{}.dense_words", n.id), 8, rt::SizeExpr::fixed(5), n.id, true);
     auto dense_agent = [&] {
       SkeletonCall agent(ctx.templates(), "DenseGroupAgent", {ctx.tile_policy("HashGroup")},
                          "Agent");
@@ -964,7 +963,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       KernelParams sp;
       const std::string sname = ctx.kernel_name(n.id, "dense_record_bounds");
       const std::string sk = sp.buffer(rkeys, "unsigned long long"), sn = sp.slot(sampled),
-                        sb = sp.buffer(sample_bounds, "unsigned long long", false);
+                        sb = sp.buffer(words, "unsigned long long", false);
       const std::string smake = ctx.functor(
           sname + "_fn", sp,
           fmt::format("  __device__ __forceinline__ bool keep(long long) const {{ return true; }}\n"
@@ -974,13 +973,14 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       SkeletonCall agent = dense_agent();
       std::string body =
           smake + agent.declare() + agent.call("bounds", {sn, keep_hook, key_hook, sb});
-      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {sampled}}}, tile, 1, kMaxBlocks}, 1,
+      // (no launch when phase 1 kept its records: at_least 0)
+      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {sampled}}}, tile, 0, kMaxBlocks}, 1,
                         threads, true};
       shape.whole_waves = true;
       ctx.kernel(n.id, sname, sp, body, shape, agent);
     }
-    ctx.step(rt::ReadSize{sample_low, sample_bounds, 0, -1, over});
-    ctx.step(rt::ReadSize{sample_high, sample_bounds, 1, -1, over});
+    ctx.step(rt::ReadSize{sample_low, words, 0, -1, over});
+    ctx.step(rt::ReadSize{sample_high, words, 1, -1, over});
     span_of(sample_span, sample_low, sample_high);
     fits_of(sample_fits, sample_span);
     ctx.step(rt::SetSize{scan, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size, sample_fits}}}}.gated(
@@ -988,7 +988,8 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     {  // The bounds of the key words, over the rows when phase 1 gave up (else none).
       KernelParams bp = dp;
       const std::string bname = ctx.kernel_name(n.id, "dense_bounds");
-      const std::string bb = bp.buffer(bounds, "unsigned long long", false), bn = bp.slot(scan);
+      const std::string bb = bp.buffer(words, "unsigned long long", false) + " + 2",
+                        bn = bp.slot(scan);
       const std::string bmake = ctx.functor(
           bname + "_fn", bp,
           fmt::format(
@@ -998,7 +999,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       SkeletonCall agent = dense_agent();
       std::string body =
           bmake + agent.declare() + agent.call("bounds", {bn, keep_hook, key_hook, bb});
-      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {scan}}}, tile, 1, kMaxBlocks}, 1, threads,
+      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {scan}}}, tile, 0, kMaxBlocks}, 1, threads,
                         true, nodes};
       shape.whole_waves = true;
       ctx.kernel(n.id, bname, bp, body, shape, agent);
@@ -1010,9 +1011,9 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     rt::BufferId flags =
         ctx.declare(fmt::format("n{}.dense_flags", n.id), 1, rt::SizeExpr::slot(dense_slots), n.id);
     const std::string dname = name + "_dense";  // (the functor of the three kernels below)
-    const std::string dbounds = dp.buffer(bounds, "unsigned long long"),
+    const std::string dword = dp.buffer(words, "unsigned long long", false),
+                      dbounds = dword + " + 2", dhd = dword + " + 4",
                       dslots_p = dp.slot(dense_slots), drows_p = dp.slot(dense_rows),
-                      dhd = dp.buffer(dheader, "unsigned long long", false),
                       dtable = dp.buffer(table, "void", false),
                       dflags = dp.buffer(flags, "unsigned char", false);
     std::string dmembers = fmt::format(
@@ -1027,8 +1028,8 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
         st, keep, pack, a.init, a.acc, a.merge, a.merge_global());
     const std::string dmake = ctx.functor(dname + "_fn", dp, dmembers);
     const std::string dhooks = agg_hooks(dname + "_fn", st, dense_agg_methods());
-    ctx.step(rt::ReadSize{low, bounds, 0, -1, scan});
-    ctx.step(rt::ReadSize{high, bounds, 1, -1, scan});
+    ctx.step(rt::ReadSize{low, words, 2, -1, scan});
+    ctx.step(rt::ReadSize{high, words, 3, -1, scan});
     span_of(span, low, high);
     fits_of(fits, span);
     ctx.step(rt::SetSize{
@@ -1061,7 +1062,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_drain"), dp, body,
                  LaunchShape{rt::SizeExpr::slot(dense_slots), 256, 256, true}, agent);
     }
-    ctx.step(rt::ReadSize{dense_records, dheader, 0, -1, dense_slots});
+    ctx.step(rt::ReadSize{dense_records, words, 4, -1, dense_slots});
     ctx.step(rt::SetSize{sorting, rt::SizeExpr::slot(over).gated(dense_slots, 0, 0)});
   } else {
     ctx.step(rt::SetSize{dense_records, rt::SizeExpr::fixed(0)});
