@@ -11,7 +11,9 @@
 //   "partition 1 pass + cluster": SortPairs on bits [B - 8, B) (one pass), then a cluster of 8
 //     blocks per bucket of 2^(B-8) keys sums the bucket's rows into the 8 blocks' shared
 //     memory (distributed shared memory atomics; B <= 24);
-//   "global atomics": one atomicAdd a row into a key-indexed table in device memory;
+//   "global atomics": one atomicAdd a row into a key-indexed table in device memory; then the
+//     same with the slots with rows marked four ways (global_sums_marked: ranc's dense way's
+//     presence flags);
 //   "plan-like partition": what a plan would run for any i32 key: the key words' differing bits
 //     (one pass and a read-back), a word per row with the bucket (the differing bits above the
 //     lowest 8) in its low bits and the lane (those 8) above, SortPairs of (word, value) on the
@@ -206,6 +208,31 @@ __global__ void __launch_bounds__(256)
 __global__ void global_sums(const int* keys, const int* vals, long long n, u64* out) {
   const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (i < n) atomicAdd(&out[keys[i]], static_cast<u64>(static_cast<long long>(vals[i])));
+}
+
+// How the dense way of ranc's hash group-by (hash_reduce.cuh's DenseGroupAgent) can mark the
+// slots with rows, beside one atomic a row: Mark::store, a flag store a row; Mark::first, a flag
+// stored when the add's returned old value is 0 (the plan's way since session 49: the first
+// merge always sees it); Mark::load, a flag stored when a plain read of it finds 0; Mark::count,
+// no flag but a count beside the sum in a 16-byte slot (the count is the presence), out[2k] the
+// sum and out[2k + 1] the count.
+enum class Mark { store, first, load, count };
+template <Mark M>
+__global__ void global_sums_marked(const int* keys, const int* vals, long long n, u64* out,
+                                   unsigned char* flags) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  const int k = keys[i];
+  const u64 v = static_cast<u64>(static_cast<long long>(vals[i]));
+  if constexpr (M == Mark::count) {
+    atomicAdd(&out[2 * k], v);
+    atomicAdd(&out[2 * k + 1], 1ull);
+  } else if constexpr (M == Mark::first) {
+    if (atomicAdd(&out[k], v) == 0) flags[k] = 1;
+  } else {
+    atomicAdd(&out[k], v);
+    if (M == Mark::store || *static_cast<volatile unsigned char*>(&flags[k]) == 0) flags[k] = 1;
+  }
 }
 
 struct Widen {
@@ -460,6 +487,54 @@ int main(int argc, char** argv) {
     RANC_BENCH_CK(cudaMemsetAsync(d.table, 0, 8 * d.groups));
     global_sums<<<static_cast<unsigned>((d.n + 255) / 256), 256>>>(d.keys, d.vals, d.n, d.table);
   });
+  {  // the same with the slots with rows marked (the dense way's presence), each checked
+    unsigned char* flags = nullptr;
+    u64* pairs = nullptr;
+    RANC_BENCH_CK(cudaMalloc(&flags, d.groups));
+    RANC_BENCH_CK(cudaMalloc(&pairs, 16 * d.groups));
+    const unsigned grid = static_cast<unsigned>((d.n + 255) / 256);
+    // The flags set must be the keys present.
+    auto flags_ok = [&] {
+      std::vector<unsigned char> f(d.groups);
+      RANC_BENCH_CK(cudaMemcpy(f.data(), flags, d.groups, cudaMemcpyDeviceToHost));
+      for (long long g = 0; g < d.groups; ++g)
+        if ((f[g] != 0) != (d.seen[g] != 0)) return false;
+      return true;
+    };
+    auto marked = [&](const char* name, auto kernel) {
+      auto run = [&] {
+        RANC_BENCH_CK(cudaMemsetAsync(d.table, 0, 8 * d.groups));
+        RANC_BENCH_CK(cudaMemsetAsync(flags, 0, d.groups));
+        kernel<<<grid, 256>>>(d.keys, d.vals, d.n, d.table, flags);
+      };
+      RANC_BENCH_CK(cudaMemset(d.table, 0xff, 8 * d.groups));
+      run();
+      RANC_BENCH_CK(cudaGetLastError());
+      RANC_BENCH_CK(cudaDeviceSynchronize());
+      const bool ok = table_ok(d) && flags_ok();
+      report(d, name, median_ms(run), ok);
+    };
+    marked("global atomics + a flag store a row", global_sums_marked<Mark::store>);
+    marked("global atomics + flags at first adds", global_sums_marked<Mark::first>);
+    marked("global atomics + flags read first", global_sums_marked<Mark::load>);
+    {  // a count beside each sum (16-byte slots): the counts are the presence
+      auto run = [&] {
+        RANC_BENCH_CK(cudaMemsetAsync(pairs, 0, 16 * d.groups));
+        global_sums_marked<Mark::count><<<grid, 256>>>(d.keys, d.vals, d.n, pairs, nullptr);
+      };
+      run();
+      RANC_BENCH_CK(cudaGetLastError());
+      RANC_BENCH_CK(cudaDeviceSynchronize());
+      std::vector<u64> got(2 * d.groups);
+      RANC_BENCH_CK(cudaMemcpy(got.data(), pairs, 16 * d.groups, cudaMemcpyDeviceToHost));
+      bool ok = true;
+      for (long long g = 0; g < d.groups; ++g)
+        ok = ok && static_cast<long long>(got[2 * g]) == d.want[g] && (got[2 * g + 1] != 0) == (d.seen[g] != 0);
+      report(d, "global atomics + a count a row (16-byte slots)", median_ms(run), ok);
+    }
+    RANC_BENCH_CK(cudaFree(flags));
+    RANC_BENCH_CK(cudaFree(pairs));
+  }
   {  // the partition passes alone, for the split of the time
     const double two = median_ms([&] { sorter.run(d, 8, bits); });
     const double one = median_ms([&] { sorter.run(d, bits - 8, bits); });
