@@ -267,25 +267,21 @@ const AggMethods& merge_agg_methods() {
                                 "f->merge(a, b);"}};
   return m;
 }
-const AggMethods& hash_agg_methods() {
-  static const AggMethods m = {
-      {"init", {"State", {}}, "return f->init();"},
-      {"accumulate", {"void", {{"State&", "s"}, {"long long", "r"}}}, "f->accumulate(s, r);"},
-      {"merge", {"void", {{"State&", "a"}, {"const State&", "b"}}}, "f->merge(a, b);"},
-      {"merge_atomic",
-       {"void", {{"State&", "a"}, {"const State&", "b"}}},
-       "f->merge_atomic(a, b);"}};
+// agg_methods() and one merge more, of the same signature as merge but returning `ret`.
+AggMethods agg_methods_and(const char* name, const char* ret, const char* call) {
+  AggMethods m = agg_methods();
+  m.push_back({name, {ret, {{"State&", "a"}, {"const State&", "b"}}}, call});
   return m;
 }
-// The dense way's (hash_reduce.cuh's DenseGroupAgent::Hooks::Agg).
+// Phase 1's (HashGroupAgent::Hooks::Agg): merges into its shared-memory table by atomics.
+const AggMethods& hash_agg_methods() {
+  static const AggMethods m = agg_methods_and("merge_atomic", "void", "f->merge_atomic(a, b);");
+  return m;
+}
+// The dense way's (DenseGroupAgent::Hooks::Agg): merges into device memory by atomics.
 const AggMethods& dense_agg_methods() {
-  static const AggMethods m = {
-      {"init", {"State", {}}, "return f->init();"},
-      {"accumulate", {"void", {{"State&", "s"}, {"long long", "r"}}}, "f->accumulate(s, r);"},
-      {"merge", {"void", {{"State&", "a"}, {"const State&", "b"}}}, "f->merge(a, b);"},
-      {"merge_global",
-       {"bool", {{"State&", "a"}, {"const State&", "b"}}},
-       "return f->merge_global(a, b);"}};
+  static const AggMethods m =
+      agg_methods_and("merge_global", "bool", "return f->merge_global(a, b);");
   return m;
 }
 
@@ -399,7 +395,9 @@ void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string
              LaunchShape{rt::SizeExpr::slot(tiles), 256, 256, false}, fixup_agent);
 }
 
-std::string state_members(const std::string& st, const AggCode& a) {
+// The functor members of aggregate state `st` (AggCode or HashAggCode `a`).
+template <class Code>
+std::string state_members(const std::string& st, const Code& a) {
   return fmt::format(
       "  using State = {0};\n"
       "  __device__ __forceinline__ State init() const {{\n    State s;\n{1}    return s;\n  }}\n"
@@ -858,15 +856,17 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   std::string ns = p.slot(in.size), rk = p.buffer(rkeys, "unsigned long long", false),
               rs = p.buffer(rstates, "void", false), cs = p.slot(cap),
               hd = p.buffer(header, "unsigned long long", false);
-  std::string members = fmt::format(
-      "  using State = {0};\n"
-      "  __device__ __forceinline__ bool keep(long long r) const {{ return {1}; }}\n"
-      "  __device__ __forceinline__ unsigned long long key(long long r) const {{\n{2}  }}\n"
-      "  __device__ __forceinline__ State init() const {{\n    State s;\n{3}    return s;\n  }}\n"
-      "  __device__ __forceinline__ void accumulate(State& s, long long r) const {{\n{4}  }}\n"
-      "  __device__ __forceinline__ void merge(State& a, const State& b) const {{\n{5}  }}\n"
-      "  __device__ __forceinline__ void merge_atomic(State& a, const State& b) const {{\n{6}  }}\n",
-      st, keep, pack, a.init, a.acc, a.merge, a.merge_atomic);
+  // The functors' members: the state's, the rows' (keep, key: also the dense way's bounds
+  // kernel's) and an atomic merge (phase 1's or the dense way's).
+  const std::string row_members = fmt::format(
+      "  __device__ __forceinline__ bool keep(long long r) const {{ return {}; }}\n"
+      "  __device__ __forceinline__ unsigned long long key(long long r) const {{\n{}  }}\n",
+      keep, pack);
+  const std::string members = state_members(st, a) + row_members +
+                              fmt::format(
+                                  "  __device__ __forceinline__ void merge_atomic(State& a, const "
+                                  "State& b) const {{\n{}  }}\n",
+                                  a.merge_atomic);
   // The dense way's kernels read the input as phase 1 does and write phase 1's record buffers:
   // the same parameters, and more (below).
   KernelParams dp = p;
@@ -990,12 +990,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       const std::string bname = ctx.kernel_name(n.id, "dense_bounds");
       const std::string bb = bp.buffer(words, "unsigned long long", false) + " + 2",
                         bn = bp.slot(scan);
-      const std::string bmake = ctx.functor(
-          bname + "_fn", bp,
-          fmt::format(
-              "  __device__ __forceinline__ bool keep(long long r) const {{ return {}; }}\n"
-              "  __device__ __forceinline__ unsigned long long key(long long r) const {{\n{}  }}\n",
-              keep, pack));
+      const std::string bmake = ctx.functor(bname + "_fn", bp, row_members);
       SkeletonCall agent = dense_agent();
       std::string body =
           bmake + agent.declare() + agent.call("bounds", {bn, keep_hook, key_hook, bb});
@@ -1016,16 +1011,11 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                       dslots_p = dp.slot(dense_slots), drows_p = dp.slot(dense_rows),
                       dtable = dp.buffer(table, "void", false),
                       dflags = dp.buffer(flags, "unsigned char", false);
-    std::string dmembers = fmt::format(
-        "  using State = {0};\n"
-        "  __device__ __forceinline__ bool keep(long long r) const {{ return {1}; }}\n"
-        "  __device__ __forceinline__ unsigned long long key(long long r) const {{\n{2}  }}\n"
-        "  __device__ __forceinline__ State init() const {{\n    State s;\n{3}    return s;\n  }}\n"
-        "  __device__ __forceinline__ void accumulate(State& s, long long r) const {{\n{4}  }}\n"
-        "  __device__ __forceinline__ void merge(State& a, const State& b) const {{\n{5}  }}\n"
-        "  __device__ __forceinline__ bool merge_global(State& a, const State& b) const {{\n{6}  "
-        "}}\n",
-        st, keep, pack, a.init, a.acc, a.merge, a.merge_global());
+    const std::string dmembers = state_members(st, a) + row_members +
+                                 fmt::format(
+                                     "  __device__ __forceinline__ bool merge_global(State& a, "
+                                     "const State& b) const {{\n{}  }}\n",
+                                     a.merge_global());
     const std::string dmake = ctx.functor(dname + "_fn", dp, dmembers);
     const std::string dhooks = agg_hooks(dname + "_fn", st, dense_agg_methods());
     ctx.step(rt::ReadSize{low, words, 2, -1, scan});
