@@ -434,20 +434,29 @@ int main(int argc, char** argv) {
       // sort + reduce_by_key chains of Thrust and CUB on the same arrays. 16 groups: more
       // than a block's private states (4), so a block leaves them once a key reaches its table
       // (hash_reduce.cuh; staying cost one atomic merge a row on a few hot slots).
-      // RANC_BENCH_GROUPS="14,20": only these log2 group counts (A/B runs; then no Q1 shape).
+      // RANC_BENCH_GROUPS="14,20": these log2 group counts instead (2 to 30; A/B runs; then
+      // no Q1 shape).
       const char* env_groups = std::getenv("RANC_BENCH_GROUPS");
-      const std::string only_groups =
-          env_groups && *env_groups ? std::string(",") + env_groups + "," : "";
+      const std::string only_groups = env_groups && *env_groups ? env_groups : "";
+      std::vector<int64_t> group_counts{int64_t{4},       int64_t{16},      int64_t{1} << 10,
+                                        int64_t{1} << 14, int64_t{1} << 17, int64_t{1} << 20,
+                                        int64_t{1} << 22, int64_t{1} << 24};
+      if (!only_groups.empty()) {
+        group_counts.clear();
+        for (size_t at = 0; at < only_groups.size();) {
+          const size_t comma = std::min(only_groups.find(',', at), only_groups.size());
+          const int bits = std::atoi(only_groups.substr(at, comma - at).c_str());
+          if (bits >= 2 && bits <= 30)
+            group_counts.push_back(int64_t{1} << bits);
+          else
+            std::fprintf(stderr, "RANC_BENCH_GROUPS: skipped %s (not a log2 count in [2, 30])\n",
+                         only_groups.substr(at, comma - at).c_str());
+          at = comma + 1;
+        }
+      }
       if (!chains_only && !setops_only && !merges_only && !q1_only && !sorts_only) {
-        for (int64_t groups : {int64_t{4}, int64_t{16}, int64_t{1} << 10, int64_t{1} << 14,
-                               int64_t{1} << 17, int64_t{1} << 20, int64_t{1} << 22,
-                               int64_t{1} << 24}) {
+        for (int64_t groups : group_counts) {
           if (static_cast<size_t>(groups) > n) continue;
-          if (!only_groups.empty() &&
-              only_groups.find(
-                  fmt::format(",{},", std::llround(std::log2(static_cast<double>(groups))))) ==
-                  std::string::npos)
-            continue;
           std::vector<int32_t> g(n);
           for (size_t i = 0; i < n; ++i) g[i] = static_cast<int32_t>(k[i] % groups);
           DeviceRel dg = upload(kv("g", "v", 0), {g, v});

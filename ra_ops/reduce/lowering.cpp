@@ -278,10 +278,16 @@ const AggMethods& hash_agg_methods() {
   static const AggMethods m = agg_methods_and("merge_atomic", "void", "f->merge_atomic(a, b);");
   return m;
 }
-// The dense way's (DenseGroupAgent::Hooks::Agg): merges into device memory by atomics.
+// The dense way's (DenseGroupAgent::Hooks::Agg): phase 1's, and merges into device memory by
+// atomics.
 const AggMethods& dense_agg_methods() {
-  static const AggMethods m =
-      agg_methods_and("merge_global", "bool", "return f->merge_global(a, b);");
+  static const AggMethods m = [] {
+    AggMethods d = hash_agg_methods();
+    d.push_back({"merge_global",
+                 {"bool", {{"State&", "a"}, {"const State&", "b"}}},
+                 "return f->merge_global(a, b);"});
+    return d;
+  }();
   return m;
 }
 
@@ -923,18 +929,37 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     // (a slot's index is 32-bit in the kernels)
     const int64_t most = dense_limit > 0 ? std::min(dense_limit, int64_t{1} << 31) : kDenseSlots;
     const int64_t fewest = std::max<int64_t>(1, ctx.options().hash_dense_min_slots);
+    // Spans of at most shared_span_most take the shared-memory tables of shared_slots each
+    // (shared_run, in ranges of keys of that many), the others from `fewest` on the device
+    // table alone (run). 0: none.
+    // (by default: sm_90 lets a block have 227 KB, sm_80 163 KB, sm_86/89 99 KB)
+    const int arch = ctx.options().arch;
+    const int64_t shared_bytes = std::min<int64_t>(ctx.options().hash_dense_shared_bytes >= 0
+                                                       ? ctx.options().hash_dense_shared_bytes
+                                                   : arch >= 900                ? 192 * 1024
+                                                   : arch == 800 || arch == 870 ? 128 * 1024
+                                                                                : 64 * 1024,
+                                                   227 * 1024);
+    const int64_t shared_slots = std::min(most, shared_bytes / (8 * a.state_words + 1) / 256 * 256);
+    // (the struct's size: padded to its states' alignment)
+    const int64_t shared_smem = (shared_slots * (8 * a.state_words + 1) + 15) / 16 * 16;
+    // Spans of up to `parts` tables' slots: as many ranges of keys (each read by its own blocks).
+    const int64_t shared_span_most =
+        std::min(most, shared_slots * std::max<int64_t>(1, ctx.options().hash_dense_shared_parts));
     const rt::SlotId scan = ctx.new_slot(), low = ctx.new_slot(), high = ctx.new_slot(),
                      span = ctx.new_slot(), fits = ctx.new_slot(), dense_slots = ctx.new_slot(),
-                     dense_rows = ctx.new_slot(), sampled = ctx.new_slot(),
-                     sample_low = ctx.new_slot(), sample_high = ctx.new_slot(),
-                     sample_span = ctx.new_slot(), sample_fits = ctx.new_slot();
+                     dense_rows = ctx.new_slot(), shared_span = ctx.new_slot(),
+                     device_span = ctx.new_slot(), shared_rows = ctx.new_slot(),
+                     sampled = ctx.new_slot(), sample_low = ctx.new_slot(),
+                     sample_high = ctx.new_slot(), sample_span = ctx.new_slot(),
+                     sample_fits = ctx.new_slot();
     // One zeroed buffer (one allocation and one memset on every run, also with few groups):
     // [0, 2) the records' key bounds, [2, 4) the input's, [4] the dense way's records.
     const rt::BufferId words =
         ctx.allocate(fmt::format("n{}.dense_words", n.id), 8, rt::SizeExpr::fixed(5), n.id, true);
     auto dense_agent = [&] {
-      SkeletonCall agent(ctx.templates(), "DenseGroupAgent", {ctx.tile_policy("HashGroup")},
-                         "Agent");
+      SkeletonCall agent(ctx.templates(), "DenseGroupAgent",
+                         {ctx.tile_policy("HashGroup"), std::to_string(shared_slots)}, "Agent");
       agent.bind("State", st);
       return agent;
     };
@@ -1009,22 +1034,29 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     const std::string dword = dp.buffer(words, "unsigned long long", false),
                       dbounds = dword + " + 2", dhd = dword + " + 4",
                       dslots_p = dp.slot(dense_slots), drows_p = dp.slot(dense_rows),
-                      dtable = dp.buffer(table, "void", false),
+                      srows_p = dp.slot(shared_rows), dtable = dp.buffer(table, "void", false),
                       dflags = dp.buffer(flags, "unsigned char", false);
-    const std::string dmembers = state_members(st, a) + row_members +
-                                 fmt::format(
-                                     "  __device__ __forceinline__ bool merge_global(State& a, "
-                                     "const State& b) const {{\n{}  }}\n",
-                                     a.merge_global());
+    const std::string dmembers = members + fmt::format(
+                                               "  __device__ __forceinline__ bool merge_global("
+                                               "State& a, const State& b) const {{\n{}  }}\n",
+                                               a.merge_global());
     const std::string dmake = ctx.functor(dname + "_fn", dp, dmembers);
     const std::string dhooks = agg_hooks(dname + "_fn", st, dense_agg_methods());
     ctx.step(rt::ReadSize{low, words, 2, -1, scan});
     ctx.step(rt::ReadSize{high, words, 3, -1, scan});
     span_of(span, low, high);
     fits_of(fits, span);
+    // shared_span = span when 1 <= span <= shared_span_most; device_span = span when
+    // max(fewest, shared_span_most + 1) <= span <= min(cap, most); dense_slots = their sum.
+    ctx.step(rt::SetSize{shared_span, rt::SizeExpr{0, {rt::SizeTerm{1, {span, fits}}}}.gated(
+                                          span, 1, std::max<int64_t>(shared_span_most, 0))});
+    ctx.step(rt::SetSize{device_span, rt::SizeExpr{0, {rt::SizeTerm{1, {span, fits}}}}.gated(
+                                          span, std::max(fewest, shared_span_most + 1), most)});
     ctx.step(rt::SetSize{
-        dense_slots, rt::SizeExpr{0, {rt::SizeTerm{1, {span, fits}}}}.gated(span, fewest, most)});
-    ctx.step(rt::SetSize{dense_rows, rt::SizeExpr::slot(in.size).gated(dense_slots, 1)});
+        dense_slots,
+        rt::SizeExpr{0, {rt::SizeTerm{1, {shared_span}}, rt::SizeTerm{1, {device_span}}}}});
+    ctx.step(rt::SetSize{dense_rows, rt::SizeExpr::slot(in.size).gated(device_span, 1)});
+    ctx.step(rt::SetSize{shared_rows, rt::SizeExpr::slot(in.size).gated(shared_span, 1)});
     ctx.step(rt::Alloc{table});
     ctx.step(rt::Alloc{flags, true});
     {
@@ -1043,6 +1075,25 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                              dbounds, dtable, dflags});
       ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_run"), dp, body,
                  LaunchShape{rt::SizeExpr::slot(dense_rows), tile, threads, true, nodes}, agent);
+    }
+    if (shared_slots > 0) {
+      SkeletonCall agent = dense_agent();
+      std::string body =
+          dmake + dhooks + agent.declare() + agent.dynamic_temp_storage(shared_smem) +
+          agent.call("shared_run",
+                     {"temp", srows_p, keep_hook, key_hook, agg_object(st, dense_agg_methods()),
+                      dbounds, dslots_p, dtable, dflags});
+      // At most one wave (one block an SM at 192 KB): a block's clearing and flush cost `span`
+      // each. (The rows' count only bounds the grid: a few tiles a block at the least.)
+      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {shared_rows}}}, 4 * tile, 0, kMaxBlocks},
+                        1,
+                        threads,
+                        true,
+                        nodes,
+                        std::nullopt,
+                        static_cast<int32_t>(shared_smem)};
+      shape.one_wave = true;
+      ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_shared_run"), dp, body, shape, agent);
     }
     {
       SkeletonCall agent = dense_agent();

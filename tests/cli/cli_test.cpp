@@ -418,11 +418,13 @@ TEST_F(CliTest, ExplainSaysHowEachGroupByGroups) {
   const size_t at = out_.find("== group-bys ==\n");
   ASSERT_NE(at, std::string::npos) << out_;
   const std::string section = out_.substr(at, out_.find("\n\n", at) - at);
-  EXPECT_NE(section.find(" reduce: hash aggregation (the keys pack into 32 bits); when the blocks' "
-                         "partial groups pass their room (RANC_HASH_RECORDS; default 512 blocks' table "
-                         "slots), a table in device memory indexed by the key if the keys span 2^16 "
-                         "values to the room (RANC_HASH_DENSE), else sorts its input"),
-            std::string::npos)
+  EXPECT_NE(
+      section.find(" reduce: hash aggregation (the keys pack into 32 bits); when the blocks' "
+                   "partial groups pass their room (RANC_HASH_RECORDS; default 512 blocks' table "
+                   "slots), tables indexed by the key if the keys span few values (in shared "
+                   "memory, RANC_HASH_DENSE_SHARED) or 2^16 values to the room (in device "
+                   "memory, RANC_HASH_DENSE), else sorts its input"),
+      std::string::npos)
       << section;
   EXPECT_NE(section.find(" reduce: segmented reduce (the input is already grouped by the keys)"),
             std::string::npos)

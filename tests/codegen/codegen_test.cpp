@@ -1049,83 +1049,98 @@ int steps_of(const rt::Plan& plan) {
 // records) and the sorted reduce write the same output columns from row 0 and their group
 // counts to elements 0 and 1 of one buffer, read back at `sorting`. CodegenOptions::
 // hash_records sets the room; hash_dense_slots = 0 leaves the dense way out (sorting = over).
+// Spans of few values take the dense way's shared-memory tables (shared_run, in one wave, its
+// table in dynamic shared memory: a state of two words and a presence byte a slot, 192 KB by
+// default) unless hash_dense_shared_bytes = 0.
 TEST(GeneratePlan, HashReducePlansTheSortForManyGroups) {
   for (const bool filtered : {true, false})
     for (int64_t room : {int64_t{0}, int64_t{777}})
-      for (int64_t dense : {int64_t{-1}, int64_t{0}}) {
-        SCOPED_TRACE(filtered ? "a select fused in front" : "no select");
-        SCOPED_TRACE(dense == 0 ? "no dense way" : "the dense way");
-        ProgramBuilder b;
-        Rel r = b.input("r", {{"g", Type::I32}, {"v", Type::I32}, {"w", Type::F64}});
-        b.output((filtered ? r.select(col("w") > 0.0) : r)
-                     .reduce({"g"}, {sum(col("v"), "s"), count("n")}),
-                 "out");
-        const Program p = b.check();
-        const rt::Plan plan =
-            codegen::generate_plan(p, {.hash_records = room, .hash_dense_slots = dense});
-        int launches = 0, over_slots = 0, room_rules = 0, dense_launches = 0;
-        rt::SlotId over = -1, sorting = -1;
-        for (const rt::Step& st : plan.steps) {
-          if (const auto* l = std::get_if<rt::Launch>(&st)) {
-            EXPECT_FALSE(l->regrow.has_value()) << l->kernel;
-            launches += l->kernel.find("hash_reduce") != std::string::npos &&
-                        l->kernel.find("merge") == std::string::npos &&
-                        l->kernel.find("fixup") == std::string::npos;
-            dense_launches += l->kernel.find("_dense_") != std::string::npos;
+      for (int64_t dense : {int64_t{-1}, int64_t{0}})
+        for (int64_t shared : {int64_t{-1}, int64_t{0}, int64_t{40000}}) {
+          SCOPED_TRACE(filtered ? "a select fused in front" : "no select");
+          SCOPED_TRACE(dense == 0 ? "no dense way" : "the dense way");
+          SCOPED_TRACE(fmt::format("shared-memory bytes {}", shared));
+          ProgramBuilder b;
+          Rel r = b.input("r", {{"g", Type::I32}, {"v", Type::I32}, {"w", Type::F64}});
+          b.output((filtered ? r.select(col("w") > 0.0) : r)
+                       .reduce({"g"}, {sum(col("v"), "s"), count("n")}),
+                   "out");
+          const Program p = b.check();
+          const rt::Plan plan = codegen::generate_plan(
+              p,
+              {.hash_records = room, .hash_dense_slots = dense, .hash_dense_shared_bytes = shared});
+          int launches = 0, over_slots = 0, room_rules = 0, dense_launches = 0, shared_runs = 0;
+          rt::SlotId over = -1, sorting = -1;
+          for (const rt::Step& st : plan.steps) {
+            if (const auto* l = std::get_if<rt::Launch>(&st)) {
+              EXPECT_FALSE(l->regrow.has_value()) << l->kernel;
+              launches += l->kernel.find("hash_reduce") != std::string::npos &&
+                          l->kernel.find("merge") == std::string::npos &&
+                          l->kernel.find("fixup") == std::string::npos;
+              dense_launches += l->kernel.find("_dense_") != std::string::npos;
+              if (l->kernel.find("_dense_shared_run") != std::string::npos) {
+                ++shared_runs;
+                EXPECT_TRUE(l->one_wave);
+                // (sum of i32 and count: two words a state, a byte of presence)
+                const int64_t slots = (shared < 0 ? 192 * 1024 : shared) / 17 / 256 * 256;
+                EXPECT_EQ(l->dynamic_smem, (slots * 17 + 15) / 16 * 16);
+              }
+            }
+            // over (the first), then the dense way's fits = min(1, max(0, room + 1 - span)) of the
+            // records' span and of the input's.
+            if (const auto* ss = std::get_if<rt::SetSize>(&st);
+                ss && ss->value.at_most == 1 && ss->value.saturate) {
+              ++over_slots;
+              if (over < 0) over = ss->slot;
+            }
+            if (const auto* ss = std::get_if<rt::SetSize>(&st);
+                ss && over >= 0 && ss->value.terms.size() == 1 &&
+                ss->value.terms[0].slots == std::vector<rt::SlotId>{over} && ss->value.at_most < 0)
+              sorting = ss->slot;
+            if (const auto* ss = std::get_if<rt::SetSize>(&st);
+                ss && ss->value.at_least == 1 && ss->value.at_most > 1 &&
+                ss->value.terms.size() == 1 && ss->value.divisor == 1) {
+              EXPECT_TRUE(room > 0 ? ss->value.at_most == room : ss->value.at_most % 512 == 0)
+                  << "the records' room (default: 512 blocks' table slots): " << ss->value.at_most;
+              ++room_rules;
+            }
+            // The default room of a filtered input: a sixteenth of its rows, at least 512 blocks'
+            // table slots, at most 128 MiB of records.
+            if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.divisor == 16) {
+              EXPECT_TRUE(filtered && room == 0);
+              EXPECT_EQ(ss->value.at_least % 512, 0) << ss->value.at_least;
+              EXPECT_GE(ss->value.at_most, ss->value.at_least);
+              EXPECT_LE(ss->value.at_most, (int64_t{128} << 20) / 16)
+                  << "records of 16 bytes or more";
+              ++room_rules;
+            }
           }
-          // over (the first), then the dense way's fits = min(1, max(0, room + 1 - span)) of the
-          // records' span and of the input's.
-          if (const auto* ss = std::get_if<rt::SetSize>(&st);
-              ss && ss->value.at_most == 1 && ss->value.saturate) {
-            ++over_slots;
-            if (over < 0) over = ss->slot;
+          EXPECT_EQ(room_rules, 1);
+          EXPECT_EQ(launches, 1);
+          // the records' bounds, the input's bounds, init, run, shared_run, drain
+          const bool shares = dense != 0 && shared != 0;
+          EXPECT_EQ(dense_launches, dense == 0 ? 0 : shares ? 6 : 5);
+          EXPECT_EQ(shared_runs, shares ? 1 : 0);
+          ASSERT_EQ(over_slots, dense == 0 ? 1 : 3);
+          ASSERT_GE(sorting, 0);
+          int reads_at_sorting = 0;
+          for (const rt::Step& st : plan.steps)
+            if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index_slot == sorting)
+              ++reads_at_sorting;
+          EXPECT_EQ(reads_at_sorting, 1);
+          // Both ways: the records' merge, and the input's select, sort and segmented reduce.
+          EXPECT_NE(plan.source.find("_hash_reduce_merge("), std::string::npos);
+          EXPECT_NE(plan.source.find("Agent::run(temp, "), std::string::npos);
+          EXPECT_EQ(steps_of<rt::SortPairs>(plan), 2);
+          if (filtered) {  // the sorting way materialises the select
+            EXPECT_TRUE(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos ||
+                        plan.source.find("ranc::tpl::SelectValuesAgent<") != std::string::npos);
           }
-          if (const auto* ss = std::get_if<rt::SetSize>(&st);
-              ss && over >= 0 && ss->value.terms.size() == 1 &&
-              ss->value.terms[0].slots == std::vector<rt::SlotId>{over} && ss->value.at_most < 0)
-            sorting = ss->slot;
-          if (const auto* ss = std::get_if<rt::SetSize>(&st);
-              ss && ss->value.at_least == 1 && ss->value.at_most > 1 &&
-              ss->value.terms.size() == 1 && ss->value.divisor == 1) {
-            EXPECT_TRUE(room > 0 ? ss->value.at_most == room : ss->value.at_most % 512 == 0)
-                << "the records' room (default: 512 blocks' table slots): " << ss->value.at_most;
-            ++room_rules;
-          }
-          // The default room of a filtered input: a sixteenth of its rows, at least 512 blocks'
-          // table slots, at most 128 MiB of records.
-          if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.divisor == 16) {
-            EXPECT_TRUE(filtered && room == 0);
-            EXPECT_EQ(ss->value.at_least % 512, 0) << ss->value.at_least;
-            EXPECT_GE(ss->value.at_most, ss->value.at_least);
-            EXPECT_LE(ss->value.at_most, (int64_t{128} << 20) / 16)
-                << "records of 16 bytes or more";
-            ++room_rules;
-          }
-        }
-        EXPECT_EQ(room_rules, 1);
-        EXPECT_EQ(launches, 1);
-        // the records' bounds, the input's bounds, init, run, drain
-        EXPECT_EQ(dense_launches, dense == 0 ? 0 : 5);
-        ASSERT_EQ(over_slots, dense == 0 ? 1 : 3);
-        ASSERT_GE(sorting, 0);
-        int reads_at_sorting = 0;
-        for (const rt::Step& st : plan.steps)
-          if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index_slot == sorting)
-            ++reads_at_sorting;
-        EXPECT_EQ(reads_at_sorting, 1);
-        // Both ways: the records' merge, and the input's select, sort and segmented reduce.
-        EXPECT_NE(plan.source.find("_hash_reduce_merge("), std::string::npos);
-        EXPECT_NE(plan.source.find("Agent::run(temp, "), std::string::npos);
-        EXPECT_EQ(steps_of<rt::SortPairs>(plan), 2);
-        if (filtered) {  // the sorting way materialises the select
-          EXPECT_TRUE(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos ||
-                      plan.source.find("ranc::tpl::SelectValuesAgent<") != std::string::npos);
-        }
-        expect_frees_after_last_use(plan);
+          expect_frees_after_last_use(plan);
 #ifdef RANC_HAVE_RUNTIME
     EXPECT_NO_THROW(rt::validate_plan(plan));
 #endif
-      }
+        }
 }
 
 // A hash join: setup, histogram and scatter of each side, count and write, no sort; the
@@ -1779,17 +1794,19 @@ TEST(NvrtcCompile, HashGroupByDenseWayEveryState) {
   rt::Plan plan = codegen::generate_plan(b.check(), {.share_kernels = false});
   int dense = 0;
   for (const std::string& k : plan.kernels) dense += k.find("_dense_") != std::string::npos;
-  EXPECT_EQ(dense,
-            20);  // the records' bounds, the input's bounds, init, run, drain for each reduce
+  // the records' bounds, the input's bounds, init, run, shared_run, drain for each reduce
+  EXPECT_EQ(dense, 24);
   Compiled c = nvrtc_compile(plan.source, {"--ptxas-options=-v"});
   ASSERT_TRUE(c.ok) << c.log;
-  int runs = 0;
+  int runs = 0, shared_runs = 0;
   for (const auto& [function, u] : ptxas_usage(c.log)) {
-    if (function.find("_dense_run") == std::string::npos) continue;
-    ++runs;
+    const bool shared = function.find("_dense_shared_run") != std::string::npos;
+    if (function.find("_dense_run") == std::string::npos && !shared) continue;
+    ++(shared ? shared_runs : runs);
     EXPECT_EQ(u.spill_stores, 0) << function << ": " << u.line;
   }
   EXPECT_EQ(runs, 4);
+  EXPECT_EQ(shared_runs, 4);
 }
 // The sorted reduce's stage hook for each element width it copies: a bool key (1 byte, with
 // an i32 argument), an i64 key (8 bytes) and a date key (4 bytes) with an f64 argument that

@@ -120,17 +120,20 @@ TEST(Package, EightByteSortValuesSurvive) {
 }
 
 // The hash group-by's phase 1 and its dense way's two bounds kernels (strided grids) launch in
-// whole waves (Launch::whole_waves); the flag comes back from serialization, and no other launch
-// of the plan has it.
+// whole waves (Launch::whole_waves), its shared-memory tables in one wave (Launch::one_wave);
+// the flags come back from serialization, and no other launch of the plan has them.
 TEST(Package, WholeWavesSurvive) {
   const rt::Plan p = plan_of("q1", {});
   const rt::Plan back = rt::deserialize_plan(rt::serialize_plan(p));
   ASSERT_EQ(back.steps.size(), p.steps.size());
-  int waves = 0;
+  int waves = 0, one_wave = 0;
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const auto* l = std::get_if<rt::Launch>(&p.steps[i]);
     if (!l) continue;
     EXPECT_EQ(std::get<rt::Launch>(back.steps[i]).whole_waves, l->whole_waves) << l->kernel;
+    EXPECT_EQ(std::get<rt::Launch>(back.steps[i]).one_wave, l->one_wave) << l->kernel;
+    EXPECT_EQ(l->one_wave, l->kernel.find("_dense_shared_run") != std::string::npos) << l->kernel;
+    one_wave += l->one_wave;
     EXPECT_EQ(l->whole_waves, (l->kernel.find("hash_reduce") != std::string::npos &&
                                l->kernel.find("hash_reduce_") == std::string::npos) ||
                                   l->kernel.find("_dense_record_bounds") != std::string::npos ||
@@ -139,6 +142,7 @@ TEST(Package, WholeWavesSurvive) {
     waves += l->whole_waves;
   }
   EXPECT_EQ(waves, 3);
+  EXPECT_EQ(one_wave, 1);
 }
 
 // A recursive program's loop keeps its split deltas (LoopEnd::split) through serialization.

@@ -1096,7 +1096,8 @@ TEST(GpuHashReduce, SkewAroundItsTilesAndRoom) {
 // their room (CodegenOptions::hash_records, small here) and the kept rows' key words span at most
 // the room and CodegenOptions::hash_dense_slots values (and at least hash_dense_min_slots), the
 // rows are merged by atomics into a table indexed by the key word, whose present slots become
-// the records. Spans of 49 to 300001
+// the records; spans that fit shared memory (CodegenOptions::hash_dense_shared_bytes) are merged
+// into a table of each block's own there first (DenseGroupAgent::shared_run). Spans of 49 to 300001
 // words with gaps (every third key present), at the bottom, middle and top of the i32 range,
 // with and without a heavy key (half the rows: the warps' merges), the room and the limit at the
 // span (the dense way), one below it (the sort), the minimum at the span and one above, and the
@@ -1161,25 +1162,61 @@ TEST(GpuHashReduce, DenseWayOverKeySpans) {
     const Reference ref = reference(p, in);
     const int64_t span = 3 * (c.keys - 1) + 1;  // of the i32 key's words (the pair's: twice)
     struct Setting {
-      int64_t room, dense, fewest;
+      int64_t room, dense, fewest, shared, parts = 4;
     };
-    for (const Setting o : std::vector<Setting>{{2 * span, -1, 1},
-                                                {span, -1, 1},
-                                                {span - 1, -1, 1},
-                                                {2 * span, span, 1},
-                                                {2 * span, span - 1, 1},
-                                                {2 * span, -1, span},
-                                                {2 * span, -1, span + 1},
-                                                {2 * span, 0, 1},
-                                                {0, -1, int64_t{1} << 16}})
+    // (shared: the shared-memory tables' bytes, -1 the default: 21760 slots of one-word states,
+    // 2816 of aggs()'s eight words, spans of up to `parts` times that in as many ranges of keys;
+    // 0 none, so the device table takes the spans from `fewest` on; 16 KB: 1792 slots of one
+    // word, none of eight)
+    for (const Setting o : std::vector<Setting>{{2 * span, -1, 1, 0},
+                                                {2 * span, -1, 1, -1},
+                                                {2 * span, -1, 1, -1, 1},
+                                                {2 * span, -1, 1, 16 * 1024},
+                                                {2 * span, -1, 1, 16 * 1024, 64},
+                                                {span, -1, 1, 0},
+                                                {span, -1, 1, -1},
+                                                {span - 1, -1, 1, -1},
+                                                {2 * span, span, 1, 0},
+                                                {2 * span, span, 1, -1},
+                                                {2 * span, span - 1, 1, -1},
+                                                {2 * span, -1, span, 0},
+                                                {2 * span, -1, span + 1, 0},
+                                                {2 * span, -1, span + 1, -1},
+                                                {2 * span, 0, 1, -1},
+                                                {0, -1, int64_t{1} << 16, -1}})
       EXPECT_EQ(compare_with_reference(p, in, ref,
                                        {.hash_records = o.room,
                                         .hash_dense_slots = o.dense,
-                                        .hash_dense_min_slots = o.fewest}),
+                                        .hash_dense_min_slots = o.fewest,
+                                        .hash_dense_shared_bytes = o.shared,
+                                        .hash_dense_shared_parts = o.parts}),
                 "")
           << "n " << c.n << ", " << c.keys << " keys from " << c.base
           << (c.heavy ? " and a heavy one" : "") << ", room " << o.room << ", dense slots "
-          << o.dense << " from " << o.fewest;
+          << o.dense << " from " << o.fewest << ", shared bytes " << o.shared << " in " << o.parts
+          << " parts at most";
+    // The shared-memory tables are taken when the span fits them, and only then: with the device
+    // table left out (its minimum past the span), the date output alone (a one-word state:
+    // 21760 slots, spans of 4 x 21760 in parts) launches other kernels with them (init,
+    // shared_run, drain, the records' sort) than without (the input's sort), and the same past
+    // 4 x 21760.
+    ProgramBuilder one;
+    one.output(one.input("r", s.attributes).reduce({"d"}, {ranc::sum(col("v"), "sv")}), "date");
+    const Program q = one.check();
+    const Reference qref = reference(q, in);
+    rt::RunStats with, without;
+    EXPECT_EQ(compare_with_reference(
+                  q, in, qref, {.hash_records = 2 * span, .hash_dense_min_slots = span + 1}, &with),
+              "");
+    EXPECT_EQ(compare_with_reference(q, in, qref,
+                                     {.hash_records = 2 * span,
+                                      .hash_dense_min_slots = span + 1,
+                                      .hash_dense_shared_bytes = 0},
+                                     &without),
+              "");
+    EXPECT_EQ(with.kernel_launches != without.kernel_launches, span <= 4 * 21760)
+        << "span " << span << ": " << with.kernel_launches << " launches with the shared-memory "
+        << "tables, " << without.kernel_launches << " without";
   }
 }
 

@@ -355,10 +355,13 @@ codegen::CodegenOptions batch_options(uint64_t seed) {
   // (two groups or more sort), 40 in the other half (more than 40 groups, or blocks over one
   // tile whose partial groups pass 40, sort; fewer keep the records). In those batches the dense
   // way takes every span of keys that fits the room (hash_dense_min_slots = 1): a room of 1 takes
-  // it for one key, 40 for spans of up to 40 keys; past that they sort.
+  // it for one key, 40 for spans of up to 40 keys; past that they sort. Half of those batches
+  // merge in shared-memory tables first (the default for such spans), half in the device's
+  // table alone (hash_dense_shared_bytes = 0).
   if ((seed / 3) % 2 == 1) {
     o.hash_records = (seed / 3) % 4 == 3 ? 40 : 1;
     o.hash_dense_min_slots = 1;
+    if ((seed / 12) % 2 == 1) o.hash_dense_shared_bytes = 0;
   }
   return o;
 }
@@ -367,7 +370,9 @@ std::string join_name(const codegen::CodegenOptions& o) {
                   : o.join == codegen::JoinAlgorithm::SortMerge ? "sort-merge"
                                                                 : "auto";
   return s + (o.fast_compile ? " joins, fast compile" : " joins") +
-         (o.hash_records > 0 ? fmt::format(", hash group-by dense or sorting past {} record{}",
+         (o.hash_records > 0 ? fmt::format(", hash group-by dense ({}) or sorting past {} record{}",
+                                           o.hash_dense_shared_bytes == 0 ? "device table"
+                                                                          : "shared-memory tables",
                                            o.hash_records, o.hash_records == 1 ? "" : "s")
                              : "");
 }

@@ -287,6 +287,7 @@ class Context final : public LoweringContext {
     l.alt_when = shape.alt_when;
     l.device_sizes = shape.device_sizes;
     l.whole_waves = shape.whole_waves;
+    l.one_wave = shape.one_wave;
     step(std::move(l));
     if (error_flag)
       step(rt::CheckFlag{error_flag_,

@@ -68,7 +68,10 @@ std::string step_text(const rt::Plan& p, const rt::Step& s) {
         l->alt_when >= 0 ? fmt::format(" (or {} when s{} != 0)", l->alt_kernel, l->alt_when) : "";
     return fmt::format("launch {}{}({}) items {} / {} per block, {} threads{}{}", l->kernel, alt,
                        args, size_text(l->items), l->items_per_block, l->block_threads,
-                       l->whole_waves ? ", in whole waves" : "", regrow);
+                       l->one_wave      ? ", in one wave"
+                       : l->whole_waves ? ", in whole waves"
+                                        : "",
+                       regrow);
   }
   if (auto* o = std::get_if<rt::SortPairs>(&s))
   {

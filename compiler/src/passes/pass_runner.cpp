@@ -228,6 +228,10 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
               "hash dense slots");
   env_setting("RANC_HASH_DENSE_MIN", lower_options.hash_dense_min_slots, 1, int64_t{1} << 31,
               "hash dense minimum slots");
+  env_setting("RANC_HASH_DENSE_SHARED", lower_options.hash_dense_shared_bytes, -1, 227 * 1024,
+              "hash dense shared-memory bytes");
+  env_setting("RANC_HASH_DENSE_PARTS", lower_options.hash_dense_shared_parts, 1, 1024,
+              "hash dense shared-memory parts");
   env_setting("RANC_HASH_GLOBAL_ROWS", lower_options.hash_join_global_rows, 0, (int64_t{1} << 30) - 1,
               "hash join global rows");
   env_setting("RANC_HASH_BUILD_WINDOW", lower_options.hash_build_window_bits, -1, 30,

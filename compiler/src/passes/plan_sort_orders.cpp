@@ -546,9 +546,9 @@ std::string print_group_by_choices(const PhysicalPlan& plan) {
     if (p.hash_reduce) {
       out += fmt::format(
           "n{} reduce: hash aggregation ({}); when the blocks' partial groups pass their room "
-          "(RANC_HASH_RECORDS; default 512 blocks' table slots), a table in device memory "
-          "indexed by the key if the keys span 2^16 values to the room (RANC_HASH_DENSE), else "
-          "sorts its input\n",
+          "(RANC_HASH_RECORDS; default 512 blocks' table slots), tables indexed by the key if "
+          "the keys span few values (in shared memory, RANC_HASH_DENSE_SHARED) or 2^16 values to "
+          "the room (in device memory, RANC_HASH_DENSE), else sorts its input\n",
           n.id, p.group_reason);
       continue;
     }

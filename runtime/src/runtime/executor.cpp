@@ -231,7 +231,7 @@ class Run {
     step_wave_blocks_.assign(plan_.steps.size(), 0);
     for (size_t i = 0; i < plan_.steps.size(); ++i) {
       const auto* l = std::get_if<Launch>(&plan_.steps[i]);
-      if (!l || !l->whole_waves) continue;
+      if (!l || !(l->whole_waves || l->one_wave)) continue;
       int per_sm = 0;
       RANC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
           &per_sm, reinterpret_cast<const void*>(step_kernel_[i]), l->block_threads,
@@ -765,7 +765,9 @@ class Run {
     int64_t grid = items / l.items_per_block + (items % l.items_per_block != 0);
     if (grid < 1) grid = 1;
     if (const int64_t wave = step_wave_blocks_.at(step_index_); wave > 0 && grid > wave)
-      grid = (grid + wave / 2) / wave * wave;  // the nearest whole number of waves
+      grid = l.one_wave
+                 ? wave
+                 : (grid + wave / 2) / wave * wave;  // (else the nearest whole number of waves)
     if (grid > INT32_MAX) {
       throw SizeLimitError(
           fmt::format("kernel {} needs {} blocks (more than 2^31-1)", l.kernel, grid),

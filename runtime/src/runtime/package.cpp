@@ -264,6 +264,7 @@ void fields(A& a, Launch& s) {
     a(d.arg);
   }, 4);
   a(s.whole_waves);
+  a(s.one_wave);
 }
 template <class A>
 void fields(A& a, SortPairs& s) {

@@ -150,6 +150,16 @@ struct CodegenOptions {
   // sorted; into 2^17 keys 4.7 against 7.1; bench/RESULTS.md, session 49). Tests set 1
   // (RANC_HASH_DENSE_MIN=N).
   int64_t hash_dense_min_slots = int64_t{1} << 16;
+  // Spans below that and within this many bytes of shared memory (a state and a byte a value)
+  // take the dense way too, each block with a table of its own in shared memory that it merges
+  // into the device's at the end (DenseGroupAgent::shared_run), so the rows' atomics stay in the
+  // SM. -1: 192 KB on sm_90 (one block an SM; less on GPUs that give a block less), at most
+  // 227 KB; 0 turns it off (RANC_HASH_DENSE_SHARED=N bytes).
+  int64_t hash_dense_shared_bytes = -1;
+  // ... and spans of up to this many such tables' slots, cut into as many ranges of keys,
+  // each merged by a share of the blocks that read every row (RANC_HASH_DENSE_PARTS=N, at
+  // least 1).
+  int64_t hash_dense_shared_parts = 4;
   // The sorted (segmented) reduce copies each tile's rows of the columns it reads into
   // shared memory (coalesced 16-byte copies, reduce.cuh's stage hook) before folding them,
   // up to 32 KB a tile; false reads them in place (RANC_REDUCE_STAGE=0). Same results.

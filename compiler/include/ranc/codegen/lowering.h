@@ -311,6 +311,7 @@ struct LaunchShape {
   // takes them from its KernelParams.
   std::vector<rt::DeviceSize> device_sizes = {};
   bool whole_waves = false;  // rt::Launch::whole_waves
+  bool one_wave = false;     // rt::Launch::one_wave
 };
 
 class LoweringContext {

@@ -162,6 +162,10 @@ struct Launch {
   // over their work (any grid covers it; blocks past it do nothing): the hash group-by's phase
   // 1, whose grid of 512 blocks was 1.29 waves on the H100 at 3 blocks an SM.
   bool whole_waves = false;
+  // One wave at most: the grid is cut to the blocks the GPU holds at once (as whole_waves
+  // computes them), for kernels whose blocks stride over their work and pay a fixed cost each
+  // (the hash group-by's shared-memory dense table: a clearing and a flush a block).
+  bool one_wave = false;
 };
 // Built-in device-wide primitives, compiled at build time with nvcc.
 // Stable sort of (key, value) pairs, ascending or descending: keys of elem size 4 or 8

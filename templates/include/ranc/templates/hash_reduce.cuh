@@ -449,12 +449,18 @@ struct HashGroupAgent {
 //      Every kept row's state merged into table[w - smallest] (merge_global: atomics in device
 //      memory), and flags[w - smallest] = 1 where the merge may be the slot's first; flags
 //      (slots bytes) zeroed before.
+//   3'. DenseGroupAgent<P, SharedSlots>::shared_run(temp, n, keep, key, agg, bounds, slots,
+//      table, flags)   instead of 3 for spans the generator gives it: a grid of at most one wave
+//      (the blocks stride over the rows), dynamic shared memory sizeof(TempStorageT<State>).
+//      Each block merges its rows of one range of SharedSlots key words (a part of the span)
+//      into a table in shared memory (merge_atomic), then its present slots into the device
+//      table as 3 does (merge_global, flags).
 //   4. DenseGroupAgent<P>::drain(slots, agg, bounds, table, flags, keys, states, header)   one
 //   thread
 //      a slot, whole warps: each flagged slot becomes a record (key word, state) at an index
 //      claimed from header[0] (zeroed before), in no particular order (phase 2 sorts them).
 // Buffers: table: slots * sizeof(State) bytes (void*); keys, states: at least slots records.
-template <class Policy>
+template <class Policy, int SharedSlots>
 struct DenseGroupAgent {
   static constexpr int kThreads = Policy::block_threads;
   static constexpr int kItems = Policy::items_per_thread;
@@ -462,6 +468,16 @@ struct DenseGroupAgent {
   /// The largest key word (packed keys are below 2^63): bounds[0] holds it minus the smallest
   /// word, so both bounds grow by atomicMax from zeroed memory and read back as int64 >= 0.
   static constexpr u64 kTop = 0x7fffffffffffffffull;
+
+  static_assert(SharedSlots >= 0, "the shared-memory table's slots");
+
+  /// shared_run's table, in dynamic shared memory (the generator launches with at least its
+  /// size): a state and a presence byte a slot.
+  template <class State>
+  struct TempStorageT {
+    State states[SharedSlots > 0 ? SharedSlots : 1];
+    unsigned char present[SharedSlots > 0 ? SharedSlots : 1];
+  };
 
   /// The hooks of the entry points (contract.cuh).
   struct Hooks {
@@ -472,6 +488,8 @@ struct DenseGroupAgent {
       __device__ State init() const;                          // the identity
       __device__ void accumulate(State& s, i64 row) const;    // fold a row into a state
       __device__ void merge(State& a, const State& b) const;  // a = a + b
+      // a = a + b by atomics on a in shared memory (HashGroupAgent's merge_atomic)
+      __device__ void merge_atomic(State& a, const State& b) const;
       // a = a + b by atomics on a in device memory; true when a's first field was at its
       // identity before (a merge that finds the slot without rows always returns true)
       __device__ bool merge_global(State& a, const State& b) const;
@@ -581,6 +599,39 @@ struct DenseGroupAgent {
     }
   }
 
+  /// A grid of at most one wave, whose blocks stride over the rows (LaunchShape::one_wave):
+  /// each block merges its share into a table of its own in shared memory, then the table into
+  /// the device's. Spans too large for phase 1's hashed tables but within shared memory (a few
+  /// thousand to ~20 thousand keys) would make contended device atomics, a few thousand rows
+  /// a slot, in run(); here a row is one shared-memory atomic and a block's flush one device
+  /// atomic a present slot (one wave: the fewest flushes). A span of more than SharedSlots is
+  /// cut into parts = ceil(slots / SharedSlots) ranges of key words, each taken by
+  /// gridDim.x / parts of the blocks (or, with fewer blocks than parts, a block takes several
+  /// in turn): every part's blocks read all the rows, so a span of p parts reads them p times
+  /// (the generator allows few parts).
+  static constexpr LaunchRule shared_run_launch{Grid::tiles, "n", Policy::block_threads};
+  template <class Keep, class Key, class Agg>
+  __device__ __forceinline__ static void shared_run(TempStorageT<typename Agg::State>& temp, i64 n,
+                                                    Keep keep, Key key, Agg agg, const u64* bounds,
+                                                    i64 slots, void* table_buf,
+                                                    unsigned char* flags) {
+    static_assert(SharedSlots > 0, "shared_run needs a shared-memory table");
+    if (slots <= 0) return;
+    const int parts = static_cast<int>((slots + SharedSlots - 1) / SharedSlots);
+    const int members = max(1, static_cast<int>(gridDim.x) / parts);  // blocks a part
+    const int units = members * parts;
+    // One part (the span within a table): no range check, the loads and merges of call 1's
+    // measurement (H200, 2^28 rows into 2^14 keys: 1.48 ms in all, against 1.77 ranged).
+    if (parts == 1) {
+      shared_part<false>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, 0, blockIdx.x,
+                         gridDim.x);
+      return;
+    }
+    for (int u = blockIdx.x; u < units; u += gridDim.x)
+      shared_part<true>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, u % parts,
+                        u / parts, members);
+  }
+
   static constexpr LaunchRule drain_launch{Grid::threads, "slots", 0};
   template <class Agg>
   __device__ __forceinline__ static void drain(i64 slots, Agg agg, const u64* bounds,
@@ -600,6 +651,86 @@ struct DenseGroupAgent {
       const u64 r = first + __popc(lanes & ((1u << lane) - 1u));
       keys_out[r] = kTop - bounds[0] + static_cast<u64>(s);
       static_cast<State*>(states_out)[r] = static_cast<const State*>(table_buf)[s];
+    }
+  }
+
+ private:
+  // shared_run's part `part` (key words smallest + part x SharedSlots on, SharedSlots of them or
+  // the span's rest), by the block `member` of `members`: its rows are those of every
+  // members-th step of 4 tiles from the member-th. Ranged: the span has several parts (else
+  // every kept row is the part's).
+  template <bool Ranged, class Keep, class Key, class Agg>
+  __device__ __forceinline__ static void shared_part(TempStorageT<typename Agg::State>& temp, i64 n,
+                                                     Keep keep, Key key, Agg agg, const u64* bounds,
+                                                     i64 slots, void* table_buf,
+                                                     unsigned char* flags, int part, int member,
+                                                     int members) {
+    using State = typename Agg::State;
+    State* table = static_cast<State*>(table_buf);
+    const i64 first = static_cast<i64>(part) * SharedSlots;
+    const int width = static_cast<int>(slots - first < SharedSlots ? slots - first : SharedSlots);
+    __syncthreads();  // (a block's previous part flushed)
+    for (int s = threadIdx.x; s < width; s += kThreads) {
+      temp.states[s] = agg.init();
+      temp.present[s] = 0;
+    }
+    __syncthreads();
+    const u64 lowest = kTop - bounds[0] + static_cast<u64>(first);
+    // A row of the part: its key word's distance from the part's first below width (the rows
+    // of other parts wrap to large unsigned distances). Its columns are read whatever its part,
+    // so their loads need not wait for the key's: with one block an SM, loads that waited for
+    // the key took 2.0 ms where these take 1.5 (H200, 2^28 rows into 2^12 keys, one part).
+    auto load = [&](i64 i, unsigned& d, State& s) {
+      const bool live = i < n && keep(i);
+      const u64 w = live ? key(i) - lowest : 0;
+      d = static_cast<unsigned>(w);
+      s = agg.init();
+      if (live) agg.accumulate(s, i);
+      return Ranged ? live && w < static_cast<u64>(width) : live;
+    };
+    // No warp merge: with thousands of keys a warp's rows rarely share one, and rows that do
+    // serialise on the same shared-memory word only. The presence byte is a plain store (every
+    // writer stores 1).
+    auto add = [&](unsigned d, const State& s) {
+      agg.merge_atomic(temp.states[d], s);
+      temp.present[d] = 1;
+    };
+    if constexpr (sizeof(State) <= 16) {
+      // Four tiles' rows a step, all loaded before the first merge: 16 rows in flight a thread
+      // (a wave is one or two blocks an SM).
+      constexpr int kLoads = 4 * kItems;
+      constexpr i64 kStep = static_cast<i64>(kLoads) * kThreads;
+      const i64 steps = n / kStep + (n % kStep != 0);
+      for (i64 t = member; t < steps; t += members) {
+        unsigned d[kLoads];
+        State s[kLoads];
+        bool live[kLoads];
+#pragma unroll
+        for (int k = 0; k < kLoads; ++k)
+          live[k] = load(t * kStep + k * kThreads + threadIdx.x, d[k], s[k]);
+#pragma unroll
+        for (int k = 0; k < kLoads; ++k)
+          if (live[k]) add(d[k], s[k]);
+      }
+    } else {
+      const i64 tiles = n / kTile + (n % kTile != 0);
+      for (i64 t = member; t < tiles; t += members) {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+          unsigned d;
+          State s;
+          if (load(t * kTile + k * kThreads + threadIdx.x, d, s)) add(d, s);
+        }
+      }
+    }
+    __syncthreads();
+    // The block's present slots into the device table, each block from its own place in the
+    // part, so the blocks' atomics on one slot do not meet at once.
+    const int start = static_cast<int>(static_cast<i64>(member) * width / members);
+    for (int i = threadIdx.x; i < width; i += kThreads) {
+      const int s = i + start < width ? i + start : i + start - width;
+      if (temp.present[s] && agg.merge_global(table[first + s], temp.states[s]))
+        flags[first + s] = 1;
     }
   }
 };
