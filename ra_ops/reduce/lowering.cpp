@@ -26,6 +26,7 @@
 #include "ranc/passes/prune_attributes.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace ranc::codegen {
 namespace {
@@ -768,15 +769,20 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   const size_t nk = n.group_key_index.size();
   const std::vector<NodeId> nodes = LoweringContext::fused_nodes({&in}, n.id);
   const std::string what = in.view ? in.view->op_names(ctx.program()) + "_hash_reduce" : "hash_reduce";
-  // The output columns hold at most one row per record, or per input row when phase 1
-  // gave up (the fallback below): declared now, allocated once phase 1 has run.
-  const rt::SlotId records = ctx.new_slot(), fallback_rows = ctx.new_slot();
+  // The output columns hold at most one row per record, per input row when phase 1 gave up
+  // (the fallback below), or per slot of the dense way's table: declared now, allocated once
+  // phase 1 has run.
+  const rt::SlotId records = ctx.new_slot(), fallback_rows = ctx.new_slot(),
+                   dense_groups = ctx.new_slot();
   DeviceRelation out;
   for (size_t c = 0; c < n.schema.size(); ++c) {
     out.types.push_back(n.schema[c].type);
-    out.columns.push_back(ctx.declare(
-        fmt::format("n{}.c{}", n.id, c), type_size(n.schema[c].type),
-        rt::SizeExpr{0, {rt::SizeTerm{1, {records}}, rt::SizeTerm{1, {fallback_rows}}}}, n.id));
+    out.columns.push_back(
+        ctx.declare(fmt::format("n{}.c{}", n.id, c), type_size(n.schema[c].type),
+                    rt::SizeExpr{0,
+                                 {rt::SizeTerm{1, {records}}, rt::SizeTerm{1, {fallback_rows}},
+                                  rt::SizeTerm{1, {dense_groups}}}},
+                    n.id));
   }
 
   // The key word: the first group key in the highest bits, each as an order-preserving
@@ -915,14 +921,33 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                                           1, 0, 1, true}});
   // Between the two, the dense way (DenseGroupAgent): when the kept rows' key words span at
   // most `cap` values (the records' room) and kDenseSlots, a table indexed by the word's
-  // distance from the smallest takes one atomic merge a row, and its groups become the
-  // records (dense_records of them), which phase 2 sorts and merges as phase 1's. H200, 2^28
-  // rows summed into 2^20 dense keys: one atomic a row into a key-indexed table took 2.8 ms,
-  // the input's sort and reduce 7.2 (bench/groupby_partition_bench.cu, session 49). Slots:
-  // span = largest - smallest + 1 (0 unless over, or when no row is kept); dense_slots = span
-  // when hash_dense_min_slots <= span <= min(cap, kDenseSlots), else 0; sorting = over unless
-  // dense_slots.
-  const rt::SlotId sorting = ctx.new_slot(), dense_records = ctx.new_slot();
+  // distance from the smallest takes one atomic merge a row, and its present slots are the
+  // groups in key order, written as the output (DenseWriteAgent: no records, no sort). H200,
+  // 2^28 rows summed into 2^20 dense keys: one atomic a row into a key-indexed table took
+  // 2.8 ms, the input's sort and reduce 7.2 (bench/groupby_partition_bench.cu, session 49).
+  // Slots: span = largest - smallest + 1 (0 unless over, or when no row is kept); dense_slots
+  // = span when the table takes it (below), else 0; sorting = over unless dense_slots.
+  // pick: the element of `groups` (below) that holds the output's size.
+  const rt::SlotId sorting = ctx.new_slot(), pick = ctx.new_slot();
+  // The group counts of the three ways: [0] by the merge of the records, [1] by the fallback,
+  // [2] by the dense way.
+  rt::BufferId groups =
+      ctx.allocate(fmt::format("n{}.count", n.id), 8, rt::SizeExpr::fixed(3), n.id);
+  // Key k's output column (row g) from the key word `word` (the first key in the highest bits).
+  auto key_write = [&](KernelParams& kp, size_t k, const std::string& word) {
+    const Type t = in.types[static_cast<size_t>(n.group_key_index[k])];
+    const int bits = passes::hash_group_key_bits(t);
+    std::string field = fmt::format("(({} >> {}) & 0x{:x}ull)", word, shift[k], (1ull << bits) - 1);
+    std::string value =
+        t == Type::Bool     ? fmt::format("(unsigned char){}", field)
+        : t == Type::String ? fmt::format("(int){}", field)
+        : t == Type::F32 ? fmt::format("ranc::tpl::from_total_order_key((unsigned int){})", field)
+                         : fmt::format("(int)((unsigned int){} ^ 0x80000000u)", field);
+    return fmt::format("    {}[g] = {};\n", kp.buffer(out.columns[k], storage_ctype(t), false),
+                       value);
+  };
+  // The dense way's output step, planned once the output columns are allocated (below).
+  std::function<void()> write_dense;
   const int64_t dense_limit = ctx.options().hash_dense_slots;
   if (dense_limit != 0) {
     constexpr int64_t kDenseSlots = int64_t{1} << 22;
@@ -954,9 +979,9 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                      sample_high = ctx.new_slot(), sample_span = ctx.new_slot(),
                      sample_fits = ctx.new_slot();
     // One zeroed buffer (one allocation and one memset on every run, also with few groups):
-    // [0, 2) the records' key bounds, [2, 4) the input's, [4] the dense way's records.
+    // [0, 2) the records' key bounds, [2, 4) the input's.
     const rt::BufferId words =
-        ctx.allocate(fmt::format("n{}.dense_words", n.id), 8, rt::SizeExpr::fixed(5), n.id, true);
+        ctx.allocate(fmt::format("n{}.dense_words", n.id), 8, rt::SizeExpr::fixed(4), n.id, true);
     auto dense_agent = [&] {
       SkeletonCall agent(ctx.templates(), "DenseGroupAgent",
                          {ctx.tile_policy("HashGroup"), std::to_string(shared_slots)}, "Agent");
@@ -1030,11 +1055,11 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                     rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {dense_slots}}}}, n.id);
     rt::BufferId flags =
         ctx.declare(fmt::format("n{}.dense_flags", n.id), 1, rt::SizeExpr::slot(dense_slots), n.id);
-    const std::string dname = name + "_dense";  // (the functor of the three kernels below)
+    const std::string dname = name + "_dense";  // (the functor of the kernels below)
     const std::string dword = dp.buffer(words, "unsigned long long", false),
-                      dbounds = dword + " + 2", dhd = dword + " + 4",
-                      dslots_p = dp.slot(dense_slots), drows_p = dp.slot(dense_rows),
-                      srows_p = dp.slot(shared_rows), dtable = dp.buffer(table, "void", false),
+                      dbounds = dword + " + 2", dslots_p = dp.slot(dense_slots),
+                      drows_p = dp.slot(dense_rows), srows_p = dp.slot(shared_rows),
+                      dtable = dp.buffer(table, "void", false),
                       dflags = dp.buffer(flags, "unsigned char", false);
     const std::string dmembers = members + fmt::format(
                                                "  __device__ __forceinline__ bool merge_global("
@@ -1095,26 +1120,73 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       shape.one_wave = true;
       ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_shared_run"), dp, body, shape, agent);
     }
-    {
-      SkeletonCall agent = dense_agent();
-      std::string body = dmake + dhooks + agent.declare() +
-                         agent.call("drain", {dslots_p, agg_object(st, dense_agg_methods()),
-                                              dbounds, dtable, dflags, rk, rs, dhd});
-      ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_drain"), dp, body,
-                 LaunchShape{rt::SizeExpr::slot(dense_slots), 256, 256, true}, agent);
-    }
-    ctx.step(rt::ReadSize{dense_records, words, 4, -1, dense_slots});
     ctx.step(rt::SetSize{sorting, rt::SizeExpr::slot(over).gated(dense_slots, 0, 0)});
+    ctx.step(rt::SetSize{dense_groups, rt::SizeExpr::slot(dense_slots)});
+    const rt::SlotId dense_used = ctx.new_slot();
+    ctx.step(rt::SetSize{dense_used, rt::SizeExpr::fixed(1).gated(dense_slots, 1)});
+    ctx.step(rt::SetSize{
+        pick, rt::SizeExpr{0, {rt::SizeTerm{1, {sorting}}, rt::SizeTerm{2, {dense_used}}}}});
+    // The present slots in slot order (key order) as the output rows, from row 0: a count of
+    // each tile of slots, then the writes (each tile sums the counts before it).
+    write_dense = [&, words, table, flags, dense_slots] {
+      KernelParams wq = q;  // (the names of the output's writes)
+      const int64_t wtile = tile;
+      const rt::SlotId wtiles = ctx.new_slot();
+      ctx.step(rt::SetSize{wtiles, rt::SizeExpr{0, {rt::SizeTerm{1, {dense_slots}}}, wtile}});
+      const rt::BufferId counts =
+          ctx.allocate(fmt::format("n{}.dense_counts", n.id), 8, rt::SizeExpr::slot(wtiles), n.id);
+      const std::string wslots = wq.slot(dense_slots), wflags = wq.buffer(flags, "unsigned char"),
+                        wcounts = wq.buffer(counts, "long long", false),
+                        wbounds = wq.buffer(words, "unsigned long long") + " + 2",
+                        wtable = wq.buffer(table, "void"),
+                        wgroups = wq.buffer(groups, "long long", false) + " + 2";
+      std::string wbody;
+      for (size_t k = 0; k < nk; ++k) wbody += key_write(wq, k, "w");
+      wbody += a.write;
+      const std::string wname = ctx.kernel_name(n.id, "dense_write");
+      const std::string wmake = ctx.functor(
+          wname + "_fn", wq,
+          fmt::format("  using State = {};\n"
+                      "  __device__ __forceinline__ void write(long long g, unsigned long long w, "
+                      "const State& s) const {{\n{}  }}\n",
+                      st, wbody));
+      const AggMethods wmethods = {
+          {"write",
+           {"void", {{"long long", "g"}, {"unsigned long long", "word"}, {"const State&", "s"}}},
+           "f->write(g, word, s);"}};
+      const std::string whooks = agg_hooks(wname + "_fn", st, wmethods);
+      auto writer = [&] {
+        SkeletonCall agent(ctx.templates(), "DenseWriteAgent", {ctx.tile_policy("HashGroup")},
+                           "Agent");
+        agent.bind("State", st);
+        return agent;
+      };
+      {
+        SkeletonCall agent = writer();
+        std::string body = wmake + whooks + agent.declare() +
+                           agent.call("count", {wslots, agg_object(st, wmethods), wflags, wcounts});
+        ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_count"), wq, body,
+                   LaunchShape{rt::SizeExpr::slot(dense_slots), wtile, threads, true}, agent);
+      }
+      {
+        SkeletonCall agent = writer();
+        std::string body = wmake + whooks + agent.declare() + agent.temp_storage() +
+                           agent.call("write", {"temp", wslots, agg_object(st, wmethods), wbounds,
+                                                wtable, wflags, wcounts, wgroups});
+        ctx.kernel(n.id, wname, wq, body,
+                   LaunchShape{rt::SizeExpr::slot(dense_slots), wtile, threads, true}, agent);
+      }
+    };
   } else {
-    ctx.step(rt::SetSize{dense_records, rt::SizeExpr::fixed(0)});
     ctx.step(rt::SetSize{sorting, rt::SizeExpr::slot(over)});
+    ctx.step(rt::SetSize{dense_groups, rt::SizeExpr::fixed(0)});
+    ctx.step(rt::SetSize{pick, rt::SizeExpr::slot(sorting)});
   }
-  ctx.step(rt::SetSize{records,
-                       rt::SizeExpr{0,
-                                    {rt::SizeTerm{1, {claimed}}, rt::SizeTerm{-1, {claimed, over}},
-                                     rt::SizeTerm{1, {dense_records}}}}});
+  ctx.step(rt::SetSize{
+      records, rt::SizeExpr{0, {rt::SizeTerm{1, {claimed}}, rt::SizeTerm{-1, {claimed, over}}}}});
   ctx.step(rt::SetSize{fallback_rows, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size, sorting}}}}});
   for (rt::BufferId b : out.columns) ctx.step(rt::Alloc{b});
+  if (write_dense) write_dense();
 
   // Phase 2: sort the records by key word, merge each key's states.
   const rt::SizeExpr count = rt::SizeExpr::slot(records);
@@ -1129,8 +1201,6 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   rt::BufferId state = ctx.tile_state(n.id, "tile_state", tiles);
   rt::BufferId meta = ctx.allocate(fmt::format("n{}.meta", n.id), 8,
                                    rt::SizeExpr{0, {rt::SizeTerm{3, {tiles}}}}, n.id);
-  // The group counts of both ways: [0] by the merge of the records, [1] by the fallback.
-  rt::BufferId groups = ctx.allocate(fmt::format("n{}.count", n.id), 8, rt::SizeExpr::fixed(2), n.id);
   rt::BufferId carry = ctx.allocate(fmt::format("n{}.carry", n.id), 8,
                                     rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {tiles}}}}, n.id);
   rt::BufferId tail = ctx.allocate(fmt::format("n{}.tail", n.id), 8,
@@ -1138,17 +1208,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   std::string sk = q.buffer(skeys, "unsigned long long"), sp = q.buffer(sperm, "unsigned int"),
               stin = q.buffer(rstates, "void");
   std::string write;
-  for (size_t k = 0; k < nk; ++k) {
-    const Type t = in.types[static_cast<size_t>(n.group_key_index[k])];
-    const int bits = passes::hash_group_key_bits(t);
-    std::string field = fmt::format("(({}[first] >> {}) & 0x{:x}ull)", sk, shift[k], (1ull << bits) - 1);
-    std::string value = t == Type::Bool     ? fmt::format("(unsigned char){}", field)
-                        : t == Type::String ? fmt::format("(int){}", field)
-                        : t == Type::F32
-                            ? fmt::format("ranc::tpl::from_total_order_key((unsigned int){})", field)
-                            : fmt::format("(int)((unsigned int){} ^ 0x80000000u)", field);
-    write += fmt::format("    {}[g] = {};\n", q.buffer(out.columns[k], storage_ctype(t), false), value);
-  }
+  for (size_t k = 0; k < nk; ++k) write += key_write(q, k, sk + "[first]");
   write += a.write;
   std::string nr = q.slot(records), ts = q.buffer(state, "void", false),
               mt = q.buffer(meta, "long long", false), cnt = q.buffer(groups, "long long", false),
@@ -1186,7 +1246,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   for (int32_t k : n.group_key_index) keys.push_back({k, false});
   sorted_reduce(ctx, n, ctx.sort(n.id, rows, keys), keys, out, groups, 1);
   out.size = ctx.new_slot();
-  ctx.step(rt::ReadSize{out.size, groups, 0, sorting});
+  ctx.step(rt::ReadSize{out.size, groups, 0, pick});
   ctx.set_relation(n.id, out);
 }
 

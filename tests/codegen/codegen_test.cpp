@@ -1045,9 +1045,9 @@ int steps_of(const rt::Plan& plan) {
 // (the kept rows' key words; skipped when the records phase 1 wrote already span more), whose
 // span sizes the dense way's table (0 past the room or CodegenOptions::hash_dense_slots, or
 // below hash_dense_min_slots), and `sorting` = over unless the table has slots sizes a
-// sort + sorted reduce of the input; the records' merge (of phase 1's or the dense way's
-// records) and the sorted reduce write the same output columns from row 0 and their group
-// counts to elements 0 and 1 of one buffer, read back at `sorting`. CodegenOptions::
+// sort + sorted reduce of the input; the records' merge, the sorted reduce and the dense way's
+// writer write the same output columns from row 0 and their group counts to elements 0, 1 and
+// 2 of one buffer, read back at `pick` (sorting, + 2 for the dense way). CodegenOptions::
 // hash_records sets the room; hash_dense_slots = 0 leaves the dense way out (sorting = over).
 // Spans of few values take the dense way's shared-memory tables (shared_run, in one wave, its
 // table in dynamic shared memory: a state of two words and a presence byte a slot, 192 KB by
@@ -1117,17 +1117,28 @@ TEST(GeneratePlan, HashReducePlansTheSortForManyGroups) {
           }
           EXPECT_EQ(room_rules, 1);
           EXPECT_EQ(launches, 1);
-          // the records' bounds, the input's bounds, init, run, shared_run, drain
+          // the records' bounds, the input's bounds, init, run, shared_run, count, write
           const bool shares = dense != 0 && shared != 0;
-          EXPECT_EQ(dense_launches, dense == 0 ? 0 : shares ? 6 : 5);
+          EXPECT_EQ(dense_launches, dense == 0 ? 0 : shares ? 7 : 6);
           EXPECT_EQ(shared_runs, shares ? 1 : 0);
           ASSERT_EQ(over_slots, dense == 0 ? 1 : 3);
           ASSERT_GE(sorting, 0);
-          int reads_at_sorting = 0;
+          // The output's size: element `pick` of the counts, pick = sorting (+ 2 when the dense
+          // way wrote the output).
+          int reads_at_pick = 0;
           for (const rt::Step& st : plan.steps)
-            if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index_slot == sorting)
-              ++reads_at_sorting;
-          EXPECT_EQ(reads_at_sorting, 1);
+            if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index_slot >= 0) {
+              ++reads_at_pick;
+              bool from_sorting = false;
+              for (const rt::Step& s2 : plan.steps)
+                if (const auto* ss = std::get_if<rt::SetSize>(&s2);
+                    ss && ss->slot == rs->index_slot)
+                  for (const rt::SizeTerm& t : ss->value.terms)
+                    from_sorting = from_sorting ||
+                                   (t.factor == 1 && t.slots == std::vector<rt::SlotId>{sorting});
+              EXPECT_TRUE(from_sorting);
+            }
+          EXPECT_EQ(reads_at_pick, 1);
           // Both ways: the records' merge, and the input's select, sort and segmented reduce.
           EXPECT_NE(plan.source.find("_hash_reduce_merge("), std::string::npos);
           EXPECT_NE(plan.source.find("Agent::run(temp, "), std::string::npos);
@@ -1794,8 +1805,8 @@ TEST(NvrtcCompile, HashGroupByDenseWayEveryState) {
   rt::Plan plan = codegen::generate_plan(b.check(), {.share_kernels = false});
   int dense = 0;
   for (const std::string& k : plan.kernels) dense += k.find("_dense_") != std::string::npos;
-  // the records' bounds, the input's bounds, init, run, shared_run, drain for each reduce
-  EXPECT_EQ(dense, 24);
+  // the records' bounds, the input's bounds, init, run, shared_run, count, write for each reduce
+  EXPECT_EQ(dense, 28);
   Compiled c = nvrtc_compile(plan.source, {"--ptxas-options=-v"});
   ASSERT_TRUE(c.ok) << c.log;
   int runs = 0, shared_runs = 0;

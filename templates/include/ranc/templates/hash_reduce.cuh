@@ -438,7 +438,8 @@ struct HashGroupAgent {
 /// no probe (a group-by into keys 0..2^20 is one L2 atomic a row, where sorting the input takes
 /// two radix passes over it). The generator sizes the table by the span the bounds kernel finds
 /// and takes this way only while the table stays small (at most phase 1's room of records, so it
-/// stays in L2); past that, it sorts the input (ra_ops/reduce/lowering.cpp).
+/// stays in L2); past that, it sorts the input (ra_ops/reduce/lowering.cpp). The table's present
+/// slots are the groups in key order: DenseWriteAgent writes them as the output.
 // Kernels, in order on one stream (P = the HashGroup policy):
 //   1. DenseGroupAgent<P>::bounds(n, keep, key, bounds)        a strided grid (the generator bounds
 //      it), P::block_threads threads; bounds (2 x u64) zeroed before. bounds[0] = kTop - the
@@ -455,11 +456,8 @@ struct HashGroupAgent {
 //      Each block merges its rows of one range of SharedSlots key words (a part of the span)
 //      into a table in shared memory (merge_atomic), then its present slots into the device
 //      table as 3 does (merge_global, flags).
-//   4. DenseGroupAgent<P>::drain(slots, agg, bounds, table, flags, keys, states, header)   one
-//   thread
-//      a slot, whole warps: each flagged slot becomes a record (key word, state) at an index
-//      claimed from header[0] (zeroed before), in no particular order (phase 2 sorts them).
-// Buffers: table: slots * sizeof(State) bytes (void*); keys, states: at least slots records.
+//   4. DenseWriteAgent (below) writes the flagged slots, in key order, as the output.
+// Buffers: table: slots * sizeof(State) bytes (void*); flags: slots bytes.
 template <class Policy, int SharedSlots>
 struct DenseGroupAgent {
   static constexpr int kThreads = Policy::block_threads;
@@ -632,28 +630,6 @@ struct DenseGroupAgent {
                         u / parts, members);
   }
 
-  static constexpr LaunchRule drain_launch{Grid::threads, "slots", 0};
-  template <class Agg>
-  __device__ __forceinline__ static void drain(i64 slots, Agg agg, const u64* bounds,
-                                               const void* table_buf, const unsigned char* flags,
-                                               u64* keys_out, void* states_out, u64* header) {
-    using State = typename Agg::State;
-    (void)agg;  // (its State only)
-    const i64 s = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
-    const bool present = s < slots && flags[s] != 0;
-    const unsigned lanes = __ballot_sync(0xffffffffu, present);
-    if (lanes == 0) return;  // (the whole warp)
-    const int lane = static_cast<int>(threadIdx.x & 31);
-    u64 first = 0;
-    if (lane == 0) first = atomicAdd(&header[0], static_cast<u64>(__popc(lanes)));
-    first = __shfl_sync(0xffffffffu, first, 0);
-    if (present) {
-      const u64 r = first + __popc(lanes & ((1u << lane) - 1u));
-      keys_out[r] = kTop - bounds[0] + static_cast<u64>(s);
-      static_cast<State*>(states_out)[r] = static_cast<const State*>(table_buf)[s];
-    }
-  }
-
  private:
   // shared_run's part `part` (key words smallest + part x SharedSlots on, SharedSlots of them or
   // the span's rest), by the block `member` of `members`: its rows are those of every
@@ -732,6 +708,84 @@ struct DenseGroupAgent {
       if (temp.present[s] && agg.merge_global(table[first + s], temp.states[s]))
         flags[first + s] = 1;
     }
+  }
+};
+
+/// The dense way's output, in key order (the table is indexed by the key word, so its present
+/// slots in slot order are the groups in key order): no records, no sort, no merge. Each block
+/// takes kTile consecutive slots (kItems a thread).
+// Kernels, in order on one stream (P = the HashGroup policy), after DenseGroupAgent's run or
+// shared_run:
+//   1. DenseWriteAgent<P>::count(slots, agg, flags, counts)   one block a tile of slots: counts[b]
+//   =
+//      the present slots of tile b.
+//   2. DenseWriteAgent<P>::write(temp, slots, agg, bounds, table, flags, counts, groups)   the
+//      same grid: each present slot s becomes group g (the present slots before it) by
+//      agg.write(g, smallest word + s, table[s]); the last block stores the groups in groups[0].
+// Buffers: counts: one i64 a tile of slots.
+template <class Policy>
+struct DenseWriteAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kTile = Policy::tile_items;
+  static constexpr u64 kTop = 0x7fffffffffffffffull;  // (DenseGroupAgent's bounds[0] encoding)
+  using Scan = BlockScan<i64, kThreads>;
+  using Reduce = BlockReduce<i64, kThreads>;
+  struct TempStorage {
+    typename Scan::TempStorage scan;
+    typename Reduce::TempStorage reduce;
+    i64 before;
+  };
+
+  /// The hooks of the entry points (contract.cuh).
+  struct Hooks {
+    struct Agg {
+      struct State;
+      // the group g's output row: its key word and state
+      __device__ void write(i64 g, u64 word, const State& s) const;
+    } agg;
+  };
+
+  static constexpr LaunchRule count_launch{Grid::tiles, "slots", Policy::block_threads};
+  template <class Agg>
+  __device__ __forceinline__ static void count(i64 slots, Agg agg, const unsigned char* flags,
+                                               i64* counts) {
+    (void)agg;  // (an entry point takes the hooks: the writer's, unused here)
+    __shared__ typename Reduce::TempStorage temp;
+    const i64 first = static_cast<i64>(blockIdx.x) * kTile + static_cast<i64>(threadIdx.x) * kItems;
+    i64 mine = 0;
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) mine += first + k < slots && flags[first + k] != 0;
+    const i64 total = Reduce(temp).Reduce(mine, Sum{});
+    if (threadIdx.x == 0) counts[blockIdx.x] = total;
+  }
+
+  static constexpr LaunchRule write_launch{Grid::tiles, "slots", Policy::block_threads};
+  template <class Agg>
+  __device__ __forceinline__ static void write(TempStorage& temp, i64 slots, Agg agg,
+                                               const u64* bounds, const void* table_buf,
+                                               const unsigned char* flags, const i64* counts,
+                                               i64* groups) {
+    using State = typename Agg::State;
+    const State* table = static_cast<const State*>(table_buf);
+    // The groups of the tiles before this one (at most a few thousand counts, from L2).
+    i64 before = 0;
+    for (i64 j = threadIdx.x; j < static_cast<i64>(blockIdx.x); j += kThreads) before += counts[j];
+    before = Reduce(temp.reduce).Reduce(before, Sum{});
+    if (threadIdx.x == 0) temp.before = before;
+    __syncthreads();
+    before = temp.before;
+    const i64 first = static_cast<i64>(blockIdx.x) * kTile + static_cast<i64>(threadIdx.x) * kItems;
+    i64 present[kItems], at[kItems], total;
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) present[k] = first + k < slots && flags[first + k] != 0;
+    Scan(temp.scan).ExclusiveSum(present, at, total);
+    const u64 smallest = kTop - bounds[0];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k)
+      if (present[k])
+        agg.write(before + at[k], smallest + static_cast<u64>(first + k), table[first + k]);
+    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) groups[0] = before + total;
   }
 };
 
