@@ -1127,8 +1127,9 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     ctx.step(rt::SetSize{
         pick, rt::SizeExpr{0, {rt::SizeTerm{1, {sorting}}, rt::SizeTerm{2, {dense_used}}}}});
     // The present slots in slot order (key order) as the output rows, from row 0: a count of
-    // each tile of slots, then the writes (each tile sums the counts before it).
-    write_dense = [&, words, table, flags, dense_slots] {
+    // each tile of slots, then the writes (each tile sums the counts before it). (Called after
+    // this block: its locals are captured by value.)
+    write_dense = [&, words, table, flags, dense_slots, threads] {
       KernelParams wq = q;  // (the names of the output's writes)
       const int64_t wtile = tile;
       const rt::SlotId wtiles = ctx.new_slot();
