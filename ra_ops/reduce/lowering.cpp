@@ -992,7 +992,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     const HookArg key_hook =
         HookArg::lambda("unsigned long long", {{"long long", "r"}}, " return f.key(r); ");
     const int32_t threads = ctx.policy_threads("HashGroup");
-    // span = high - (kTop - low) + 1, added in an order that cannot overflow; negative (no row
+    // span = high - (kDenseTop - low) + 1, added in an order that cannot overflow; negative (no row
     // kept, or not read) counts as 0.
     auto span_of = [&](rt::SlotId s, rt::SlotId l, rt::SlotId h) {
       ctx.step(rt::SetSize{

@@ -432,6 +432,15 @@ struct HashGroupAgent {
   }
 };
 
+/// The dense way's key bounds (DenseGroupAgent::bounds): bounds[0] holds the largest key word
+/// (packed keys are below 2^63) minus the smallest word, so both bounds grow by atomicMax from
+/// zeroed memory and read back as int64 >= 0.
+constexpr u64 kDenseTop = 0x7fffffffffffffffull;
+/// The smallest key word of the dense way's bounds (its table's slot 0).
+__device__ __forceinline__ u64 dense_smallest(const u64* bounds) {
+  return kDenseTop - bounds[0];
+}
+
 /// The dense way of the hash group-by, for when phase 1's records pass their room (many groups)
 /// and the kept rows' key words span few values: one table in device memory indexed by a key
 /// word's distance from the smallest, so a row costs one atomic merge into its group's state and
@@ -442,7 +451,7 @@ struct HashGroupAgent {
 /// slots are the groups in key order: DenseWriteAgent writes them as the output.
 // Kernels, in order on one stream (P = the HashGroup policy):
 //   1. DenseGroupAgent<P>::bounds(n, keep, key, bounds)        a strided grid (the generator bounds
-//      it), P::block_threads threads; bounds (2 x u64) zeroed before. bounds[0] = kTop - the
+//      it), P::block_threads threads; bounds (2 x u64) zeroed before. bounds[0] = kDenseTop - the
 //      smallest key word of a kept row, bounds[1] = the largest (0 and 0 when no row is kept).
 //   2. DenseGroupAgent<P>::init(slots, agg, table)              one thread a slot: table[s] =
 //   init().
@@ -463,9 +472,6 @@ struct DenseGroupAgent {
   static constexpr int kThreads = Policy::block_threads;
   static constexpr int kItems = Policy::items_per_thread;
   static constexpr int kTile = Policy::tile_items;
-  /// The largest key word (packed keys are below 2^63): bounds[0] holds it minus the smallest
-  /// word, so both bounds grow by atomicMax from zeroed memory and read back as int64 >= 0.
-  static constexpr u64 kTop = 0x7fffffffffffffffull;
 
   static_assert(SharedSlots >= 0, "the shared-memory table's slots");
 
@@ -497,7 +503,7 @@ struct DenseGroupAgent {
   static constexpr LaunchRule bounds_launch{Grid::strided, "n", Policy::block_threads};
   template <class Keep, class Key>
   __device__ __forceinline__ static void bounds(i64 n, Keep keep, Key key, u64* bounds) {
-    u64 low = 0, high = 0;  // kTop - the smallest word, the largest
+    u64 low = 0, high = 0;  // kDenseTop - the smallest word, the largest
     // Four tiles' rows a step, all read before any is compared: 16 reads in flight a thread
     // (with 4, a grid of a few waves keeps too few bytes in flight to stream the keys).
     constexpr int kLoads = 4 * kItems;
@@ -515,7 +521,7 @@ struct DenseGroupAgent {
 #pragma unroll
       for (int k = 0; k < kLoads; ++k) {
         if (!live[k]) continue;
-        low = max(low, kTop - w[k]);
+        low = max(low, kDenseTop - w[k]);
         high = max(high, w[k]);
       }
     }
@@ -544,7 +550,7 @@ struct DenseGroupAgent {
                                              void* table_buf, unsigned char* flags) {
     using State = typename Agg::State;
     State* table = static_cast<State*>(table_buf);
-    const u64 smallest = kTop - bounds[0];
+    const u64 smallest = dense_smallest(bounds);
     const i64 base = static_cast<i64>(blockIdx.x) * kTile;
     const int lane = static_cast<int>(threadIdx.x & 31);
     // Row k (slot d, state s): merged with the warp's rows of its slot first (as phase 1's
@@ -651,7 +657,7 @@ struct DenseGroupAgent {
       temp.present[s] = 0;
     }
     __syncthreads();
-    const u64 lowest = kTop - bounds[0] + static_cast<u64>(first);
+    const u64 lowest = dense_smallest(bounds) + static_cast<u64>(first);
     // A row of the part: its key word's distance from the part's first below width (the rows
     // of other parts wrap to large unsigned distances). Its columns are read whatever its part,
     // so their loads need not wait for the key's: with one block an SM, loads that waited for
@@ -728,7 +734,6 @@ struct DenseWriteAgent {
   static constexpr int kThreads = Policy::block_threads;
   static constexpr int kItems = Policy::items_per_thread;
   static constexpr int kTile = Policy::tile_items;
-  static constexpr u64 kTop = 0x7fffffffffffffffull;  // (DenseGroupAgent's bounds[0] encoding)
   using Scan = BlockScan<i64, kThreads>;
   using Reduce = BlockReduce<i64, kThreads>;
   struct TempStorage {
@@ -780,7 +785,7 @@ struct DenseWriteAgent {
 #pragma unroll
     for (int k = 0; k < kItems; ++k) present[k] = first + k < slots && flags[first + k] != 0;
     Scan(temp.scan).ExclusiveSum(present, at, total);
-    const u64 smallest = kTop - bounds[0];
+    const u64 smallest = dense_smallest(bounds);
 #pragma unroll
     for (int k = 0; k < kItems; ++k)
       if (present[k])
