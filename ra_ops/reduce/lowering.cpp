@@ -26,7 +26,6 @@
 #include "ranc/passes/prune_attributes.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace ranc::codegen {
 namespace {
@@ -946,8 +945,13 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     return fmt::format("    {}[g] = {};\n", kp.buffer(out.columns[k], storage_ctype(t), false),
                        value);
   };
-  // The dense way's output step, planned once the output columns are allocated (below).
-  std::function<void()> write_dense;
+  // The dense way's table, when planned: its slots, its bounds (words + 2), the states and the
+  // flags; its output step is planned once the output columns are allocated (below).
+  struct {
+    rt::SlotId slots = -1;
+    rt::BufferId words = -1, table = -1, flags = -1;
+  } dense;
+  const int32_t threads = ctx.policy_threads("HashGroup");
   const int64_t dense_limit = ctx.options().hash_dense_slots;
   if (dense_limit != 0) {
     constexpr int64_t kDenseSlots = int64_t{1} << 22;
@@ -991,7 +995,6 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     const HookArg keep_hook = HookArg::lambda("bool", {{"long long", "r"}}, " return f.keep(r); ");
     const HookArg key_hook =
         HookArg::lambda("unsigned long long", {{"long long", "r"}}, " return f.key(r); ");
-    const int32_t threads = ctx.policy_threads("HashGroup");
     // span = high - (kDenseTop - low) + 1, added in an order that cannot overflow; negative (no row
     // kept, or not read) counts as 0.
     auto span_of = [&](rt::SlotId s, rt::SlotId l, rt::SlotId h) {
@@ -1126,58 +1129,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     ctx.step(rt::SetSize{dense_used, rt::SizeExpr::fixed(1).gated(dense_slots, 1)});
     ctx.step(rt::SetSize{
         pick, rt::SizeExpr{0, {rt::SizeTerm{1, {sorting}}, rt::SizeTerm{2, {dense_used}}}}});
-    // The present slots in slot order (key order) as the output rows, from row 0: a count of
-    // each tile of slots, then the writes (each tile sums the counts before it). (Called after
-    // this block: its locals are captured by value.)
-    write_dense = [&, words, table, flags, dense_slots, threads] {
-      KernelParams wq = q;  // (the names of the output's writes)
-      const int64_t wtile = tile;
-      const rt::SlotId wtiles = ctx.new_slot();
-      ctx.step(rt::SetSize{wtiles, rt::SizeExpr{0, {rt::SizeTerm{1, {dense_slots}}}, wtile}});
-      const rt::BufferId counts =
-          ctx.allocate(fmt::format("n{}.dense_counts", n.id), 8, rt::SizeExpr::slot(wtiles), n.id);
-      const std::string wslots = wq.slot(dense_slots), wflags = wq.buffer(flags, "unsigned char"),
-                        wcounts = wq.buffer(counts, "long long", false),
-                        wbounds = wq.buffer(words, "unsigned long long") + " + 2",
-                        wtable = wq.buffer(table, "void"),
-                        wgroups = wq.buffer(groups, "long long", false) + " + 2";
-      std::string wbody;
-      for (size_t k = 0; k < nk; ++k) wbody += key_write(wq, k, "w");
-      wbody += a.write;
-      const std::string wname = ctx.kernel_name(n.id, "dense_write");
-      const std::string wmake = ctx.functor(
-          wname + "_fn", wq,
-          fmt::format("  using State = {};\n"
-                      "  __device__ __forceinline__ void write(long long g, unsigned long long w, "
-                      "const State& s) const {{\n{}  }}\n",
-                      st, wbody));
-      const AggMethods wmethods = {
-          {"write",
-           {"void", {{"long long", "g"}, {"unsigned long long", "word"}, {"const State&", "s"}}},
-           "f->write(g, word, s);"}};
-      const std::string whooks = agg_hooks(wname + "_fn", st, wmethods);
-      auto writer = [&] {
-        SkeletonCall agent(ctx.templates(), "DenseWriteAgent", {ctx.tile_policy("HashGroup")},
-                           "Agent");
-        agent.bind("State", st);
-        return agent;
-      };
-      {
-        SkeletonCall agent = writer();
-        std::string body = wmake + whooks + agent.declare() +
-                           agent.call("count", {wslots, agg_object(st, wmethods), wflags, wcounts});
-        ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_count"), wq, body,
-                   LaunchShape{rt::SizeExpr::slot(dense_slots), wtile, threads, true}, agent);
-      }
-      {
-        SkeletonCall agent = writer();
-        std::string body = wmake + whooks + agent.declare() + agent.temp_storage() +
-                           agent.call("write", {"temp", wslots, agg_object(st, wmethods), wbounds,
-                                                wtable, wflags, wcounts, wgroups});
-        ctx.kernel(n.id, wname, wq, body,
-                   LaunchShape{rt::SizeExpr::slot(dense_slots), wtile, threads, true}, agent);
-      }
-    };
+    dense = {dense_slots, words, table, flags};
   } else {
     ctx.step(rt::SetSize{sorting, rt::SizeExpr::slot(over)});
     ctx.step(rt::SetSize{dense_groups, rt::SizeExpr::fixed(0)});
@@ -1187,7 +1139,57 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       records, rt::SizeExpr{0, {rt::SizeTerm{1, {claimed}}, rt::SizeTerm{-1, {claimed, over}}}}});
   ctx.step(rt::SetSize{fallback_rows, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size, sorting}}}}});
   for (rt::BufferId b : out.columns) ctx.step(rt::Alloc{b});
-  if (write_dense) write_dense();
+  // The dense way's present slots in slot order (key order) as the output rows, from row 0: a
+  // count of each tile of slots, then the writes (each tile sums the counts before it).
+  if (dense.slots >= 0) {
+    KernelParams wq = q;  // (the names of the output's writes)
+    const rt::SlotId tiles = ctx.new_slot();
+    ctx.step(rt::SetSize{tiles, rt::SizeExpr{0, {rt::SizeTerm{1, {dense.slots}}}, tile}});
+    const rt::BufferId counts =
+        ctx.allocate(fmt::format("n{}.dense_counts", n.id), 8, rt::SizeExpr::slot(tiles), n.id);
+    const std::string wslots = wq.slot(dense.slots),
+                      wflags = wq.buffer(dense.flags, "unsigned char"),
+                      wcounts = wq.buffer(counts, "long long", false),
+                      wbounds = wq.buffer(dense.words, "unsigned long long") + " + 2",
+                      wtable = wq.buffer(dense.table, "void"),
+                      wgroups = wq.buffer(groups, "long long", false) + " + 2";
+    std::string wbody;
+    for (size_t k = 0; k < nk; ++k) wbody += key_write(wq, k, "w");
+    wbody += a.write;
+    const std::string wname = ctx.kernel_name(n.id, "dense_write");
+    const std::string wmake = ctx.functor(
+        wname + "_fn", wq,
+        fmt::format("  using State = {};\n"
+                    "  __device__ __forceinline__ void write(long long g, unsigned long long w, "
+                    "const State& s) const {{\n{}  }}\n",
+                    st, wbody));
+    const AggMethods wmethods = {
+        {"write",
+         {"void", {{"long long", "g"}, {"unsigned long long", "word"}, {"const State&", "s"}}},
+         "f->write(g, word, s);"}};
+    const std::string whooks = agg_hooks(wname + "_fn", st, wmethods);
+    auto writer = [&] {
+      SkeletonCall agent(ctx.templates(), "DenseWriteAgent", {ctx.tile_policy("HashGroup")},
+                         "Agent");
+      agent.bind("State", st);
+      return agent;
+    };
+    {
+      SkeletonCall agent = writer();
+      std::string body = wmake + whooks + agent.declare() +
+                         agent.call("count", {wslots, agg_object(st, wmethods), wflags, wcounts});
+      ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_count"), wq, body,
+                 LaunchShape{rt::SizeExpr::slot(dense.slots), tile, threads, true}, agent);
+    }
+    {
+      SkeletonCall agent = writer();
+      std::string body = wmake + whooks + agent.declare() + agent.temp_storage() +
+                         agent.call("write", {"temp", wslots, agg_object(st, wmethods), wbounds,
+                                              wtable, wflags, wcounts, wgroups});
+      ctx.kernel(n.id, wname, wq, body,
+                 LaunchShape{rt::SizeExpr::slot(dense.slots), tile, threads, true}, agent);
+    }
+  }
 
   // Phase 2: sort the records by key word, merge each key's states.
   const rt::SizeExpr count = rt::SizeExpr::slot(records);
