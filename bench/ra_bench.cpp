@@ -18,6 +18,7 @@
 #include "baseline_thrust.h"
 #include "ranc/codegen/codegen.h"
 #include "ranc/dsl.h"
+#include "ranc/passes/pass_runner.h"
 #include "ranc/runtime/executor.h"
 
 using namespace ranc;
@@ -443,15 +444,13 @@ int main(int argc, char** argv) {
                                         int64_t{1} << 22, int64_t{1} << 24};
       if (!only_groups.empty()) {
         group_counts.clear();
-        for (size_t at = 0; at < only_groups.size();) {
-          const size_t comma = std::min(only_groups.find(',', at), only_groups.size());
-          const int bits = std::atoi(only_groups.substr(at, comma - at).c_str());
+        for (const std::string& item : passes::split_list(env_groups)) {
+          const int bits = std::atoi(item.c_str());
           if (bits >= 2 && bits <= 30)
             group_counts.push_back(int64_t{1} << bits);
           else
             std::fprintf(stderr, "RANC_BENCH_GROUPS: skipped %s (not a log2 count in [2, 30])\n",
-                         only_groups.substr(at, comma - at).c_str());
-          at = comma + 1;
+                         item.c_str());
         }
       }
       if (!chains_only && !setops_only && !merges_only && !q1_only && !sorts_only) {
