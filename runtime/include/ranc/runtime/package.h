@@ -25,14 +25,13 @@
 
 namespace ranc::rt {
 
-inline constexpr uint32_t kPackageFormatVersion =
-    15;  // 2: ReadSize::index_slot; 3: NULLs (nullable attributes, validity buffers), ValueCode and
-         // SubstringMap; 4: SortPairs::encoded (packed sort keys); 5: SizeExpr::fn,
-         // SortPairs::radix_bits (hash join partitions); 6: LoopEnd::split; 7:
-         // SortPairs::more_values; 8: SizeExpr::gate, Launch::alt_kernel; 9: Launch::device_sizes,
-         // LoopBegin::prologue; 10: Launch::whole_waves; 11: SortPairs::value_bytes; 12:
-         // LoopEnd::resident; 13: ResidentRounds::prologue; 14: ReadSize::when; 15:
-         // Launch::one_wave
+// The package format's versions: 2: ReadSize::index_slot; 3: NULLs (nullable attributes,
+// validity buffers), ValueCode and SubstringMap; 4: SortPairs::encoded (packed sort keys);
+// 5: SizeExpr::fn, SortPairs::radix_bits (hash join partitions); 6: LoopEnd::split;
+// 7: SortPairs::more_values; 8: SizeExpr::gate, Launch::alt_kernel; 9: Launch::device_sizes,
+// LoopBegin::prologue; 10: Launch::whole_waves; 11: SortPairs::value_bytes;
+// 12: LoopEnd::resident; 13: ResidentRounds::prologue; 14: ReadSize::when; 15: Launch::one_wave.
+inline constexpr uint32_t kPackageFormatVersion = 15;
 
 // This ranc's version (the CMake project version), e.g. "0.1.0"; packages record it.
 std::string_view ranc_version();
