@@ -947,9 +947,10 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   };
   // The dense way's table, when planned: its slots, its bounds (words + 2), the states and the
   // flags; its output step is planned once the output columns are allocated (below).
+  // (spec: the speculative run's slots when it kept its table, else 0, and its buffers)
   struct {
-    rt::SlotId slots = -1;
-    rt::BufferId words = -1, table = -1, flags = -1;
+    rt::SlotId slots = -1, spec = -1;
+    rt::BufferId words = -1, table = -1, flags = -1, spec_table = -1, spec_flags = -1;
   } dense;
   const int32_t threads = ctx.policy_threads("HashGroup");
   const int64_t dense_limit = ctx.options().hash_dense_slots;
@@ -981,11 +982,15 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                      device_span = ctx.new_slot(), shared_rows = ctx.new_slot(),
                      sampled = ctx.new_slot(), sample_low = ctx.new_slot(),
                      sample_high = ctx.new_slot(), sample_span = ctx.new_slot(),
-                     sample_fits = ctx.new_slot();
+                     sample_fits = ctx.new_slot(), spec_parts = ctx.new_slot(),
+                     spec_slots = ctx.new_slot(), spec_rows = ctx.new_slot(),
+                     missed = ctx.new_slot(), spec_kept = ctx.new_slot(), redo = ctx.new_slot(),
+                     dense_total = ctx.new_slot();
     // One zeroed buffer (one allocation and one memset on every run, also with few groups):
-    // [0, 2) the records' key bounds, [2, 4) the input's.
+    // [0, 2) the records' key bounds, [2, 4) the input's, [4] the speculative run's miss.
     const rt::BufferId words =
-        ctx.allocate(fmt::format("n{}.dense_words", n.id), 8, rt::SizeExpr::fixed(4), n.id, true);
+        ctx.allocate(fmt::format("n{}.dense_words", n.id), 8, rt::SizeExpr::fixed(5), n.id, true);
+    const KernelParams row_params = dp;  // (the bounds kernel's: the rows' only)
     auto dense_agent = [&] {
       SkeletonCall agent(ctx.templates(), "DenseGroupAgent",
                          {ctx.tile_policy("HashGroup"), std::to_string(shared_slots)}, "Agent");
@@ -1036,10 +1041,107 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     ctx.step(rt::ReadSize{sample_high, words, 1, -1, over});
     span_of(sample_span, sample_low, sample_high);
     fits_of(sample_fits, sample_span);
-    ctx.step(rt::SetSize{scan, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size, sample_fits}}}}.gated(
-                                   sample_span, 1, most)});
+    // With CodegenOptions::hash_dense_speculate (off by default: its kernel ran slower than
+    // shared_run on the same rows, hash_reduce.cuh), the speculative run
+    // (DenseGroupAgent::speculative_run), when the records' span fits the shared-memory tables:
+    // that span from the records' smallest word, rounded up to whole tables (spec_slots; 0 when
+    // not taken), without a pass over the input for its bounds (H200, 2^28 rows into 2^14 keys:
+    // that pass took 0.34 of 1.42 ms, session 50). Its table is kept unless a kept row missed
+    // it (spec_kept = spec_slots, else 0); when not kept the plan goes on as before (redo = 1):
+    // the input's bounds, then the table they call for.
+    const bool speculate = ctx.options().hash_dense_speculate && shared_slots > 0;
+    ctx.step(rt::SetSize{spec_parts, rt::SizeExpr{0,
+                                                  {rt::SizeTerm{1, {sample_span, sample_fits}}},
+                                                  std::max<int64_t>(shared_slots, 1)}
+                                         .gated(sample_span, 1, speculate ? shared_span_most : 0)});
+    ctx.step(rt::SetSize{spec_slots, rt::SizeExpr{0,
+                                                  {rt::SizeTerm{shared_slots, {spec_parts}}},
+                                                  1,
+                                                  0,
+                                                  std::max<int64_t>(shared_span_most, 0)}});
+    ctx.step(rt::SetSize{spec_rows, rt::SizeExpr::slot(in.size).gated(spec_slots, 1)});
+    // The tables and their flags (sized once their spans are known), and the functors of the
+    // dense kernels: the speculative run's (its table's) and the others'.
+    const rt::BufferId spec_table =
+        speculate ? ctx.declare(fmt::format("n{}.dense_spec_table", n.id), 8,
+                                rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {spec_slots}}}}, n.id)
+                  : -1;
+    const rt::BufferId spec_flags = speculate
+                                        ? ctx.declare(fmt::format("n{}.dense_spec_flags", n.id), 1,
+                                                      rt::SizeExpr::slot(spec_slots), n.id)
+                                        : -1;
+    rt::BufferId table =
+        ctx.declare(fmt::format("n{}.dense_table", n.id), 8,
+                    rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {dense_slots}}}}, n.id);
+    rt::BufferId flags =
+        ctx.declare(fmt::format("n{}.dense_flags", n.id), 1, rt::SizeExpr::slot(dense_slots), n.id);
+    const std::string dname = name + "_dense";  // (the functor of the kernels below)
+    const std::string dword = dp.buffer(words, "unsigned long long", false),
+                      dbounds = dword + " + 2", dslots_p = dp.slot(dense_slots),
+                      drows_p = dp.slot(dense_rows), srows_p = dp.slot(shared_rows),
+                      dtable = dp.buffer(table, "void", false),
+                      dflags = dp.buffer(flags, "unsigned char", false);
+    KernelParams sq = row_params;
+    const std::string dmembers = members + fmt::format(
+                                               "  __device__ __forceinline__ bool merge_global("
+                                               "State& a, const State& b) const {{\n{}  }}\n",
+                                               a.merge_global());
+    const std::string dmake = ctx.functor(dname + "_fn", dp, dmembers) +
+                              agg_hooks(dname + "_fn", st, dense_agg_methods());
+    // A table's initial states (slots: its slots' count), with the functor `make` of `kp`.
+    auto init_kernel = [&](const std::string& what, KernelParams& kp, const std::string& make,
+                           rt::SlotId slots, const std::string& slots_p,
+                           const std::string& table_p) {
+      SkeletonCall agent = dense_agent();
+      std::string body =
+          make + agent.declare() +
+          agent.call("init", {slots_p, agg_object(st, dense_agg_methods()), table_p});
+      ctx.kernel(n.id, ctx.kernel_name(n.id, what), kp, body,
+                 LaunchShape{rt::SizeExpr::slot(slots), 256, 256, true}, agent);
+    };
+    // A run over shared-memory tables: at most one wave (one block an SM at 192 KB), since a
+    // block's clearing and flush cost its span each (the rows' count only bounds the grid: a
+    // few tiles a block at the least).
+    auto shared_kernel = [&](const std::string& what, KernelParams& kp, const std::string& make,
+                             const std::string& entry, rt::SlotId rows,
+                             const std::vector<CallArg>& args) {
+      SkeletonCall agent = dense_agent();
+      std::string body = make + agent.declare() + agent.dynamic_temp_storage(shared_smem) +
+                         agent.call(entry, args);
+      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {rows}}}, 4 * tile, 0, kMaxBlocks},
+                        1,
+                        threads,
+                        true,
+                        nodes,
+                        std::nullopt,
+                        static_cast<int32_t>(shared_smem)};
+      shape.one_wave = true;
+      ctx.kernel(n.id, ctx.kernel_name(n.id, what), kp, body, shape, agent);
+    };
+    if (speculate) {
+      const std::string sword = sq.buffer(words, "unsigned long long", false),
+                        sslots_p = sq.slot(spec_slots), sr_p = sq.slot(spec_rows),
+                        stable = sq.buffer(spec_table, "void", false),
+                        sflags = sq.buffer(spec_flags, "unsigned char", false);
+      const std::string smake = ctx.functor(dname + "_spec_fn", sq, dmembers) +
+                                agg_hooks(dname + "_spec_fn", st, dense_agg_methods());
+      ctx.step(rt::Alloc{spec_table});
+      ctx.step(rt::Alloc{spec_flags, true});
+      init_kernel("dense_spec_init", sq, smake, spec_slots, sslots_p, stable);
+      shared_kernel("dense_spec_run", sq, smake, "speculative_run", spec_rows,
+                    {"temp", sr_p, keep_hook, key_hook, agg_object(st, dense_agg_methods()), sword,
+                     sslots_p, stable, sflags, sword + " + 4"});
+      ctx.step(rt::ReadSize{missed, words, 4, -1, spec_slots});
+    } else {
+      ctx.step(rt::SetSize{missed, rt::SizeExpr::fixed(0)});
+    }
+    ctx.step(rt::SetSize{spec_kept, rt::SizeExpr::slot(spec_slots).gated(missed, 0, 0)});
+    ctx.step(rt::SetSize{redo, rt::SizeExpr::fixed(1).gated(spec_kept, 0, 0)});
+    ctx.step(
+        rt::SetSize{scan, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size, sample_fits, redo}}}}.gated(
+                              sample_span, 1, most)});
     {  // The bounds of the key words, over the rows when phase 1 gave up (else none).
-      KernelParams bp = dp;
+      KernelParams bp = row_params;
       const std::string bname = ctx.kernel_name(n.id, "dense_bounds");
       const std::string bb = bp.buffer(words, "unsigned long long", false) + " + 2",
                         bn = bp.slot(scan);
@@ -1052,24 +1154,6 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       shape.whole_waves = true;
       ctx.kernel(n.id, bname, bp, body, shape, agent);
     }
-    // The table and its flags, sized once the bounds are read back.
-    rt::BufferId table =
-        ctx.declare(fmt::format("n{}.dense_table", n.id), 8,
-                    rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {dense_slots}}}}, n.id);
-    rt::BufferId flags =
-        ctx.declare(fmt::format("n{}.dense_flags", n.id), 1, rt::SizeExpr::slot(dense_slots), n.id);
-    const std::string dname = name + "_dense";  // (the functor of the kernels below)
-    const std::string dword = dp.buffer(words, "unsigned long long", false),
-                      dbounds = dword + " + 2", dslots_p = dp.slot(dense_slots),
-                      drows_p = dp.slot(dense_rows), srows_p = dp.slot(shared_rows),
-                      dtable = dp.buffer(table, "void", false),
-                      dflags = dp.buffer(flags, "unsigned char", false);
-    const std::string dmembers = members + fmt::format(
-                                               "  __device__ __forceinline__ bool merge_global("
-                                               "State& a, const State& b) const {{\n{}  }}\n",
-                                               a.merge_global());
-    const std::string dmake = ctx.functor(dname + "_fn", dp, dmembers);
-    const std::string dhooks = agg_hooks(dname + "_fn", st, dense_agg_methods());
     ctx.step(rt::ReadSize{low, words, 2, -1, scan});
     ctx.step(rt::ReadSize{high, words, 3, -1, scan});
     span_of(span, low, high);
@@ -1087,49 +1171,31 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     ctx.step(rt::SetSize{shared_rows, rt::SizeExpr::slot(in.size).gated(shared_span, 1)});
     ctx.step(rt::Alloc{table});
     ctx.step(rt::Alloc{flags, true});
+    init_kernel("dense_init", dp, dmake, dense_slots, dslots_p, dtable);
     {
       SkeletonCall agent = dense_agent();
       std::string body =
-          dmake + dhooks + agent.declare() +
-          agent.call("init", {dslots_p, agg_object(st, dense_agg_methods()), dtable});
-      ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_init"), dp, body,
-                 LaunchShape{rt::SizeExpr::slot(dense_slots), 256, 256, true}, agent);
-    }
-    {
-      SkeletonCall agent = dense_agent();
-      std::string body =
-          dmake + dhooks + agent.declare() +
+          dmake + agent.declare() +
           agent.call("run", {drows_p, keep_hook, key_hook, agg_object(st, dense_agg_methods()),
                              dbounds, dtable, dflags});
       ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_run"), dp, body,
                  LaunchShape{rt::SizeExpr::slot(dense_rows), tile, threads, true, nodes}, agent);
     }
-    if (shared_slots > 0) {
-      SkeletonCall agent = dense_agent();
-      std::string body =
-          dmake + dhooks + agent.declare() + agent.dynamic_temp_storage(shared_smem) +
-          agent.call("shared_run",
-                     {"temp", srows_p, keep_hook, key_hook, agg_object(st, dense_agg_methods()),
-                      dbounds, dslots_p, dtable, dflags});
-      // At most one wave (one block an SM at 192 KB): a block's clearing and flush cost `span`
-      // each. (The rows' count only bounds the grid: a few tiles a block at the least.)
-      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {shared_rows}}}, 4 * tile, 0, kMaxBlocks},
-                        1,
-                        threads,
-                        true,
-                        nodes,
-                        std::nullopt,
-                        static_cast<int32_t>(shared_smem)};
-      shape.one_wave = true;
-      ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_shared_run"), dp, body, shape, agent);
-    }
-    ctx.step(rt::SetSize{sorting, rt::SizeExpr::slot(over).gated(dense_slots, 0, 0)});
-    ctx.step(rt::SetSize{dense_groups, rt::SizeExpr::slot(dense_slots)});
+    if (shared_slots > 0)
+      shared_kernel("dense_shared_run", dp, dmake, "shared_run", shared_rows,
+                    {"temp", srows_p, keep_hook, key_hook, agg_object(st, dense_agg_methods()),
+                     dbounds, dslots_p, dtable, dflags});
+    // dense_total: the groups' room of the dense way's table (one of the two is 0).
+    ctx.step(rt::SetSize{
+        dense_total,
+        rt::SizeExpr{0, {rt::SizeTerm{1, {dense_slots}}, rt::SizeTerm{1, {spec_kept}}}}});
+    ctx.step(rt::SetSize{sorting, rt::SizeExpr::slot(over).gated(dense_total, 0, 0)});
+    ctx.step(rt::SetSize{dense_groups, rt::SizeExpr::slot(dense_total)});
     const rt::SlotId dense_used = ctx.new_slot();
-    ctx.step(rt::SetSize{dense_used, rt::SizeExpr::fixed(1).gated(dense_slots, 1)});
+    ctx.step(rt::SetSize{dense_used, rt::SizeExpr::fixed(1).gated(dense_total, 1)});
     ctx.step(rt::SetSize{
         pick, rt::SizeExpr{0, {rt::SizeTerm{1, {sorting}}, rt::SizeTerm{2, {dense_used}}}}});
-    dense = {dense_slots, words, table, flags};
+    dense = {dense_total, spec_kept, words, table, flags, spec_table, spec_flags};
   } else {
     ctx.step(rt::SetSize{sorting, rt::SizeExpr::slot(over)});
     ctx.step(rt::SetSize{dense_groups, rt::SizeExpr::fixed(0)});
@@ -1147,12 +1213,24 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     ctx.step(rt::SetSize{tiles, rt::SizeExpr{0, {rt::SizeTerm{1, {dense.slots}}}, tile}});
     const rt::BufferId counts =
         ctx.allocate(fmt::format("n{}.dense_counts", n.id), 8, rt::SizeExpr::slot(tiles), n.id);
-    const std::string wslots = wq.slot(dense.slots),
+    // (the speculative run's table when it was kept, slot 0 at its records' bounds; else the
+    // table of the input's bounds)
+    const bool spec = dense.spec_table >= 0;
+    const std::string wslots = wq.slot(dense.slots), wspec = spec ? wq.slot(dense.spec) : "",
                       wflags = wq.buffer(dense.flags, "unsigned char"),
                       wcounts = wq.buffer(counts, "long long", false),
                       wbounds = wq.buffer(dense.words, "unsigned long long") + " + 2",
                       wtable = wq.buffer(dense.table, "void"),
                       wgroups = wq.buffer(groups, "long long", false) + " + 2";
+    auto either = [&](const std::string& plain, rt::BufferId b, const char* type) {
+      return spec ? fmt::format("({} ? {} : {})", wspec, wq.buffer(b, type), plain) : plain;
+    };
+    const std::string use_flags = either(wflags, dense.spec_flags, "unsigned char"),
+                      use_table = either(wtable, dense.spec_table, "void"),
+                      use_bounds =
+                          spec ? fmt::format("{} + ({} ? 0 : 2)",
+                                             wq.buffer(dense.words, "unsigned long long"), wspec)
+                               : wbounds;
     std::string wbody;
     for (size_t k = 0; k < nk; ++k) wbody += key_write(wq, k, "w");
     wbody += a.write;
@@ -1176,16 +1254,17 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     };
     {
       SkeletonCall agent = writer();
-      std::string body = wmake + whooks + agent.declare() +
-                         agent.call("count", {wslots, agg_object(st, wmethods), wflags, wcounts});
+      std::string body =
+          wmake + whooks + agent.declare() +
+          agent.call("count", {wslots, agg_object(st, wmethods), use_flags, wcounts});
       ctx.kernel(n.id, ctx.kernel_name(n.id, "dense_count"), wq, body,
                  LaunchShape{rt::SizeExpr::slot(dense.slots), tile, threads, true}, agent);
     }
     {
       SkeletonCall agent = writer();
       std::string body = wmake + whooks + agent.declare() + agent.temp_storage() +
-                         agent.call("write", {"temp", wslots, agg_object(st, wmethods), wbounds,
-                                              wtable, wflags, wcounts, wgroups});
+                         agent.call("write", {"temp", wslots, agg_object(st, wmethods), use_bounds,
+                                              use_table, use_flags, wcounts, wgroups});
       ctx.kernel(n.id, wname, wq, body,
                  LaunchShape{rt::SizeExpr::slot(dense.slots), tile, threads, true}, agent);
     }

@@ -1163,6 +1163,7 @@ TEST(GpuHashReduce, DenseWayOverKeySpans) {
     const int64_t span = 3 * (c.keys - 1) + 1;  // of the i32 key's words (the pair's: twice)
     struct Setting {
       int64_t room, dense, fewest, shared, parts = 4;
+      bool speculate = false;
     };
     // (shared: the shared-memory tables' bytes, -1 the default: 21760 slots of one-word states,
     // 2816 of aggs()'s eight words, spans of up to `parts` times that in as many ranges of keys;
@@ -1170,6 +1171,7 @@ TEST(GpuHashReduce, DenseWayOverKeySpans) {
     // word, none of eight)
     for (const Setting o : std::vector<Setting>{{2 * span, -1, 1, 0},
                                                 {2 * span, -1, 1, -1},
+                                                {2 * span, -1, 1, -1, 4, true},
                                                 {2 * span, -1, 1, -1, 1},
                                                 {2 * span, -1, 1, 16 * 1024},
                                                 {2 * span, -1, 1, 16 * 1024, 64},
@@ -1189,12 +1191,13 @@ TEST(GpuHashReduce, DenseWayOverKeySpans) {
                                         .hash_dense_slots = o.dense,
                                         .hash_dense_min_slots = o.fewest,
                                         .hash_dense_shared_bytes = o.shared,
-                                        .hash_dense_shared_parts = o.parts}),
+                                        .hash_dense_shared_parts = o.parts,
+                                        .hash_dense_speculate = o.speculate}),
                 "")
           << "n " << c.n << ", " << c.keys << " keys from " << c.base
           << (c.heavy ? " and a heavy one" : "") << ", room " << o.room << ", dense slots "
           << o.dense << " from " << o.fewest << ", shared bytes " << o.shared << " in " << o.parts
-          << " parts at most";
+          << " parts at most, speculative " << o.speculate;
     // The shared-memory tables are taken when the span fits them, and only then: with the device
     // table left out (its minimum past the span), the date output alone (a one-word state:
     // 21760 slots, spans of 4 x 21760 in parts) launches other kernels with them (init,
@@ -1205,8 +1208,13 @@ TEST(GpuHashReduce, DenseWayOverKeySpans) {
     const Program q = one.check();
     const Reference qref = reference(q, in);
     rt::RunStats with, without;
-    EXPECT_EQ(compare_with_reference(
-                  q, in, qref, {.hash_records = 2 * span, .hash_dense_min_slots = span + 1}, &with),
+    // (not speculating, as by default: a speculative run that keeps its table launches as many
+    // kernels as the sort, at some spans; DenseWaySpeculatesOverTheRecordsSpan counts those)
+    EXPECT_EQ(compare_with_reference(q, in, qref,
+                                     {.hash_records = 2 * span,
+                                      .hash_dense_min_slots = span + 1,
+                                      .hash_dense_speculate = false},
+                                     &with),
               "");
     EXPECT_EQ(compare_with_reference(q, in, qref,
                                      {.hash_records = 2 * span,
@@ -1217,6 +1225,60 @@ TEST(GpuHashReduce, DenseWayOverKeySpans) {
     EXPECT_EQ(with.kernel_launches != without.kernel_launches, span <= 4 * 21760)
         << "span " << span << ": " << with.kernel_launches << " launches with the shared-memory "
         << "tables, " << without.kernel_launches << " without";
+  }
+}
+
+// The dense way's speculative run (DenseGroupAgent::speculative_run; with
+// CodegenOptions::hash_dense_speculate, off by default) over the span of the keys phase 1's records
+// hold, rounded up to whole shared-memory tables (one-word sums: 21760 slots a table, so the
+// records' 20000 keys from 1000 take keys 1000..22759). Phase 1 gives up long before the input's
+// last 1000 rows (its room is 400000 records of 4M rows), so their key is not in the records: kept
+// when it lies in the padded span (the plan then launches one kernel fewer than finding the input's
+// bounds first: the speculative init and run, against the bounds, init and shared_run), thrown away
+// when it lies above or below (two launches more: the plan then finds the bounds and takes the
+// tables they call for: two shared-memory tables, or the device table past them). Each way against
+// the reference.
+TEST(GpuHashReduce, DenseWaySpeculatesOverTheRecordsSpan) {
+  RANC_REQUIRE_GPU();
+  Schema s{{{"k", Type::I32}, {"v", Type::I32}}, 0};
+  constexpr int64_t n = (int64_t{1} << 22) + 3, keys = 20000, tail = 1000, room = 400000;
+  struct Case {
+    int64_t last;  // the last rows' key, from 1000
+    bool kept;
+  };
+  for (const Case c : std::vector<Case>{{1000 + keys - 1, true},
+                                        {1000 + keys + 1500, true},
+                                        {1000 + keys + 5000, false},
+                                        {999, false},
+                                        {1000 + keys + 200000, false}}) {
+    std::mt19937_64 rng(91);
+    std::vector<Column> cols;
+    for (const auto& a : s.attributes) cols.emplace_back(a.type);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k =
+          i >= n - tail ? c.last : 1000 + static_cast<int64_t>(rng() % static_cast<uint64_t>(keys));
+      cols[0].append(Value::i32(static_cast<int32_t>(k)));
+      cols[1].append(Value::i32(static_cast<int32_t>(rng() >> 33) - (1 << 30)));
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, std::move(cols)));
+    ProgramBuilder b;
+    b.output(b.input("r", s.attributes).reduce({"k"}, {ranc::sum(col("v"), "sv")}).sort({"k"}),
+             "sums");
+    const Program p = b.check();
+    const Reference ref = reference(p, in);
+    rt::RunStats with, without;
+    EXPECT_EQ(compare_with_reference(p, in, ref,
+                                     {.hash_records = room, .hash_dense_speculate = true}, &with),
+              "")
+        << "last key " << c.last;
+    EXPECT_EQ(compare_with_reference(
+                  p, in, ref, {.hash_records = room, .hash_dense_speculate = false}, &without),
+              "")
+        << "last key " << c.last;
+    EXPECT_EQ(with.kernel_launches - without.kernel_launches, c.kept ? -1 : 2)
+        << "last key " << c.last << ": " << with.kernel_launches << " launches speculating, "
+        << without.kernel_launches << " not";
   }
 }
 

@@ -240,6 +240,8 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
               "hash set window minimum bits");
   if (const char* v = std::getenv("RANC_REDUCE_STAGE"); v && *v)
     lower_options.stage_reduce_inputs = std::string_view(v) != "0";
+  if (const char* v = std::getenv("RANC_HASH_DENSE_SPECULATE"); v && *v)
+    lower_options.hash_dense_speculate = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_REDUCE_DEFER"); v && *v)
     lower_options.defer_reduce_emits = std::string_view(v) != "0";
   env_setting("RANC_REDUCE_MIN_BLOCKS", lower_options.reduce_min_blocks, -1, 32, "reduce minimum blocks");

@@ -465,6 +465,12 @@ __device__ __forceinline__ u64 dense_smallest(const u64* bounds) {
 //      Each block merges its rows of one range of SharedSlots key words (a part of the span)
 //      into a table in shared memory (merge_atomic), then its present slots into the device
 //      table as 3 does (merge_global, flags).
+//   3''. DenseGroupAgent<P, SharedSlots>::speculative_run(temp, n, keep, key, agg, bounds, slots,
+//      table, flags, missed)   before 1, as 3' over the span of phase 1's records' key words
+//      (bounds: theirs, as 1 writes them; slots: their span rounded up to whole tables), with
+//      missed (one u64) zeroed before: set when a kept row's word lies outside the span, and
+//      then the table is not used (the generator's plan reads missed back, and only when it is
+//      set runs 1, 2 and 3 or 3' over the input's bounds).
 //   4. DenseWriteAgent (below) writes the flagged slots, in key order, as the output.
 // Buffers: table: slots * sizeof(State) bytes (void*); flags: slots bytes.
 template <class Policy, int SharedSlots>
@@ -627,26 +633,58 @@ struct DenseGroupAgent {
     // One part (the span within a table): no range check, the loads and merges of call 1's
     // measurement (H200, 2^28 rows into 2^14 keys: 1.48 ms in all, against 1.77 ranged).
     if (parts == 1) {
-      shared_part<false>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, 0, blockIdx.x,
-                         gridDim.x);
+      shared_part<false, false>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, 0,
+                                blockIdx.x, gridDim.x, nullptr);
       return;
     }
     for (int u = blockIdx.x; u < units; u += gridDim.x)
-      shared_part<true>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, u % parts,
-                        u / parts, members);
+      shared_part<true, false>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, u % parts,
+                               u / parts, members, nullptr);
+  }
+
+  /// shared_run over a span the generator guessed from phase 1's records (their bounds: the
+  /// rows phase 1 read before it gave up), so that no pass over the input finds the bounds
+  /// first: slot 0 is the records' smallest key word and the table has `slots` (the records'
+  /// span rounded up to whole tables, so keys a little past the records' largest still fit).
+  /// A kept row whose key word lies outside the span is a miss: its block sets *missed
+  /// (zeroed before), every block stops at its next step once one has, and the generator's
+  /// plan reads the flag and, when set, throws the table away and finds the bounds as before
+  /// (an input whose first rows hold only some of its keys, such as one ordered by them).
+  /// The generator plans it only with CodegenOptions::hash_dense_speculate, off by default: on
+  /// an H200 it took 2.0-2.3 ms over 2^28 rows into 2^12-2^14 keys where shared_run takes
+  /// 0.73 ms over the same rows, also without its stop, its poll or its range branch
+  /// (bench/RESULTS.md, session 51), so the pass over the input's bounds (0.34 ms) it saves
+  /// costs more than it gains until that is found.
+  static constexpr LaunchRule speculative_run_launch{Grid::tiles, "n", Policy::block_threads};
+  template <class Keep, class Key, class Agg>
+  __device__ __forceinline__ static void speculative_run(TempStorageT<typename Agg::State>& temp,
+                                                         i64 n, Keep keep, Key key, Agg agg,
+                                                         const u64* bounds, i64 slots,
+                                                         void* table_buf, unsigned char* flags,
+                                                         u64* missed) {
+    static_assert(SharedSlots > 0, "speculative_run needs a shared-memory table");
+    if (slots <= 0) return;
+    const int parts = static_cast<int>((slots + SharedSlots - 1) / SharedSlots);
+    const int members = max(1, static_cast<int>(gridDim.x) / parts);
+    const int units = members * parts;
+    for (int u = blockIdx.x; u < units; u += gridDim.x)
+      shared_part<true, true>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, u % parts,
+                              u / parts, members, missed);
   }
 
  private:
   // shared_run's part `part` (key words smallest + part x SharedSlots on, SharedSlots of them or
   // the span's rest), by the block `member` of `members`: its rows are those of every
-  // members-th step of 4 tiles from the member-th. Ranged: the span has several parts (else
-  // every kept row is the part's).
-  template <bool Ranged, class Keep, class Key, class Agg>
+  // members-th step of 4 tiles from the member-th. Ranged: the span has several parts, or
+  // Checked (else every kept row is the part's). Checked (speculative_run): a kept row outside
+  // the span sets *missed, and the block's warps stop at their next step once it is set.
+  template <bool Ranged, bool Checked, class Keep, class Key, class Agg>
   __device__ __forceinline__ static void shared_part(TempStorageT<typename Agg::State>& temp, i64 n,
                                                      Keep keep, Key key, Agg agg, const u64* bounds,
                                                      i64 slots, void* table_buf,
                                                      unsigned char* flags, int part, int member,
-                                                     int members) {
+                                                     int members, u64* missed) {
+    static_assert(Ranged || !Checked, "a checked part is ranged");
     using State = typename Agg::State;
     State* table = static_cast<State*>(table_buf);
     const i64 first = static_cast<i64>(part) * SharedSlots;
@@ -662,13 +700,37 @@ struct DenseGroupAgent {
     // of other parts wrap to large unsigned distances). Its columns are read whatever its part,
     // so their loads need not wait for the key's: with one block an SM, loads that waited for
     // the key took 2.0 ms where these take 1.5 (H200, 2^28 rows into 2^12 keys, one part).
+    // Checked: whether a kept row of this thread's fell outside the span (w + first, its
+    // distance from slot 0, wraps past 2^63 for a word below slot 0's).
+    bool outside = false;
     auto load = [&](i64 i, unsigned& d, State& s) {
       const bool live = i < n && keep(i);
       const u64 w = live ? key(i) - lowest : 0;
       d = static_cast<unsigned>(w);
       s = agg.init();
       if (live) agg.accumulate(s, i);
+      if constexpr (Checked)
+        outside |= live && w + static_cast<u64>(first) >= static_cast<u64>(slots);
       return Ranged ? live && w < static_cast<u64>(width) : live;
+    };
+    // Checked, at the end of a step: whether the warp stops (a warp-wide answer), when its rows
+    // missed (it says so first) or when lane 0 read the flag set (`seen`, read as the step
+    // began, so the step's loads do not wait for it).
+    auto poll = [&]() -> u64 {
+      u64 seen = 0;
+      if (Checked && (threadIdx.x & 31) == 0) seen = *static_cast<volatile u64*>(missed);
+      return seen;
+    };
+    auto stop = [&](u64 seen) {
+      if constexpr (Checked) {
+        if (__any_sync(0xffffffffu, outside)) {
+          if ((threadIdx.x & 31) == 0)
+            atomicExch(reinterpret_cast<unsigned long long*>(missed), 1ull);
+          return true;
+        }
+        return __shfl_sync(0xffffffffu, seen, 0) != 0;
+      }
+      return false;
     };
     // No warp merge: with thousands of keys a warp's rows rarely share one, and rows that do
     // serialise on the same shared-memory word only. The presence byte is a plain store (every
@@ -684,6 +746,7 @@ struct DenseGroupAgent {
       constexpr i64 kStep = static_cast<i64>(kLoads) * kThreads;
       const i64 steps = n / kStep + (n % kStep != 0);
       for (i64 t = member; t < steps; t += members) {
+        const u64 seen = poll();
         unsigned d[kLoads];
         State s[kLoads];
         bool live[kLoads];
@@ -693,19 +756,29 @@ struct DenseGroupAgent {
 #pragma unroll
         for (int k = 0; k < kLoads; ++k)
           if (live[k]) add(d[k], s[k]);
+        if (stop(seen)) break;
       }
     } else {
       const i64 tiles = n / kTile + (n % kTile != 0);
       for (i64 t = member; t < tiles; t += members) {
+        const u64 seen = poll();
 #pragma unroll
         for (int k = 0; k < kItems; ++k) {
           unsigned d;
           State s;
           if (load(t * kTile + k * kThreads + threadIdx.x, d, s)) add(d, s);
         }
+        if (stop(seen)) break;
       }
     }
-    __syncthreads();
+    if constexpr (Checked) {
+      if (__syncthreads_or(outside) && threadIdx.x == 0)
+        atomicExch(reinterpret_cast<unsigned long long*>(missed), 1ull);
+      // (a table the plan throws away: no flush)
+      if (*static_cast<volatile u64*>(missed) != 0) return;
+    } else {
+      __syncthreads();
+    }
     // The block's present slots into the device table, each block from its own place in the
     // part, so the blocks' atomics on one slot do not meet at once.
     const int start = static_cast<int>(static_cast<i64>(member) * width / members);
