@@ -651,10 +651,12 @@ struct DenseGroupAgent {
   /// plan reads the flag and, when set, throws the table away and finds the bounds as before
   /// (an input whose first rows hold only some of its keys, such as one ordered by them).
   /// The generator plans it only with CodegenOptions::hash_dense_speculate, off by default: on
-  /// an H200 it took 2.0-2.3 ms over 2^28 rows into 2^12-2^14 keys where shared_run takes
-  /// 0.73 ms over the same rows, also without its stop, its poll or its range branch
-  /// (bench/RESULTS.md, session 51), so the pass over the input's bounds (0.34 ms) it saves
-  /// costs more than it gains until that is found.
+  /// an H200 its first form took 2.0-2.3 ms over 2^28 rows into 2^12-2^14 keys where
+  /// shared_run takes 0.73 ms over the same rows (bench/RESULTS.md, session 51), since its
+  /// checks, done as each key arrived, made the loads wait for the keys one by one (SASS: a key
+  /// load's result used 1-13 instructions later, against 29-163 in shared_run). Its checks now
+  /// wait until the step's loads are in flight (shared_part's take; SASS: 28-193 instructions
+  /// later), not yet timed on a GPU.
   static constexpr LaunchRule speculative_run_launch{Grid::tiles, "n", Policy::block_threads};
   template <class Keep, class Key, class Agg>
   __device__ __forceinline__ static void speculative_run(TempStorageT<typename Agg::State>& temp,
@@ -700,9 +702,24 @@ struct DenseGroupAgent {
     // of other parts wrap to large unsigned distances). Its columns are read whatever its part,
     // so their loads need not wait for the key's: with one block an SM, loads that waited for
     // the key took 2.0 ms where these take 1.5 (H200, 2^28 rows into 2^12 keys, one part).
-    // Checked: whether a kept row of this thread's fell outside the span (w + first, its
-    // distance from slot 0, wraps past 2^63 for a word below slot 0's).
+    // Checked: the largest distance of a kept row's word from slot 0 (wrapping past 2^63 for a
+    // word below it), so the span holds every row read while it is below `slots`; the part's
+    // rows are then those of 32-bit distances below width. The key words are kept as loaded and
+    // all of this waits until every load of the step is in flight (take, below): done as each
+    // key arrived, the checks made the loads wait for the keys one by one (ptxas placed each
+    // right after its load; SASS for sm_90, session 51).
+    // Large states go row by row, and their checks are made as each row is loaded (`outside`:
+    // far's answer), which keeps the fewest values alive beside the state.
+    u64 far = 0;
     bool outside = false;
+    constexpr bool kDefer = Checked && sizeof(State) <= 16;
+    auto load_word = [&](i64 i, State& s, u64& word) {
+      const bool live = i < n && keep(i);
+      word = live ? key(i) : 0;
+      s = agg.init();
+      if (live) agg.accumulate(s, i);
+      return live;
+    };
     auto load = [&](i64 i, unsigned& d, State& s) {
       const bool live = i < n && keep(i);
       const u64 w = live ? key(i) - lowest : 0;
@@ -712,6 +729,18 @@ struct DenseGroupAgent {
       if constexpr (Checked)
         outside |= live && w + static_cast<u64>(first) >= static_cast<u64>(slots);
       return Ranged ? live && w < static_cast<u64>(width) : live;
+    };
+    // Whether a row load_word loaded (live: its answer) merges into this part's table, at d.
+    auto take = [&](bool live, u64 word, unsigned& d) {
+      const u64 w = word - lowest;  // (+ first: the distance from slot 0)
+      if (live) far = max(far, w + static_cast<u64>(first));
+      d = static_cast<unsigned>(w);
+      return live && d < static_cast<unsigned>(width);
+    };
+    // Whether a row of this thread's lay outside the span.
+    auto out_of_span = [&] {
+      if constexpr (kDefer) return far >= static_cast<u64>(slots);
+      return outside;
     };
     // Checked, at the end of a step: whether the warp stops (a warp-wide answer), when its rows
     // missed (it says so first) or when lane 0 read the flag set (`seen`, read as the step
@@ -723,7 +752,7 @@ struct DenseGroupAgent {
     };
     auto stop = [&](u64 seen) {
       if constexpr (Checked) {
-        if (__any_sync(0xffffffffu, outside)) {
+        if (__any_sync(0xffffffffu, out_of_span())) {
           if ((threadIdx.x & 31) == 0)
             atomicExch(reinterpret_cast<unsigned long long*>(missed), 1ull);
           return true;
@@ -750,12 +779,22 @@ struct DenseGroupAgent {
         unsigned d[kLoads];
         State s[kLoads];
         bool live[kLoads];
+        if constexpr (kDefer) {
+          u64 word[kLoads];
 #pragma unroll
-        for (int k = 0; k < kLoads; ++k)
-          live[k] = load(t * kStep + k * kThreads + threadIdx.x, d[k], s[k]);
+          for (int k = 0; k < kLoads; ++k)
+            live[k] = load_word(t * kStep + k * kThreads + threadIdx.x, s[k], word[k]);
 #pragma unroll
-        for (int k = 0; k < kLoads; ++k)
-          if (live[k]) add(d[k], s[k]);
+          for (int k = 0; k < kLoads; ++k)
+            if (take(live[k], word[k], d[k])) add(d[k], s[k]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < kLoads; ++k)
+            live[k] = load(t * kStep + k * kThreads + threadIdx.x, d[k], s[k]);
+#pragma unroll
+          for (int k = 0; k < kLoads; ++k)
+            if (live[k]) add(d[k], s[k]);
+        }
         if (stop(seen)) break;
       }
     } else {
@@ -772,7 +811,7 @@ struct DenseGroupAgent {
       }
     }
     if constexpr (Checked) {
-      if (__syncthreads_or(outside) && threadIdx.x == 0)
+      if (__syncthreads_or(out_of_span()) && threadIdx.x == 0)
         atomicExch(reinterpret_cast<unsigned long long*>(missed), 1ull);
       // (a table the plan throws away: no flush)
       if (*static_cast<volatile u64*>(missed) != 0) return;
