@@ -655,7 +655,7 @@ struct DenseGroupAgent {
   /// shared_run takes 0.73 ms over the same rows (bench/RESULTS.md, session 51), since its
   /// checks, done as each key arrived, made the loads wait for the keys one by one (SASS: a key
   /// load's result used 1-13 instructions later, against 29-163 in shared_run). Its checks now
-  /// wait until the step's loads are in flight (shared_part's take; SASS: 28-193 instructions
+  /// wait until the step's loads are in flight (shared_part's take; SASS: 26-194 instructions
   /// later), not yet timed on a GPU.
   static constexpr LaunchRule speculative_run_launch{Grid::tiles, "n", Policy::block_threads};
   template <class Keep, class Key, class Agg>
