@@ -1041,8 +1041,9 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     ctx.step(rt::ReadSize{sample_high, words, 1, -1, over});
     span_of(sample_span, sample_low, sample_high);
     fits_of(sample_fits, sample_span);
-    // With CodegenOptions::hash_dense_speculate (off by default: its kernel ran slower than
-    // shared_run on the same rows, hash_reduce.cuh), the speculative run
+    // With CodegenOptions::hash_dense_speculate (off by default: its first kernel ran slower than
+    // shared_run on the same rows, and its fix is not yet timed; hash_reduce.cuh), the
+    // speculative run
     // (DenseGroupAgent::speculative_run), when the records' span fits the shared-memory tables:
     // that span from the records' smallest word, rounded up to whole tables (spec_slots; 0 when
     // not taken), without a pass over the input for its bounds (H200, 2^28 rows into 2^14 keys:
@@ -1081,7 +1082,6 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                       drows_p = dp.slot(dense_rows), srows_p = dp.slot(shared_rows),
                       dtable = dp.buffer(table, "void", false),
                       dflags = dp.buffer(flags, "unsigned char", false);
-    KernelParams sq = row_params;
     const std::string dmembers = members + fmt::format(
                                                "  __device__ __forceinline__ bool merge_global("
                                                "State& a, const State& b) const {{\n{}  }}\n",
@@ -1119,6 +1119,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       ctx.kernel(n.id, ctx.kernel_name(n.id, what), kp, body, shape, agent);
     };
     if (speculate) {
+      KernelParams sq = row_params;  // (the speculative kernels': the rows' and their table's)
       const std::string sword = sq.buffer(words, "unsigned long long", false),
                         sslots_p = sq.slot(spec_slots), sr_p = sq.slot(spec_rows),
                         stable = sq.buffer(spec_table, "void", false),
