@@ -453,8 +453,7 @@ __device__ __forceinline__ u64 dense_smallest(const u64* bounds) {
 //   1. DenseGroupAgent<P>::bounds(n, keep, key, bounds)        a strided grid (the generator bounds
 //      it), P::block_threads threads; bounds (2 x u64) zeroed before. bounds[0] = kDenseTop - the
 //      smallest key word of a kept row, bounds[1] = the largest (0 and 0 when no row is kept).
-//   2. DenseGroupAgent<P>::init(slots, agg, table)              one thread a slot: table[s] =
-//   init().
+//   2. DenseGroupAgent<P>::init(slots, agg, table)   one thread a slot: table[s] = init().
 //   3. DenseGroupAgent<P>::run(n, keep, key, agg, bounds, table, flags)   one block a tile.
 //      Every kept row's state merged into table[w - smallest] (merge_global: atomics in device
 //      memory), and flags[w - smallest] = 1 where the merge may be the slot's first; flags
@@ -834,9 +833,8 @@ struct DenseGroupAgent {
 /// takes kTile consecutive slots (kItems a thread).
 // Kernels, in order on one stream (P = the HashGroup policy), after DenseGroupAgent's run or
 // shared_run:
-//   1. DenseWriteAgent<P>::count(slots, agg, flags, counts)   one block a tile of slots: counts[b]
-//   =
-//      the present slots of tile b.
+//   1. DenseWriteAgent<P>::count(slots, agg, flags, counts)   one block a tile of slots:
+//      counts[b] = the present slots of tile b.
 //   2. DenseWriteAgent<P>::write(temp, slots, agg, bounds, table, flags, counts, groups)   the
 //      same grid: each present slot s becomes group g (the present slots before it) by
 //      agg.write(g, smallest word + s, table[s]); the last block stores the groups in groups[0].
