@@ -352,6 +352,9 @@ void segmented_reduce_kernels(LoweringContext& ctx, NodeId id, const std::string
         arrays += fmt::format(
             "  __shared__ __align__(16) {0} stage{1}[ranc::tpl::stage_elems<{0}>(Agent::max_stage_rows)];\n",
             staged[k].ctype, k);
+        // (stage_rows waits for each column's copies: issuing every column's before one wait,
+        // stage_rows_async, measured slower on an H200, 1.394 against 1.326 ms at 2^28 rows,
+        // bench/RESULTS.md session 52)
         stage += fmt::format("f.{0} = ranc::tpl::stage_rows<Agent::kThreads>(stage{1}, f.{0}, lo, hi); ",
                              staged[k].member, k);
         if (staged[k].releasable &&
@@ -1041,9 +1044,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     ctx.step(rt::ReadSize{sample_high, words, 1, -1, over});
     span_of(sample_span, sample_low, sample_high);
     fits_of(sample_fits, sample_span);
-    // With CodegenOptions::hash_dense_speculate (off by default: its first kernel ran slower than
-    // shared_run on the same rows, and its fix is not yet timed; hash_reduce.cuh), the
-    // speculative run
+    // With CodegenOptions::hash_dense_speculate (on by default), the speculative run
     // (DenseGroupAgent::speculative_run), when the records' span fits the shared-memory tables:
     // that span from the records' smallest word, rounded up to whole tables (spec_slots; 0 when
     // not taken), without a pass over the input for its bounds (H200, 2^28 rows into 2^14 keys:

@@ -951,13 +951,13 @@ TEST(GeneratePlan, HashReduceIntegerStatesAddBy32BitAtomics) {
   EXPECT_NE(dense.find("    ranc::tpl::atomic_add_128(&a.a1, b.a1, b.a1h);\n"), std::string::npos)
       << dense;
   // The checked merges, behind the input's row count, in the functors of phase 1, the dense
-  // way and phase 2 (a speculative run, off by default, has a functor of its own).
+  // way, the speculative run (on by default: a functor of its own) and phase 2.
   size_t checks = 0;
   for (size_t at = 0; (at = src.find(" > 4294967296ll)) { if (ranc::tpl::add_overflows(a.a0, b.a0))", at)) !=
                       std::string::npos;
        ++at)
     ++checks;
-  EXPECT_EQ(checks, 3u);
+  EXPECT_EQ(checks, 4u);
   EXPECT_NE(src.find("if (ranc::tpl::add_overflows(old, b.a0))"), std::string::npos);
 }
 
@@ -1822,7 +1822,7 @@ TEST(NvrtcCompile, HashGroupByDenseWayEveryState) {
   b.output(r.reduce({"g"}, {max(col("x"), "m")}), "f64_max");
   b.output(r.select(col("x") > 0.5).reduce({"f", "g"}, {sum(col("w"), "s"), count("n")}),
            "two_keys");
-  // (with the speculative runs, off by default)
+  // (with the speculative runs, as by default)
   rt::Plan plan =
       codegen::generate_plan(b.check(), {.hash_dense_speculate = true, .share_kernels = false});
   int dense = 0;

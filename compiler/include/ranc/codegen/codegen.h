@@ -163,11 +163,10 @@ struct CodegenOptions {
   // The shared-memory tables first take the span of the key words phase 1's records hold (the
   // rows it read before it gave up), rounded up to whole tables, without a pass over the input
   // for its bounds; a kept row outside that span throws the run away and the bounds are found
-  // as before (RANC_HASH_DENSE_SPECULATE=1). Same results. Off by default: on an H200 the
-  // speculative kernel's first form ran 2.0-2.3 ms where shared_run takes 0.73 over the same
-  // rows, more than the 0.34 ms bounds pass it saves (its loads waited for its checks; the
-  // template's fix is not yet timed: bench/RESULTS.md, session 51).
-  bool hash_dense_speculate = false;
+  // as before (RANC_HASH_DENSE_SPECULATE=0 turns it off). Same results. On an H200, 2^28 rows
+  // into 2^12-2^14 keys: 7-8% faster than finding the bounds first (bench/RESULTS.md,
+  // session 52).
+  bool hash_dense_speculate = true;
   // The sorted (segmented) reduce copies each tile's rows of the columns it reads into
   // shared memory (coalesced 16-byte copies, reduce.cuh's stage hook) before folding them,
   // up to 32 KB a tile; false reads them in place (RANC_REDUCE_STAGE=0). Same results.

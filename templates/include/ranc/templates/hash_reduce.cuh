@@ -44,6 +44,13 @@
 
 namespace ranc::tpl {
 
+// DenseGroupAgent's shared-memory tables take a step whose rows are all below n without a
+// check of each row (0: every step checks; an A/B switch, RANC_JIT_DEFINE). On an H200, 2^28
+// rows into 2^14 keys: 0.99 ms in all, against 1.14 with every step checked (session 52).
+#ifndef RANC_DENSE_FULL_STEP
+#define RANC_DENSE_FULL_STEP 1
+#endif
+
 /// The key word no packed key takes (packed keys are below 2^63).
 constexpr u64 kEmptyKeyWord = ~0ull;
 
@@ -649,13 +656,14 @@ struct DenseGroupAgent {
   /// (zeroed before), every block stops at its next step once one has, and the generator's
   /// plan reads the flag and, when set, throws the table away and finds the bounds as before
   /// (an input whose first rows hold only some of its keys, such as one ordered by them).
-  /// The generator plans it only with CodegenOptions::hash_dense_speculate, off by default: on
-  /// an H200 its first form took 2.0-2.3 ms over 2^28 rows into 2^12-2^14 keys where
-  /// shared_run takes 0.73 ms over the same rows (bench/RESULTS.md, session 51), since its
-  /// checks, done as each key arrived, made the loads wait for the keys one by one (SASS: a key
-  /// load's result used 1-13 instructions later, against 29-163 in shared_run). Its checks now
-  /// wait until the step's loads are in flight (shared_part's take; SASS: 26-194 instructions
-  /// later), not yet timed on a GPU.
+  /// The generator plans it with CodegenOptions::hash_dense_speculate (on by default). Its
+  /// first form took 2.0-2.3 ms over 2^28 rows into 2^12-2^14 keys on an H200 where shared_run
+  /// takes 0.73 ms over the same rows (bench/RESULTS.md, session 51), since its checks, done as
+  /// each key arrived, made the loads wait for the keys one by one (SASS: a key load's result
+  /// used 1-13 instructions later, against 29-163 in shared_run). Its checks now wait until
+  /// the step's loads are in flight (shared_part's take; SASS: 26-194 instructions later): 0.95
+  /// ms, and the plan in all 7-12% faster than finding the bounds first; with whole steps
+  /// unchecked and one part's rows unranged (shared_part), 0.59 ms (session 52).
   static constexpr LaunchRule speculative_run_launch{Grid::tiles, "n", Policy::block_threads};
   template <class Keep, class Key, class Agg>
   __device__ __forceinline__ static void speculative_run(TempStorageT<typename Agg::State>& temp,
@@ -668,6 +676,16 @@ struct DenseGroupAgent {
     const int parts = static_cast<int>((slots + SharedSlots - 1) / SharedSlots);
     const int members = max(1, static_cast<int>(gridDim.x) / parts);
     const int units = members * parts;
+    // One part (the common case) of a small state: no range check, a row past the table being
+    // a miss anyway. (Large states keep it: without, NVRTC spills the all-states test's
+    // 64-register run, codegen_test.cpp's HashGroupByDenseWayEveryState.)
+    if constexpr (sizeof(typename Agg::State) <= 16) {
+      if (parts == 1) {
+        shared_part<false, true>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, 0,
+                                 blockIdx.x, gridDim.x, missed);
+        return;
+      }
+    }
     for (int u = blockIdx.x; u < units; u += gridDim.x)
       shared_part<true, true>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, u % parts,
                               u / parts, members, missed);
@@ -676,16 +694,17 @@ struct DenseGroupAgent {
  private:
   // shared_run's part `part` (key words smallest + part x SharedSlots on, SharedSlots of them or
   // the span's rest), by the block `member` of `members`: its rows are those of every
-  // members-th step of 4 tiles from the member-th. Ranged: the span has several parts, or
-  // Checked (else every kept row is the part's). Checked (speculative_run): a kept row outside
-  // the span sets *missed, and the block's warps stop at their next step once it is set.
+  // members-th step of 4 tiles from the member-th. Ranged: the span has several parts (else
+  // every kept row is the part's). Checked (speculative_run): a kept row outside the span sets
+  // *missed, and the block's warps stop at their next step once it is set; Checked and not
+  // Ranged (one part), such a row merges into any slot (its slot clamped into the table), since
+  // the plan throws a missed run's tables away.
   template <bool Ranged, bool Checked, class Keep, class Key, class Agg>
   __device__ __forceinline__ static void shared_part(TempStorageT<typename Agg::State>& temp, i64 n,
                                                      Keep keep, Key key, Agg agg, const u64* bounds,
                                                      i64 slots, void* table_buf,
                                                      unsigned char* flags, int part, int member,
                                                      int members, u64* missed) {
-    static_assert(Ranged || !Checked, "a checked part is ranged");
     using State = typename Agg::State;
     State* table = static_cast<State*>(table_buf);
     const i64 first = static_cast<i64>(part) * SharedSlots;
@@ -702,43 +721,58 @@ struct DenseGroupAgent {
     // so their loads need not wait for the key's: with one block an SM, loads that waited for
     // the key took 2.0 ms where these take 1.5 (H200, 2^28 rows into 2^12 keys, one part).
     // Checked: the largest distance of a kept row's word from slot 0 (wrapping past 2^63 for a
-    // word below it), so the span holds every row read while it is below `slots`; the part's
-    // rows are then those of 32-bit distances below width. The key words are kept as loaded and
+    // word below it; kept as its high word's bits, far_high, and its low word's largest,
+    // far_low, two instructions a row), so the span holds every row read while it is below
+    // `slots`; the part's rows are then those of 32-bit distances below width (one part: every
+    // row, its slot clamped into the table). The key words are kept as loaded and
     // all of this waits until every load of the step is in flight (take, below): done as each
     // key arrived, the checks made the loads wait for the keys one by one (ptxas placed each
     // right after its load; SASS for sm_90, session 51).
     // Large states go row by row, and their checks are made as each row is loaded (`outside`:
-    // far's answer), which keeps the fewest values alive beside the state.
-    u64 far = 0;
+    // far_high's and far_low's answer), which keeps the fewest values alive beside the state.
+    unsigned far_high = 0, far_low = 0;
     bool outside = false;
     constexpr bool kDefer = Checked && sizeof(State) <= 16;
-    auto load_word = [&](i64 i, State& s, u64& word) {
-      const bool live = i < n && keep(i);
+    // (full: the step's rows are all below n, a constant at each call, so that a step of whole
+    // rows checks none: with an unfiltered input its rows merge without a branch. NVRTC takes
+    // no generic lambda in device code, so not a type.)
+    auto load_word = [&](bool full, i64 i, State& s, u64& word) {
+      const bool live = (full || i < n) && keep(i);
       word = live ? key(i) : 0;
       s = agg.init();
       if (live) agg.accumulate(s, i);
       return live;
     };
-    auto load = [&](i64 i, unsigned& d, State& s) {
-      const bool live = i < n && keep(i);
+    auto load = [&](bool full, i64 i, unsigned& d, State& s) {
+      const bool live = (full || i < n) && keep(i);
       const u64 w = live ? key(i) - lowest : 0;
       d = static_cast<unsigned>(w);
       s = agg.init();
       if (live) agg.accumulate(s, i);
-      if constexpr (Checked)
+      if constexpr (Checked) {
         outside |= live && w + static_cast<u64>(first) >= static_cast<u64>(slots);
+        if constexpr (!Ranged) d = min(d, static_cast<unsigned>(width - 1));
+      }
       return Ranged ? live && w < static_cast<u64>(width) : live;
     };
     // Whether a row load_word loaded (live: its answer) merges into this part's table, at d.
     auto take = [&](bool live, u64 word, unsigned& d) {
       const u64 w = word - lowest;  // (+ first: the distance from slot 0)
-      if (live) far = max(far, w + static_cast<u64>(first));
+      if (live) {
+        const u64 from0 = w + static_cast<u64>(first);
+        far_high |= static_cast<unsigned>(from0 >> 32);
+        far_low = max(far_low, static_cast<unsigned>(from0));
+      }
       d = static_cast<unsigned>(w);
+      if constexpr (!Ranged) {
+        d = min(d, static_cast<unsigned>(width - 1));
+        return live;
+      }
       return live && d < static_cast<unsigned>(width);
     };
     // Whether a row of this thread's lay outside the span.
     auto out_of_span = [&] {
-      if constexpr (kDefer) return far >= static_cast<u64>(slots);
+      if constexpr (kDefer) return far_high != 0 || far_low >= static_cast<u64>(slots);
       return outside;
     };
     // Checked, at the end of a step: whether the warp stops (a warp-wide answer), when its rows
@@ -773,8 +807,7 @@ struct DenseGroupAgent {
       constexpr int kLoads = 4 * kItems;
       constexpr i64 kStep = static_cast<i64>(kLoads) * kThreads;
       const i64 steps = n / kStep + (n % kStep != 0);
-      for (i64 t = member; t < steps; t += members) {
-        const u64 seen = poll();
+      auto step = [&](bool full, i64 t) {
         unsigned d[kLoads];
         State s[kLoads];
         bool live[kLoads];
@@ -782,18 +815,27 @@ struct DenseGroupAgent {
           u64 word[kLoads];
 #pragma unroll
           for (int k = 0; k < kLoads; ++k)
-            live[k] = load_word(t * kStep + k * kThreads + threadIdx.x, s[k], word[k]);
+            live[k] = load_word(full, t * kStep + k * kThreads + threadIdx.x, s[k], word[k]);
 #pragma unroll
           for (int k = 0; k < kLoads; ++k)
             if (take(live[k], word[k], d[k])) add(d[k], s[k]);
         } else {
 #pragma unroll
           for (int k = 0; k < kLoads; ++k)
-            live[k] = load(t * kStep + k * kThreads + threadIdx.x, d[k], s[k]);
+            live[k] = load(full, t * kStep + k * kThreads + threadIdx.x, d[k], s[k]);
 #pragma unroll
           for (int k = 0; k < kLoads; ++k)
             if (live[k]) add(d[k], s[k]);
         }
+      };
+      for (i64 t = member; t < steps; t += members) {
+        const u64 seen = poll();
+#if RANC_DENSE_FULL_STEP
+        if ((t + 1) * kStep <= n)
+          step(true, t);
+        else
+#endif
+          step(false, t);
         if (stop(seen)) break;
       }
     } else {
@@ -804,7 +846,7 @@ struct DenseGroupAgent {
         for (int k = 0; k < kItems; ++k) {
           unsigned d;
           State s;
-          if (load(t * kTile + k * kThreads + threadIdx.x, d, s)) add(d, s);
+          if (load(false, t * kTile + k * kThreads + threadIdx.x, d, s)) add(d, s);
         }
         if (stop(seen)) break;
       }
