@@ -1229,7 +1229,7 @@ TEST(GpuHashReduce, DenseWayOverKeySpans) {
 }
 
 // The dense way's speculative run (DenseGroupAgent::speculative_run; with
-// CodegenOptions::hash_dense_speculate, off by default) over the span of the keys phase 1's records
+// CodegenOptions::hash_dense_speculate, on by default) over the span of the keys phase 1's records
 // hold, rounded up to whole shared-memory tables (one-word sums: 21760 slots a table, so the
 // records' 20000 keys from 1000 take keys 1000..22759). Phase 1 gives up long before the input's
 // last 1000 rows (its room is 400000 records of 4M rows), so their key is not in the records: kept
