@@ -344,6 +344,7 @@ struct JoinMergeAgent {
       __syncthreads();
     }
     u64 prev_word = 0;
+    bool unordered = false;
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       const i64 l = base + static_cast<i64>(threadIdx.x) * kItems + k;
@@ -377,9 +378,11 @@ struct JoinMergeAgent {
         many = many || cnt[k] > kRowMatches;
       }
       // Unordered input makes the searches above return short or empty ranges (never out of
-      // bounds); the flag turns the result into an error after the kernel.
-      if (order_flag != nullptr && l < nl && l > 0 && out_of_order(l)) *order_flag = 1;
+      // bounds); the flag turns the result into an error after the kernel. (Gathered, stored
+      // once: a store after each row kept the next row's loads behind it, SASS for sm_90.)
+      unordered |= order_flag != nullptr && l < nl && l > 0 && out_of_order(l);
     }
+    if (unordered) *order_flag = 1;
     i64 excl[kItems], aggregate;
     BlockScanT(temp.scan).ExclusiveSum(cnt, excl, aggregate);
     i64 inclusive;
