@@ -96,8 +96,8 @@ void lower_input(LoweringContext& ctx, const Node& n) {
                     cmp));
     SkeletonCall agent(ctx.templates(), "MapAgent", {ctx.tile_policy("Map")});
     // A thread's pairs are gathered into one flag and stored once: a store after each pair
-    // kept the compiler from loading the next pair's rows before it, so each thread's 16 pairs
-    // went to memory one after the other (SASS for sm_90, session 52).
+    // kept the compiler from loading the next pair's rows before it, so each thread's pairs (16
+    // with sm_90's Map policy) went to memory one after the other (SASS, session 52).
     std::string body =
         make + "  bool bad = false;\n" +
         agent.call("run", {ns, HookArg::lambda("void", {{"long long", "i"}},

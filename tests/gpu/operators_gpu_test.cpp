@@ -1282,6 +1282,70 @@ TEST(GpuHashReduce, DenseWaySpeculatesOverTheRecordsSpan) {
   }
 }
 
+// The speculative run's miss check reads each key word's whole 64-bit distance from the span,
+// not only the 32-bit slot it lands in (shared_part's far_high and far_low): a key of two
+// attributes (a bool above an i32) whose last rows differ from the records' only in the bool
+// lies 2^32 slots past them, its low bits inside the table. And over a filtered input (a
+// select in front) a row the select drops never reaches the table or the check: last rows
+// outside the span but all dropped keep the run. Against the reference; a kept run launches one
+// kernel fewer than finding the bounds first, a thrown-away one two more (as
+// DenseWaySpeculatesOverTheRecordsSpan).
+TEST(GpuHashReduce, DenseWaySpeculationChecksWholeWordsAndFilters) {
+  RANC_REQUIRE_GPU();
+  Schema s{{{"f", Type::Bool}, {"k", Type::I32}, {"v", Type::I32}}, 0};
+  constexpr int64_t n = (int64_t{1} << 22) + 3, keys = 20000, tail = 1000, room = 400000;
+  struct Case {
+    bool two_keys;  // reduce by (f, k), else a select v > 0 in front and reduce by k
+    bool last_f;
+    int64_t last_k;
+    int32_t last_v;  // (filtered: v <= 0 drops the row)
+    bool kept;
+  };
+  for (const Case c : std::vector<Case>{{true, true, 1005, 7, false},
+                                        {true, false, 1005, 7, true},
+                                        {false, false, 1005, 7, true},
+                                        {false, false, 999, 7, false},
+                                        {false, false, 999, -7, true},
+                                        {false, false, 1000 + keys + 200000, 0, true}}) {
+    std::mt19937_64 rng(93);
+    std::vector<Column> cols;
+    for (const auto& a : s.attributes) cols.emplace_back(a.type);
+    for (int64_t i = 0; i < n; ++i) {
+      const bool last = i >= n - tail;
+      cols[0].append(Value::boolean(last && c.last_f));
+      cols[1].append(Value::i32(static_cast<int32_t>(
+          last ? c.last_k : 1000 + static_cast<int64_t>(rng() % static_cast<uint64_t>(keys)))));
+      cols[2].append(Value::i32(last ? c.last_v : static_cast<int32_t>(rng() >> 33) - (1 << 30)));
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, std::move(cols)));
+    ProgramBuilder b;
+    Rel r = b.input("r", s.attributes);
+    if (c.two_keys)
+      b.output(r.reduce({"f", "k"}, {ranc::sum(col("v"), "sv")}).sort({"f", "k"}), "sums");
+    else
+      b.output(r.select(col("v") > 0).reduce({"k"}, {ranc::sum(col("v"), "sv")}).sort({"k"}),
+               "sums");
+    const Program p = b.check();
+    const Reference ref = reference(p, in);
+    const std::string what =
+        fmt::format("{} keys, last rows ({}, {}, {})", c.two_keys ? "two" : "filtered, one",
+                    c.last_f, c.last_k, c.last_v);
+    rt::RunStats with, without;
+    EXPECT_EQ(compare_with_reference(p, in, ref,
+                                     {.hash_records = room, .hash_dense_speculate = true}, &with),
+              "")
+        << what;
+    EXPECT_EQ(compare_with_reference(
+                  p, in, ref, {.hash_records = room, .hash_dense_speculate = false}, &without),
+              "")
+        << what;
+    EXPECT_EQ(with.kernel_launches - without.kernel_launches, c.kept ? -1 : 2)
+        << what << ": " << with.kernel_launches << " launches speculating, "
+        << without.kernel_launches << " not";
+  }
+}
+
 // The sorted reduce (reduce.cuh) over input declared sorted, around its tiles (3840 rows on
 // sm_90): every row its own group, groups of 16, groups of one tile that start and end at
 // tile boundaries, one group over every tile; groups of 2, 3, 4, 5, 7 and 9 rows and of

@@ -164,8 +164,8 @@ struct CodegenOptions {
   // rows it read before it gave up), rounded up to whole tables, without a pass over the input
   // for its bounds; a kept row outside that span throws the run away and the bounds are found
   // as before (RANC_HASH_DENSE_SPECULATE=0 turns it off). Same results. On an H200, 2^28 rows
-  // into 2^12-2^14 keys: 7-8% faster than finding the bounds first (bench/RESULTS.md,
-  // session 52).
+  // into 2^12-2^16 keys: 7-12% faster than finding the bounds first (bench/RESULTS.md, session
+  // 52, call 1, measured before the shared-memory tables' whole steps went unchecked).
   bool hash_dense_speculate = true;
   // The sorted (segmented) reduce copies each tile's rows of the columns it reads into
   // shared memory (coalesced 16-byte copies, reduce.cuh's stage hook) before folding them,

@@ -676,9 +676,10 @@ struct DenseGroupAgent {
     const int parts = static_cast<int>((slots + SharedSlots - 1) / SharedSlots);
     const int members = max(1, static_cast<int>(gridDim.x) / parts);
     const int units = members * parts;
-    // One part (the common case) of a small state: no range check, a row past the table being
-    // a miss anyway. (Large states keep it: without, NVRTC spills the all-states test's
-    // 64-register run, codegen_test.cpp's HashGroupByDenseWayEveryState.)
+    // One part (the common case) of a small state: no range check, a row outside the span
+    // (below it or past the table) being a miss anyway. (Large states keep it: without, NVRTC
+    // spills the all-states test's 64-register run, codegen_test.cpp's
+    // HashGroupByDenseWayEveryState.)
     if constexpr (sizeof(typename Agg::State) <= 16) {
       if (parts == 1) {
         shared_part<false, true>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, 0,
@@ -694,8 +695,9 @@ struct DenseGroupAgent {
  private:
   // shared_run's part `part` (key words smallest + part x SharedSlots on, SharedSlots of them or
   // the span's rest), by the block `member` of `members`: its rows are those of every
-  // members-th step of 4 tiles from the member-th. Ranged: the span has several parts (else
-  // every kept row is the part's). Checked (speculative_run): a kept row outside the span sets
+  // members-th step of 4 tiles from the member-th. Ranged: the span has several parts, or the
+  // speculative run's states are large (else every kept row is the part's). Checked
+  // (speculative_run): a kept row outside the span sets
   // *missed, and the block's warps stop at their next step once it is set; Checked and not
   // Ranged (one part), such a row merges into any slot (its slot clamped into the table), since
   // the plan throws a missed run's tables away.
@@ -722,12 +724,12 @@ struct DenseGroupAgent {
     // the key took 2.0 ms where these take 1.5 (H200, 2^28 rows into 2^12 keys, one part).
     // Checked: the largest distance of a kept row's word from slot 0 (wrapping past 2^63 for a
     // word below it; kept as its high word's bits, far_high, and its low word's largest,
-    // far_low, two instructions a row), so the span holds every row read while it is below
-    // `slots`; the part's rows are then those of 32-bit distances below width (one part: every
-    // row, its slot clamped into the table). The key words are kept as loaded and
-    // all of this waits until every load of the step is in flight (take, below): done as each
-    // key arrived, the checks made the loads wait for the keys one by one (ptxas placed each
-    // right after its load; SASS for sm_90, session 51).
+    // far_low, two instructions a row), so the span holds every row read while far_high is 0
+    // and far_low below `slots`; the part's rows are then those of 32-bit distances below width
+    // (one part: every row, its slot clamped into the table). The key words are kept as loaded
+    // and all of this waits until every load of the step is in flight (take, below): done as
+    // each key arrived, the checks made the loads wait for the keys one by one (ptxas placed
+    // each right after its load; SASS for sm_90, session 51).
     // Large states go row by row, and their checks are made as each row is loaded (`outside`:
     // far_high's and far_low's answer), which keeps the fewest values alive beside the state.
     unsigned far_high = 0, far_low = 0;
