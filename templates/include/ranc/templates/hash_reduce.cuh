@@ -631,21 +631,7 @@ struct DenseGroupAgent {
                                                     Keep keep, Key key, Agg agg, const u64* bounds,
                                                     i64 slots, void* table_buf,
                                                     unsigned char* flags) {
-    static_assert(SharedSlots > 0, "shared_run needs a shared-memory table");
-    if (slots <= 0) return;
-    const int parts = static_cast<int>((slots + SharedSlots - 1) / SharedSlots);
-    const int members = max(1, static_cast<int>(gridDim.x) / parts);  // blocks a part
-    const int units = members * parts;
-    // One part (the span within a table): no range check, the loads and merges of call 1's
-    // measurement (H200, 2^28 rows into 2^14 keys: 1.48 ms in all, against 1.77 ranged).
-    if (parts == 1) {
-      shared_part<false, false>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, 0,
-                                blockIdx.x, gridDim.x, nullptr);
-      return;
-    }
-    for (int u = blockIdx.x; u < units; u += gridDim.x)
-      shared_part<true, false>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, u % parts,
-                               u / parts, members, nullptr);
+    run_parts<false>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, nullptr);
   }
 
   /// shared_run over a span the generator guessed from phase 1's records (their bounds: the
@@ -671,28 +657,39 @@ struct DenseGroupAgent {
                                                          const u64* bounds, i64 slots,
                                                          void* table_buf, unsigned char* flags,
                                                          u64* missed) {
-    static_assert(SharedSlots > 0, "speculative_run needs a shared-memory table");
+    run_parts<true>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, missed);
+  }
+
+ private:
+  // shared_run (Checked false) and speculative_run (Checked: *missed) over a span of `slots`:
+  // its parts = ceil(slots / SharedSlots) ranges of key words, each by its share of the blocks.
+  template <bool Checked, class Keep, class Key, class Agg>
+  __device__ __forceinline__ static void run_parts(TempStorageT<typename Agg::State>& temp, i64 n,
+                                                   Keep keep, Key key, Agg agg, const u64* bounds,
+                                                   i64 slots, void* table_buf, unsigned char* flags,
+                                                   u64* missed) {
+    static_assert(SharedSlots > 0, "the shared-memory runs need a table");
     if (slots <= 0) return;
     const int parts = static_cast<int>((slots + SharedSlots - 1) / SharedSlots);
-    const int members = max(1, static_cast<int>(gridDim.x) / parts);
+    const int members = max(1, static_cast<int>(gridDim.x) / parts);  // blocks a part
     const int units = members * parts;
-    // One part (the common case) of a small state: no range check, a row outside the span
-    // (below it or past the table) being a miss anyway. (Large states keep it: without, NVRTC
-    // spills the all-states test's 64-register run, codegen_test.cpp's
-    // HashGroupByDenseWayEveryState.)
-    if constexpr (sizeof(typename Agg::State) <= 16) {
+    // One part (the span within a table): no range check, the loads and merges of session 50's
+    // measurement (H200, 2^28 rows into 2^14 keys: 1.48 ms in all, against 1.77 ranged); when
+    // Checked, a row outside the span (below it or past the table) is a miss anyway. (A Checked
+    // large state keeps the range check: without, NVRTC spills the all-states test's
+    // 64-register run, codegen_test.cpp's HashGroupByDenseWayEveryState.)
+    if constexpr (!Checked || sizeof(typename Agg::State) <= 16) {
       if (parts == 1) {
-        shared_part<false, true>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, 0,
-                                 blockIdx.x, gridDim.x, missed);
+        shared_part<false, Checked>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, 0,
+                                    blockIdx.x, gridDim.x, missed);
         return;
       }
     }
     for (int u = blockIdx.x; u < units; u += gridDim.x)
-      shared_part<true, true>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, u % parts,
-                              u / parts, members, missed);
+      shared_part<true, Checked>(temp, n, keep, key, agg, bounds, slots, table_buf, flags,
+                                 u % parts, u / parts, members, missed);
   }
 
- private:
   // shared_run's part `part` (key words smallest + part x SharedSlots on, SharedSlots of them or
   // the span's rest), by the block `member` of `members`: its rows are those of every
   // members-th step of 4 tiles from the member-th. Ranged: the span has several parts, or the
@@ -708,6 +705,8 @@ struct DenseGroupAgent {
                                                      unsigned char* flags, int part, int member,
                                                      int members, u64* missed) {
     using State = typename Agg::State;
+    static_assert(Ranged || !Checked || sizeof(State) <= 16,
+                  "an unranged checked part clamps its slots in take (small states)");
     State* table = static_cast<State*>(table_buf);
     const i64 first = static_cast<i64>(part) * SharedSlots;
     const int width = static_cast<int>(slots - first < SharedSlots ? slots - first : SharedSlots);
@@ -751,10 +750,8 @@ struct DenseGroupAgent {
       d = static_cast<unsigned>(w);
       s = agg.init();
       if (live) agg.accumulate(s, i);
-      if constexpr (Checked) {
+      if constexpr (Checked)
         outside |= live && w + static_cast<u64>(first) >= static_cast<u64>(slots);
-        if constexpr (!Ranged) d = min(d, static_cast<unsigned>(width - 1));
-      }
       return Ranged ? live && w < static_cast<u64>(width) : live;
     };
     // Whether a row load_word loaded (live: its answer) merges into this part's table, at d.
