@@ -474,6 +474,9 @@ int main(int argc, char** argv) {
           // of first over the span of phase 1's records' keys (the default since session 52;
           // RANC_HASH_DENSE_SPECULATE=0).
           RancRun bounds = run_ranc(ex, p, {{"r", dg.binding()}}, {.hash_dense_speculate = false});
+          // Without the early run over a sample's span before phase 1 (the default since
+          // session 53; RANC_HASH_DENSE_EARLY=0).
+          RancRun late = run_ranc(ex, p, {{"r", dg.binding()}}, {.hash_dense_early = false});
           const double bytes = 8.0 * n + 12.0 * static_cast<double>(hashed.output_rows[0]);
           const std::string op = fmt::format("group-by 2^{:.0f}", std::log2(static_cast<double>(groups)));
           print_row({op, n, hashed.seconds, bytes}, copy_gbps, "hash");
@@ -481,6 +484,7 @@ int main(int argc, char** argv) {
           print_row({op, n, sorted.seconds, bytes}, copy_gbps, "sort");
           print_row({op, n, records.seconds, bytes}, copy_gbps, "hash-rec");
           print_row({op, n, bounds.seconds, bytes}, copy_gbps, "hash-bounds");
+          print_row({op, n, late.seconds, bytes}, copy_gbps, "hash-late");
           for (const char* who : {"thrust group-by", "cub group-by"})
             if (auto it = gb.find(who); it != gb.end()) {
               Measurement m = it->second;

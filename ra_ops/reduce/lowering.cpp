@@ -836,6 +836,208 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   constexpr int64_t kMaxBlocks = 512;
   const int64_t room = ctx.options().hash_records > 0 ? ctx.options().hash_records
                                                       : kMaxBlocks * capacity;
+  const std::string name = ctx.kernel_name(n.id, what);
+  const std::string st = name + "_state";
+  ctx.emit(fmt::format("struct alignas(8) {} {{\n{}}};\n", st, a.fields));
+  ctx.emit(
+      fmt::format("static_assert(sizeof({}) <= {} * 8, \"hash reduce state larger than its "
+                  "record slot\");\n",
+                  st, a.state_words));
+  // The functors' members: the state's, the rows' (keep, key: also the dense way's bounds
+  // kernel's) and an atomic merge (phase 1's or the dense way's).
+  const std::string row_members = fmt::format(
+      "  __device__ __forceinline__ bool keep(long long r) const {{ return {}; }}\n"
+      "  __device__ __forceinline__ unsigned long long key(long long r) const {{\n{}  }}\n",
+      keep, pack);
+  const std::string members = state_members(st, a) + row_members +
+                              fmt::format(
+                                  "  __device__ __forceinline__ void merge_atomic(State& a, const "
+                                  "State& b) const {{\n{}  }}\n",
+                                  a.merge_atomic);
+  const int32_t threads = ctx.policy_threads("HashGroup");
+  const int64_t dense_limit = ctx.options().hash_dense_slots;
+  constexpr int64_t kDenseSlots = int64_t{1} << 22;
+  // (a slot's index is 32-bit in the kernels)
+  const int64_t dense_most =
+      dense_limit > 0 ? std::min(dense_limit, int64_t{1} << 31) : kDenseSlots;
+  const int64_t fewest = std::max<int64_t>(1, ctx.options().hash_dense_min_slots);
+  // Spans of at most shared_span_most take the shared-memory tables of shared_slots each
+  // (shared_run, in ranges of keys of that many), the others from `fewest` on the device
+  // table alone (run). 0: none.
+  // (by default: sm_90 lets a block have 227 KB, sm_80 163 KB, sm_86/89 99 KB)
+  const int arch = ctx.options().arch;
+  const int64_t shared_bytes = std::min<int64_t>(ctx.options().hash_dense_shared_bytes >= 0
+                                                     ? ctx.options().hash_dense_shared_bytes
+                                                 : arch >= 900                ? 192 * 1024
+                                                 : arch == 800 || arch == 870 ? 128 * 1024
+                                                                              : 64 * 1024,
+                                                 227 * 1024);
+  const int64_t shared_slots =
+      std::min(dense_most, shared_bytes / (8 * a.state_words + 1) / 256 * 256);
+  // (the struct's size: padded to its states' alignment)
+  const int64_t shared_smem = (shared_slots * (8 * a.state_words + 1) + 15) / 16 * 16;
+  // Spans of up to `parts` tables' slots: as many ranges of keys (each read by its own blocks).
+  const int64_t shared_span_most = std::min(
+      dense_most, shared_slots * std::max<int64_t>(1, ctx.options().hash_dense_shared_parts));
+  auto dense_agent = [&] {
+    SkeletonCall agent(ctx.templates(), "DenseGroupAgent",
+                       {ctx.tile_policy("HashGroup"), std::to_string(shared_slots)}, "Agent");
+    agent.bind("State", st);
+    return agent;
+  };
+  const HookArg keep_hook = HookArg::lambda("bool", {{"long long", "r"}}, " return f.keep(r); ");
+  const HookArg key_hook =
+      HookArg::lambda("unsigned long long", {{"long long", "r"}}, " return f.key(r); ");
+  // span = high - (kDenseTop - low) + 1, added in an order that cannot overflow; negative (no row
+  // kept, or not read) counts as 0.
+  auto span_of = [&](rt::SlotId s, rt::SlotId l, rt::SlotId h) {
+    ctx.step(rt::SetSize{
+        s, rt::SizeExpr{
+               2 - INT64_MAX - 1, {rt::SizeTerm{1, {h}}, rt::SizeTerm{1, {l}}}, 1, 0, -1, true}});
+  };
+  // A table's initial states (slots: its slots' count), with the functor `make` of `kp`.
+  auto init_kernel = [&](const std::string& what, KernelParams& kp, const std::string& make,
+                         rt::SlotId slots, const std::string& slots_p, const std::string& table_p) {
+    SkeletonCall agent = dense_agent();
+    std::string body = make + agent.declare() +
+                       agent.call("init", {slots_p, agg_object(st, dense_agg_methods()), table_p});
+    ctx.kernel(n.id, ctx.kernel_name(n.id, what), kp, body,
+               LaunchShape{rt::SizeExpr::slot(slots), 256, 256, true}, agent);
+  };
+  // A run over shared-memory tables: at most one wave (one block an SM at 192 KB), since a
+  // block's clearing and flush cost its span each (the rows' count only bounds the grid: a
+  // few tiles a block at the least).
+  auto shared_kernel = [&](const std::string& what, KernelParams& kp, const std::string& make,
+                           const std::string& entry, rt::SlotId rows,
+                           const std::vector<CallArg>& args) {
+    SkeletonCall agent = dense_agent();
+    std::string body =
+        make + agent.declare() + agent.dynamic_temp_storage(shared_smem) + agent.call(entry, args);
+    LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {rows}}}, 4 * tile, 0, kMaxBlocks},
+                      1,
+                      threads,
+                      true,
+                      nodes,
+                      std::nullopt,
+                      static_cast<int32_t>(shared_smem)};
+    shape.one_wave = true;
+    ctx.kernel(n.id, ctx.kernel_name(n.id, what), kp, body, shape, agent);
+  };
+  // One zeroed buffer for the dense way (one allocation and one memset on every run, also with
+  // few groups): [0, 2) the records' key bounds, [2, 4) the input's, [4] the speculative run's
+  // miss, [5] the early run's, [6, 8) the early sample's bounds, [8] the early table's (its
+  // slot 0, as a bounds word).
+  const rt::BufferId words = dense_limit != 0 ? ctx.allocate(fmt::format("n{}.dense_words", n.id),
+                                                             8, rt::SizeExpr::fixed(9), n.id, true)
+                                              : -1;
+  // The early run (CodegenOptions::hash_dense_early; DenseGroupAgent::early_run), before phase
+  // 1: the bounds of a sample of the rows (every (n / kEarlySamples)-th, its kept ones), and
+  // when their span is at least hash_dense_early_min_span values and, widened by a 64th of a
+  // table, fits the shared-memory tables, the speculative run over whole tables around it
+  // (half the room left each side, none below key word 0). When no kept row missed it, its table is
+  // the output's (early.kept = its slots) and phase 1 runs over no rows (phase1_rows = 0), so
+  // every later way of the plan is sized 0; after a miss (a sample that missed some keys'
+  // range, or an input of many keys) the plan goes on as before. Two read-backs (the sample's
+  // bounds) and one (the miss) before phase 1, at inputs of hash_dense_early_min_rows or more.
+  struct {
+    rt::SlotId kept = -1;
+    rt::BufferId table = -1, flags = -1;
+  } early;
+  rt::SlotId phase1_rows = in.size;
+  // (States of up to 4 words: the early run of a larger one spilled at its 64 registers, as
+  // NvrtcCompile.HashGroupByDenseWayEveryState's all-aggregates state of 11 words.)
+  if (dense_limit != 0 && shared_slots > 0 && a.state_words <= 4 &&
+      ctx.options().hash_dense_early) {
+    constexpr int64_t kEarlySamples = 65536;
+    const int64_t min_rows = std::max<int64_t>(ctx.options().hash_dense_early_min_rows, 1);
+    const int64_t min_span = std::max<int64_t>(1, ctx.options().hash_dense_early_min_span);
+    // (the least room past the sample's span: keys a little outside it still fit, and a span
+    // of up to a table less this takes one part, read once)
+    const int64_t margin = std::max<int64_t>(shared_slots / 64, 1);
+    const rt::SlotId samples = ctx.new_slot(), stride = ctx.new_slot(), e_low = ctx.new_slot(),
+                     e_high = ctx.new_slot(), e_span = ctx.new_slot(), e_slots = ctx.new_slot(),
+                     e_pad = ctx.new_slot(), e_cut = ctx.new_slot(), e_shift = ctx.new_slot(),
+                     e_base = ctx.new_slot(), e_rows = ctx.new_slot(), e_missed = ctx.new_slot(),
+                     e_parts = ctx.new_slot();
+    early.kept = ctx.new_slot();
+    // samples = min(n, kEarlySamples) from min_rows on; stride = floor(n / kEarlySamples), at
+    // least 1 (below kEarlySamples rows, a test's, every row is sampled)
+    ctx.step(rt::SetSize{samples,
+                         rt::SizeExpr{0, {rt::SizeTerm{1, {in.size}}}, 1, 0, kEarlySamples}.gated(
+                             in.size, min_rows)});
+    ctx.step(rt::SetSize{
+        stride,
+        rt::SizeExpr{
+            -(kEarlySamples - 1), {rt::SizeTerm{1, {in.size}}}, kEarlySamples, 1, -1, true}});
+    {
+      KernelParams sp = p;
+      const std::string sname = ctx.kernel_name(n.id, "dense_early_bounds");
+      const std::string sn = sp.slot(samples), sstride = sp.slot(stride),
+                        sb = sp.buffer(words, "unsigned long long", false) + " + 6";
+      const std::string smake = ctx.functor(
+          sname + "_fn", sp,
+          fmt::format("  __device__ __forceinline__ bool keep(long long i) const {{\n"
+                      "    const long long r = i * {0};\n    return {1};\n  }}\n"
+                      "  __device__ __forceinline__ unsigned long long key(long long i) const {{\n"
+                      "    const long long r = i * {0};\n{2}  }}\n",
+                      sstride, keep, pack));
+      SkeletonCall agent = dense_agent();
+      std::string body =
+          smake + agent.declare() + agent.call("bounds", {sn, keep_hook, key_hook, sb});
+      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {samples}}}, tile, 0, kMaxBlocks}, 1,
+                        threads, true, nodes};
+      ctx.kernel(n.id, sname, sp, body, shape, agent);
+    }
+    ctx.step(rt::ReadSize{e_low, words, 6, -1, samples});
+    ctx.step(rt::ReadSize{e_high, words, 7, -1, samples});
+    span_of(e_span, e_low, e_high);
+    // parts = ceil((span + margin) / table) when min_span <= span <= the most less the margin;
+    // e_slots = parts whole tables
+    ctx.step(rt::SetSize{e_parts,
+                         rt::SizeExpr{margin, {rt::SizeTerm{1, {e_span}}}, shared_slots}.gated(
+                             e_span, min_span, std::max<int64_t>(shared_span_most - margin, 0))});
+    ctx.step(rt::SetSize{e_slots, rt::SizeExpr{0, {rt::SizeTerm{shared_slots, {e_parts}}}}});
+    // pad = (slots - span) / 2 below the sample's smallest word, cut to that word (key word 0 at
+    // the least): shift = pad - max(0, pad - smallest), base = low + shift (kDenseTop - slot 0).
+    ctx.step(rt::SetSize{
+        e_pad,
+        rt::SizeExpr{0, {rt::SizeTerm{1, {e_slots}}, rt::SizeTerm{-1, {e_span}}}, 2, 0, -1, true}
+            .gated(e_slots, 1)});
+    ctx.step(rt::SetSize{
+        e_cut,
+        rt::SizeExpr{
+            -INT64_MAX, {rt::SizeTerm{1, {e_pad}}, rt::SizeTerm{1, {e_low}}}, 1, 0, -1, true}});
+    ctx.step(rt::SetSize{e_shift,
+                         rt::SizeExpr{0, {rt::SizeTerm{1, {e_pad}}, rt::SizeTerm{-1, {e_cut}}}}});
+    ctx.step(rt::SetSize{e_base,
+                         rt::SizeExpr{0, {rt::SizeTerm{1, {e_low}}, rt::SizeTerm{1, {e_shift}}}}});
+    ctx.step(rt::SetSize{e_rows, rt::SizeExpr::slot(in.size).gated(e_slots, 1)});
+    early.table = ctx.declare(fmt::format("n{}.dense_early_table", n.id), 8,
+                              rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {e_slots}}}}, n.id);
+    early.flags = ctx.declare(fmt::format("n{}.dense_early_flags", n.id), 1,
+                              rt::SizeExpr::slot(e_slots), n.id);
+    ctx.step(rt::Alloc{early.table});
+    ctx.step(rt::Alloc{early.flags, true});
+    KernelParams eq = p;
+    const std::string eslots = eq.slot(e_slots), erows = eq.slot(e_rows), ebase = eq.slot(e_base),
+                      eword = eq.buffer(words, "unsigned long long", false),
+                      etable = eq.buffer(early.table, "void", false),
+                      eflags = eq.buffer(early.flags, "unsigned char", false);
+    const std::string emake =
+        ctx.functor(name + "_dense_early_fn", eq,
+                    members + fmt::format("  __device__ __forceinline__ bool merge_global("
+                                          "State& a, const State& b) const {{\n{}  }}\n",
+                                          a.merge_global())) +
+        agg_hooks(name + "_dense_early_fn", st, dense_agg_methods());
+    init_kernel("dense_early_init", eq, emake, e_slots, eslots, etable);
+    shared_kernel("dense_early_run", eq, emake, "early_run", e_rows,
+                  {"temp", erows, keep_hook, key_hook, agg_object(st, dense_agg_methods()), ebase,
+                   eslots, etable, eflags, eword + " + 5", eword + " + 8"});
+    ctx.step(rt::ReadSize{e_missed, words, 5, -1, e_slots});
+    ctx.step(rt::SetSize{early.kept, rt::SizeExpr::slot(e_slots).gated(e_missed, 0, 0)});
+    phase1_rows = ctx.new_slot();
+    ctx.step(rt::SetSize{phase1_rows, rt::SizeExpr::slot(in.size).gated(early.kept, 0, 0)});
+  }
   rt::SlotId cap = ctx.new_slot();
   if (in.view && in.view->filters && ctx.options().hash_records <= 0) {
     // A select fused in front (a view that drops rows): the records can be no more than the
@@ -849,38 +1051,25 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     constexpr int64_t kFilteredRoomShare = 16, kFilteredRoomBytes = int64_t{128} << 20;
     const int64_t most = std::max(room, kFilteredRoomBytes / (8 + 8 * a.state_words));
     const rt::SlotId share = ctx.new_slot(), excess = ctx.new_slot();
-    ctx.step(rt::SetSize{share, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size}}}, kFilteredRoomShare, room, most}});
-    ctx.step(rt::SetSize{excess, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size}}, rt::SizeTerm{-1, {share}}},
-                                              1, 0, -1, true}});
-    ctx.step(rt::SetSize{cap, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size}}, rt::SizeTerm{-1, {excess}}}, 1, 1}});
+    ctx.step(rt::SetSize{
+        share, rt::SizeExpr{0, {rt::SizeTerm{1, {phase1_rows}}}, kFilteredRoomShare, room, most}});
+    ctx.step(rt::SetSize{
+        excess,
+        rt::SizeExpr{
+            0, {rt::SizeTerm{1, {phase1_rows}}, rt::SizeTerm{-1, {share}}}, 1, 0, -1, true}});
+    ctx.step(rt::SetSize{
+        cap, rt::SizeExpr{0, {rt::SizeTerm{1, {phase1_rows}}, rt::SizeTerm{-1, {excess}}}, 1, 1}});
   } else {
-    ctx.step(rt::SetSize{cap, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size}}}, 1, 1, room}});
+    ctx.step(rt::SetSize{cap, rt::SizeExpr{0, {rt::SizeTerm{1, {phase1_rows}}}, 1, 1, room}});
   }
   rt::BufferId rkeys = ctx.allocate(fmt::format("n{}.record_keys", n.id), 8, rt::SizeExpr::slot(cap), n.id);
   rt::BufferId rstates = ctx.allocate(fmt::format("n{}.record_states", n.id), 8,
                                       rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {cap}}}}, n.id);
   rt::BufferId header = ctx.allocate(fmt::format("n{}.records", n.id), 8, rt::SizeExpr::fixed(3),
                                      n.id, true);
-  const std::string name = ctx.kernel_name(n.id, what);
-  const std::string st = name + "_state";
-  ctx.emit(fmt::format("struct alignas(8) {} {{\n{}}};\n", st, a.fields));
-  ctx.emit(fmt::format("static_assert(sizeof({}) <= {} * 8, \"hash reduce state larger than its "
-                       "record slot\");\n",
-                       st, a.state_words));
-  std::string ns = p.slot(in.size), rk = p.buffer(rkeys, "unsigned long long", false),
+  std::string ns = p.slot(phase1_rows), rk = p.buffer(rkeys, "unsigned long long", false),
               rs = p.buffer(rstates, "void", false), cs = p.slot(cap),
               hd = p.buffer(header, "unsigned long long", false);
-  // The functors' members: the state's, the rows' (keep, key: also the dense way's bounds
-  // kernel's) and an atomic merge (phase 1's or the dense way's).
-  const std::string row_members = fmt::format(
-      "  __device__ __forceinline__ bool keep(long long r) const {{ return {}; }}\n"
-      "  __device__ __forceinline__ unsigned long long key(long long r) const {{\n{}  }}\n",
-      keep, pack);
-  const std::string members = state_members(st, a) + row_members +
-                              fmt::format(
-                                  "  __device__ __forceinline__ void merge_atomic(State& a, const "
-                                  "State& b) const {{\n{}  }}\n",
-                                  a.merge_atomic);
   // The dense way's kernels read the input as phase 1 does and write phase 1's record buffers:
   // the same parameters, and more (below).
   KernelParams dp = p;
@@ -899,7 +1088,8 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
             {"temp", ns, HookArg::lambda("bool", {{"long long", "r"}}, " return f.keep(r); "),
              HookArg::lambda("unsigned long long", {{"long long", "r"}}, " return f.key(r); "),
              agg_object(st, hash_agg_methods()), rk, rs, cs, hd});
-    rt::SizeExpr blocks{0, {rt::SizeTerm{1, {in.size}}}, tile, 1, kMaxBlocks};
+    // (no launch when the early run kept its table: phase1_rows 0)
+    rt::SizeExpr blocks{0, {rt::SizeTerm{1, {phase1_rows}}}, tile, 0, kMaxBlocks};
     LaunchShape shape{blocks, 1, ctx.policy_threads("HashGroup"), true, nodes, std::nullopt,
                       static_cast<int32_t>(smem)};
     // In whole waves (the blocks stride over the tiles): TPC-H Q15's and Q4's filtered
@@ -918,7 +1108,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   // over = min(1, max(0, header[1] - cap)); records = header[1] x (1 - over);
   // fallback_rows = n x over.
   const rt::SlotId claimed = ctx.new_slot(), over = ctx.new_slot();
-  ctx.step(rt::ReadSize{claimed, header, 1});
+  ctx.step(rt::ReadSize{claimed, header, 1, -1, phase1_rows});
   ctx.step(rt::SetSize{over, rt::SizeExpr{0, {rt::SizeTerm{1, {claimed}}, rt::SizeTerm{-1, {cap}}},
                                           1, 0, 1, true}});
   // Between the two, the dense way (DenseGroupAgent): when the kept rows' key words span at
@@ -955,30 +1145,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     rt::SlotId slots = -1, spec = -1;
     rt::BufferId words = -1, table = -1, flags = -1, spec_table = -1, spec_flags = -1;
   } dense;
-  const int32_t threads = ctx.policy_threads("HashGroup");
-  const int64_t dense_limit = ctx.options().hash_dense_slots;
   if (dense_limit != 0) {
-    constexpr int64_t kDenseSlots = int64_t{1} << 22;
-    // (a slot's index is 32-bit in the kernels)
-    const int64_t most = dense_limit > 0 ? std::min(dense_limit, int64_t{1} << 31) : kDenseSlots;
-    const int64_t fewest = std::max<int64_t>(1, ctx.options().hash_dense_min_slots);
-    // Spans of at most shared_span_most take the shared-memory tables of shared_slots each
-    // (shared_run, in ranges of keys of that many), the others from `fewest` on the device
-    // table alone (run). 0: none.
-    // (by default: sm_90 lets a block have 227 KB, sm_80 163 KB, sm_86/89 99 KB)
-    const int arch = ctx.options().arch;
-    const int64_t shared_bytes = std::min<int64_t>(ctx.options().hash_dense_shared_bytes >= 0
-                                                       ? ctx.options().hash_dense_shared_bytes
-                                                   : arch >= 900                ? 192 * 1024
-                                                   : arch == 800 || arch == 870 ? 128 * 1024
-                                                                                : 64 * 1024,
-                                                   227 * 1024);
-    const int64_t shared_slots = std::min(most, shared_bytes / (8 * a.state_words + 1) / 256 * 256);
-    // (the struct's size: padded to its states' alignment)
-    const int64_t shared_smem = (shared_slots * (8 * a.state_words + 1) + 15) / 16 * 16;
-    // Spans of up to `parts` tables' slots: as many ranges of keys (each read by its own blocks).
-    const int64_t shared_span_most =
-        std::min(most, shared_slots * std::max<int64_t>(1, ctx.options().hash_dense_shared_parts));
     const rt::SlotId scan = ctx.new_slot(), low = ctx.new_slot(), high = ctx.new_slot(),
                      span = ctx.new_slot(), fits = ctx.new_slot(), dense_slots = ctx.new_slot(),
                      dense_rows = ctx.new_slot(), shared_span = ctx.new_slot(),
@@ -989,27 +1156,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                      spec_slots = ctx.new_slot(), spec_rows = ctx.new_slot(),
                      missed = ctx.new_slot(), spec_kept = ctx.new_slot(), redo = ctx.new_slot(),
                      dense_total = ctx.new_slot();
-    // One zeroed buffer (one allocation and one memset on every run, also with few groups):
-    // [0, 2) the records' key bounds, [2, 4) the input's, [4] the speculative run's miss.
-    const rt::BufferId words =
-        ctx.allocate(fmt::format("n{}.dense_words", n.id), 8, rt::SizeExpr::fixed(5), n.id, true);
     const KernelParams row_params = dp;  // (the bounds kernel's: the rows' only)
-    auto dense_agent = [&] {
-      SkeletonCall agent(ctx.templates(), "DenseGroupAgent",
-                         {ctx.tile_policy("HashGroup"), std::to_string(shared_slots)}, "Agent");
-      agent.bind("State", st);
-      return agent;
-    };
-    const HookArg keep_hook = HookArg::lambda("bool", {{"long long", "r"}}, " return f.keep(r); ");
-    const HookArg key_hook =
-        HookArg::lambda("unsigned long long", {{"long long", "r"}}, " return f.key(r); ");
-    // span = high - (kDenseTop - low) + 1, added in an order that cannot overflow; negative (no row
-    // kept, or not read) counts as 0.
-    auto span_of = [&](rt::SlotId s, rt::SlotId l, rt::SlotId h) {
-      ctx.step(rt::SetSize{
-          s, rt::SizeExpr{
-                 2 - INT64_MAX - 1, {rt::SizeTerm{1, {h}}, rt::SizeTerm{1, {l}}}, 1, 0, -1, true}});
-    };
     // f = 1 when span s <= cap.
     auto fits_of = [&](rt::SlotId f, rt::SlotId s) {
       ctx.step(rt::SetSize{
@@ -1089,36 +1236,6 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                                                a.merge_global());
     const std::string dmake = ctx.functor(dname + "_fn", dp, dmembers) +
                               agg_hooks(dname + "_fn", st, dense_agg_methods());
-    // A table's initial states (slots: its slots' count), with the functor `make` of `kp`.
-    auto init_kernel = [&](const std::string& what, KernelParams& kp, const std::string& make,
-                           rt::SlotId slots, const std::string& slots_p,
-                           const std::string& table_p) {
-      SkeletonCall agent = dense_agent();
-      std::string body =
-          make + agent.declare() +
-          agent.call("init", {slots_p, agg_object(st, dense_agg_methods()), table_p});
-      ctx.kernel(n.id, ctx.kernel_name(n.id, what), kp, body,
-                 LaunchShape{rt::SizeExpr::slot(slots), 256, 256, true}, agent);
-    };
-    // A run over shared-memory tables: at most one wave (one block an SM at 192 KB), since a
-    // block's clearing and flush cost its span each (the rows' count only bounds the grid: a
-    // few tiles a block at the least).
-    auto shared_kernel = [&](const std::string& what, KernelParams& kp, const std::string& make,
-                             const std::string& entry, rt::SlotId rows,
-                             const std::vector<CallArg>& args) {
-      SkeletonCall agent = dense_agent();
-      std::string body = make + agent.declare() + agent.dynamic_temp_storage(shared_smem) +
-                         agent.call(entry, args);
-      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {rows}}}, 4 * tile, 0, kMaxBlocks},
-                        1,
-                        threads,
-                        true,
-                        nodes,
-                        std::nullopt,
-                        static_cast<int32_t>(shared_smem)};
-      shape.one_wave = true;
-      ctx.kernel(n.id, ctx.kernel_name(n.id, what), kp, body, shape, agent);
-    };
     if (speculate) {
       KernelParams sq = row_params;  // (the speculative kernels': the rows' and their table's)
       const std::string sword = sq.buffer(words, "unsigned long long", false),
@@ -1141,7 +1258,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     ctx.step(rt::SetSize{redo, rt::SizeExpr::fixed(1).gated(spec_kept, 0, 0)});
     ctx.step(
         rt::SetSize{scan, rt::SizeExpr{0, {rt::SizeTerm{1, {in.size, sample_fits, redo}}}}.gated(
-                              sample_span, 1, most)});
+                              sample_span, 1, dense_most)});
     {  // The bounds of the key words, over the rows when phase 1 gave up (else none).
       KernelParams bp = row_params;
       const std::string bname = ctx.kernel_name(n.id, "dense_bounds");
@@ -1161,11 +1278,12 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     span_of(span, low, high);
     fits_of(fits, span);
     // shared_span = span when 1 <= span <= shared_span_most; device_span = span when
-    // max(fewest, shared_span_most + 1) <= span <= min(cap, most); dense_slots = their sum.
+    // max(fewest, shared_span_most + 1) <= span <= min(cap, dense_most); dense_slots = their sum.
     ctx.step(rt::SetSize{shared_span, rt::SizeExpr{0, {rt::SizeTerm{1, {span, fits}}}}.gated(
                                           span, 1, std::max<int64_t>(shared_span_most, 0))});
-    ctx.step(rt::SetSize{device_span, rt::SizeExpr{0, {rt::SizeTerm{1, {span, fits}}}}.gated(
-                                          span, std::max(fewest, shared_span_most + 1), most)});
+    ctx.step(
+        rt::SetSize{device_span, rt::SizeExpr{0, {rt::SizeTerm{1, {span, fits}}}}.gated(
+                                     span, std::max(fewest, shared_span_most + 1), dense_most)});
     ctx.step(rt::SetSize{
         dense_slots,
         rt::SizeExpr{0, {rt::SizeTerm{1, {shared_span}}, rt::SizeTerm{1, {device_span}}}}});
@@ -1187,10 +1305,11 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       shared_kernel("dense_shared_run", dp, dmake, "shared_run", shared_rows,
                     {"temp", srows_p, keep_hook, key_hook, agg_object(st, dense_agg_methods()),
                      dbounds, dslots_p, dtable, dflags});
-    // dense_total: the groups' room of the dense way's table (one of the two is 0).
-    ctx.step(rt::SetSize{
-        dense_total,
-        rt::SizeExpr{0, {rt::SizeTerm{1, {dense_slots}}, rt::SizeTerm{1, {spec_kept}}}}});
+    // dense_total: the groups' room of the dense way's table (at most one of the three is not
+    // 0: the early run's kept table leaves phase 1 no rows, so no records pass their room).
+    rt::SizeExpr total{0, {rt::SizeTerm{1, {dense_slots}}, rt::SizeTerm{1, {spec_kept}}}};
+    if (early.kept >= 0) total.terms.push_back(rt::SizeTerm{1, {early.kept}});
+    ctx.step(rt::SetSize{dense_total, total});
     ctx.step(rt::SetSize{sorting, rt::SizeExpr::slot(over).gated(dense_total, 0, 0)});
     ctx.step(rt::SetSize{dense_groups, rt::SizeExpr::slot(dense_total)});
     const rt::SlotId dense_used = ctx.new_slot();
@@ -1224,15 +1343,20 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                       wbounds = wq.buffer(dense.words, "unsigned long long") + " + 2",
                       wtable = wq.buffer(dense.table, "void"),
                       wgroups = wq.buffer(groups, "long long", false) + " + 2";
-    auto either = [&](const std::string& plain, rt::BufferId b, const char* type) {
-      return spec ? fmt::format("({} ? {} : {})", wspec, wq.buffer(b, type), plain) : plain;
+    // (before both, the early run's table when it was kept: slot 0 at words[8])
+    const std::string wearly = early.kept >= 0 ? wq.slot(early.kept) : "";
+    auto either = [&](const std::string& plain, rt::BufferId b, rt::BufferId e, const char* type) {
+      const std::string inner =
+          spec ? fmt::format("({} ? {} : {})", wspec, wq.buffer(b, type), plain) : plain;
+      return early.kept >= 0 ? fmt::format("({} ? {} : {})", wearly, wq.buffer(e, type), inner)
+                             : inner;
     };
-    const std::string use_flags = either(wflags, dense.spec_flags, "unsigned char"),
-                      use_table = either(wtable, dense.spec_table, "void"),
+    const std::string use_flags = either(wflags, dense.spec_flags, early.flags, "unsigned char"),
+                      use_table = either(wtable, dense.spec_table, early.table, "void"),
                       use_bounds =
-                          spec ? fmt::format("{} + ({} ? 0 : 2)",
-                                             wq.buffer(dense.words, "unsigned long long"), wspec)
-                               : wbounds;
+                          fmt::format("{} + ({})", wq.buffer(dense.words, "unsigned long long"),
+                                      fmt::format("{}{}", early.kept >= 0 ? wearly + " ? 8 : " : "",
+                                                  spec ? fmt::format("{} ? 0 : 2", wspec) : "2"));
     std::string wbody;
     for (size_t k = 0; k < nk; ++k) wbody += key_write(wq, k, "w");
     wbody += a.write;

@@ -951,13 +951,14 @@ TEST(GeneratePlan, HashReduceIntegerStatesAddBy32BitAtomics) {
   EXPECT_NE(dense.find("    ranc::tpl::atomic_add_128(&a.a1, b.a1, b.a1h);\n"), std::string::npos)
       << dense;
   // The checked merges, behind the input's row count, in the functors of phase 1, the dense
-  // way, the speculative run (on by default: a functor of its own) and phase 2.
+  // way, the speculative run and the early run (on by default: functors of their own) and
+  // phase 2.
   size_t checks = 0;
   for (size_t at = 0; (at = src.find(" > 4294967296ll)) { if (ranc::tpl::add_overflows(a.a0, b.a0))", at)) !=
                       std::string::npos;
        ++at)
     ++checks;
-  EXPECT_EQ(checks, 4u);
+  EXPECT_EQ(checks, 5u);
   EXPECT_NE(src.find("if (ranc::tpl::add_overflows(old, b.a0))"), std::string::npos);
 }
 
@@ -1054,123 +1055,153 @@ int steps_of(const rt::Plan& plan) {
 // default) unless hash_dense_shared_bytes = 0; with hash_dense_speculate, before the input's
 // bounds, a speculative run over the records' span (speculative_run, in one wave, the same
 // table) whose miss flag, read back only when it ran, decides whether the input's bounds are
-// found.
+// found. With hash_dense_early, before phase 1: a sample's bounds (read back only past the
+// early run's smallest input), the early run (early_run, in one wave, the same table) and its
+// miss flag (dense_words[5], read back only when it ran), which sizes phase 1's rows (no
+// launch over none, and no read-back of its records' count).
 TEST(GeneratePlan, HashReducePlansTheSortForManyGroups) {
   for (const bool filtered : {true, false})
     for (int64_t room : {int64_t{0}, int64_t{777}})
       for (int64_t dense : {int64_t{-1}, int64_t{0}})
         for (int64_t shared : {int64_t{-1}, int64_t{0}, int64_t{40000}})
-          for (const bool speculate : {true, false}) {
-            SCOPED_TRACE(filtered ? "a select fused in front" : "no select");
-            SCOPED_TRACE(speculate ? "speculative" : "not speculative");
-            SCOPED_TRACE(dense == 0 ? "no dense way" : "the dense way");
-            SCOPED_TRACE(fmt::format("shared-memory bytes {}", shared));
-            ProgramBuilder b;
-            Rel r = b.input("r", {{"g", Type::I32}, {"v", Type::I32}, {"w", Type::F64}});
-            b.output((filtered ? r.select(col("w") > 0.0) : r)
-                         .reduce({"g"}, {sum(col("v"), "s"), count("n")}),
-                     "out");
-            const Program p = b.check();
-            const rt::Plan plan = codegen::generate_plan(p, {.hash_records = room,
-                                                             .hash_dense_slots = dense,
-                                                             .hash_dense_shared_bytes = shared,
-                                                             .hash_dense_speculate = speculate});
-            int launches = 0, over_slots = 0, room_rules = 0, dense_launches = 0, shared_runs = 0,
-                spec_runs = 0;
-            rt::SlotId over = -1, sorting = -1;
-            for (const rt::Step& st : plan.steps) {
-              if (const auto* l = std::get_if<rt::Launch>(&st)) {
-                EXPECT_FALSE(l->regrow.has_value()) << l->kernel;
-                launches += l->kernel.find("hash_reduce") != std::string::npos &&
-                            l->kernel.find("merge") == std::string::npos &&
-                            l->kernel.find("fixup") == std::string::npos;
-                dense_launches += l->kernel.find("_dense_") != std::string::npos;
-                const bool spec = l->kernel.find("_dense_spec_run") != std::string::npos;
-                if (spec || l->kernel.find("_dense_shared_run") != std::string::npos) {
-                  ++(spec ? spec_runs : shared_runs);
-                  EXPECT_TRUE(l->one_wave);
-                  // (sum of i32 and count: two words a state, a byte of presence)
-                  const int64_t slots = (shared < 0 ? 192 * 1024 : shared) / 17 / 256 * 256;
-                  EXPECT_EQ(l->dynamic_smem, (slots * 17 + 15) / 16 * 16);
+          for (const bool speculate : {true, false})
+            for (const bool early : {true, false}) {
+              SCOPED_TRACE(filtered ? "a select fused in front" : "no select");
+              SCOPED_TRACE(early ? "early" : "not early");
+              SCOPED_TRACE(speculate ? "speculative" : "not speculative");
+              SCOPED_TRACE(dense == 0 ? "no dense way" : "the dense way");
+              SCOPED_TRACE(fmt::format("shared-memory bytes {}", shared));
+              ProgramBuilder b;
+              Rel r = b.input("r", {{"g", Type::I32}, {"v", Type::I32}, {"w", Type::F64}});
+              b.output((filtered ? r.select(col("w") > 0.0) : r)
+                           .reduce({"g"}, {sum(col("v"), "s"), count("n")}),
+                       "out");
+              const Program p = b.check();
+              const rt::Plan plan = codegen::generate_plan(p, {.hash_records = room,
+                                                               .hash_dense_slots = dense,
+                                                               .hash_dense_shared_bytes = shared,
+                                                               .hash_dense_speculate = speculate,
+                                                               .hash_dense_early = early});
+              int launches = 0, over_slots = 0, room_rules = 0, dense_launches = 0, shared_runs = 0,
+                  spec_runs = 0, early_runs = 0, phase1_blocks_at_least = -1;
+              rt::SlotId over = -1, sorting = -1;
+              for (const rt::Step& st : plan.steps) {
+                if (const auto* l = std::get_if<rt::Launch>(&st)) {
+                  EXPECT_FALSE(l->regrow.has_value()) << l->kernel;
+                  const bool phase1 = l->kernel.find("hash_reduce") != std::string::npos &&
+                                      l->kernel.find("merge") == std::string::npos &&
+                                      l->kernel.find("fixup") == std::string::npos;
+                  launches += phase1;
+                  if (phase1) phase1_blocks_at_least = static_cast<int>(l->items.at_least);
+                  dense_launches += l->kernel.find("_dense_") != std::string::npos;
+                  const bool spec = l->kernel.find("_dense_spec_run") != std::string::npos;
+                  const bool early_run = l->kernel.find("_dense_early_run") != std::string::npos;
+                  if (spec || early_run ||
+                      l->kernel.find("_dense_shared_run") != std::string::npos) {
+                    ++(spec ? spec_runs : early_run ? early_runs : shared_runs);
+                    EXPECT_TRUE(l->one_wave);
+                    // (sum of i32 and count: two words a state, a byte of presence)
+                    const int64_t slots = (shared < 0 ? 192 * 1024 : shared) / 17 / 256 * 256;
+                    EXPECT_EQ(l->dynamic_smem, (slots * 17 + 15) / 16 * 16);
+                  }
+                }
+                // over (the first), then the dense way's fits = min(1, max(0, room + 1 - span)) of
+                // the records' span and of the input's.
+                if (const auto* ss = std::get_if<rt::SetSize>(&st);
+                    ss && ss->value.at_most == 1 && ss->value.saturate) {
+                  ++over_slots;
+                  if (over < 0) over = ss->slot;
+                }
+                if (const auto* ss = std::get_if<rt::SetSize>(&st);
+                    ss && over >= 0 && ss->value.terms.size() == 1 &&
+                    ss->value.terms[0].slots == std::vector<rt::SlotId>{over} &&
+                    ss->value.at_most < 0)
+                  sorting = ss->slot;
+                if (const auto* ss = std::get_if<rt::SetSize>(&st);
+                    ss && ss->value.at_least == 1 && ss->value.at_most > 1 &&
+                    ss->value.terms.size() == 1 && ss->value.divisor == 1) {
+                  EXPECT_TRUE(room > 0 ? ss->value.at_most == room : ss->value.at_most % 512 == 0)
+                      << "the records' room (default: 512 blocks' table slots): "
+                      << ss->value.at_most;
+                  ++room_rules;
+                }
+                // The default room of a filtered input: a sixteenth of its rows, at least 512
+                // blocks' table slots, at most 128 MiB of records.
+                if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.divisor == 16) {
+                  EXPECT_TRUE(filtered && room == 0);
+                  EXPECT_EQ(ss->value.at_least % 512, 0) << ss->value.at_least;
+                  EXPECT_GE(ss->value.at_most, ss->value.at_least);
+                  EXPECT_LE(ss->value.at_most, (int64_t{128} << 20) / 16)
+                      << "records of 16 bytes or more";
+                  ++room_rules;
                 }
               }
-              // over (the first), then the dense way's fits = min(1, max(0, room + 1 - span)) of
-              // the records' span and of the input's.
-              if (const auto* ss = std::get_if<rt::SetSize>(&st);
-                  ss && ss->value.at_most == 1 && ss->value.saturate) {
-                ++over_slots;
-                if (over < 0) over = ss->slot;
+              EXPECT_EQ(room_rules, 1);
+              EXPECT_EQ(launches, 1);
+              // the records' bounds, (the speculative init and run,) the input's bounds, init, run,
+              // shared_run, count, write
+              // (and before phase 1 the sample's bounds, the early init and run)
+              const bool shares = dense != 0 && shared != 0;
+              EXPECT_EQ(dense_launches, dense == 0 ? 0
+                                        : shares   ? (speculate ? 9 : 7) + (early ? 3 : 0)
+                                                   : 6);
+              EXPECT_EQ(shared_runs, shares ? 1 : 0);
+              EXPECT_EQ(spec_runs, shares && speculate ? 1 : 0);
+              EXPECT_EQ(early_runs, shares && early ? 1 : 0);
+              // Phase 1 launches no block over no rows (an empty input, or the early run kept its
+              // table), and its records' count is then not read back.
+              EXPECT_EQ(phase1_blocks_at_least, 0);
+              int early_miss_reads = 0, record_reads = 0, record_reads_gated = 0;
+              for (const rt::Step& st : plan.steps)
+                if (const auto* rs = std::get_if<rt::ReadSize>(&st)) {
+                  early_miss_reads += rs->index == 5 && rs->when >= 0;
+                  if (plan.buffers[static_cast<size_t>(rs->buffer)].name.ends_with(".records")) {
+                    ++record_reads;
+                    record_reads_gated += rs->when >= 0;
+                  }
+                }
+              EXPECT_EQ(early_miss_reads, shares && early ? 1 : 0);
+              EXPECT_EQ(record_reads, 1);
+              EXPECT_EQ(record_reads_gated, 1);
+              // The miss flag (dense_words[4]) is read back only when the speculative run ran (a
+              // slot that is 0 otherwise).
+              int miss_reads = 0;
+              for (const rt::Step& st : plan.steps)
+                if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index == 4)
+                  miss_reads += rs->when >= 0;
+              EXPECT_EQ(miss_reads, shares && speculate ? 1 : 0);
+              ASSERT_EQ(over_slots, dense == 0 ? 1 : 3);
+              ASSERT_GE(sorting, 0);
+              // The output's size: element `pick` of the counts, pick = sorting (+ 2 when the dense
+              // way wrote the output).
+              int reads_at_pick = 0;
+              for (const rt::Step& st : plan.steps)
+                if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index_slot >= 0) {
+                  ++reads_at_pick;
+                  bool from_sorting = false;
+                  for (const rt::Step& s2 : plan.steps)
+                    if (const auto* ss = std::get_if<rt::SetSize>(&s2);
+                        ss && ss->slot == rs->index_slot)
+                      for (const rt::SizeTerm& t : ss->value.terms)
+                        from_sorting =
+                            from_sorting ||
+                            (t.factor == 1 && t.slots == std::vector<rt::SlotId>{sorting});
+                  EXPECT_TRUE(from_sorting);
+                }
+              EXPECT_EQ(reads_at_pick, 1);
+              // Both ways: the records' merge, and the input's select, sort and segmented reduce.
+              EXPECT_NE(plan.source.find("_hash_reduce_merge("), std::string::npos);
+              EXPECT_NE(plan.source.find("Agent::run(temp, "), std::string::npos);
+              EXPECT_EQ(steps_of<rt::SortPairs>(plan), 2);
+              if (filtered) {  // the sorting way materialises the select
+                EXPECT_TRUE(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos ||
+                            plan.source.find("ranc::tpl::SelectValuesAgent<") != std::string::npos);
               }
-              if (const auto* ss = std::get_if<rt::SetSize>(&st);
-                  ss && over >= 0 && ss->value.terms.size() == 1 &&
-                  ss->value.terms[0].slots == std::vector<rt::SlotId>{over} &&
-                  ss->value.at_most < 0)
-                sorting = ss->slot;
-              if (const auto* ss = std::get_if<rt::SetSize>(&st);
-                  ss && ss->value.at_least == 1 && ss->value.at_most > 1 &&
-                  ss->value.terms.size() == 1 && ss->value.divisor == 1) {
-                EXPECT_TRUE(room > 0 ? ss->value.at_most == room : ss->value.at_most % 512 == 0)
-                    << "the records' room (default: 512 blocks' table slots): "
-                    << ss->value.at_most;
-                ++room_rules;
-              }
-              // The default room of a filtered input: a sixteenth of its rows, at least 512 blocks'
-              // table slots, at most 128 MiB of records.
-              if (const auto* ss = std::get_if<rt::SetSize>(&st); ss && ss->value.divisor == 16) {
-                EXPECT_TRUE(filtered && room == 0);
-                EXPECT_EQ(ss->value.at_least % 512, 0) << ss->value.at_least;
-                EXPECT_GE(ss->value.at_most, ss->value.at_least);
-                EXPECT_LE(ss->value.at_most, (int64_t{128} << 20) / 16)
-                    << "records of 16 bytes or more";
-                ++room_rules;
-              }
-            }
-            EXPECT_EQ(room_rules, 1);
-            EXPECT_EQ(launches, 1);
-            // the records' bounds, (the speculative init and run,) the input's bounds, init, run,
-            // shared_run, count, write
-            const bool shares = dense != 0 && shared != 0;
-            EXPECT_EQ(dense_launches, dense == 0 ? 0 : shares ? (speculate ? 9 : 7) : 6);
-            EXPECT_EQ(shared_runs, shares ? 1 : 0);
-            EXPECT_EQ(spec_runs, shares && speculate ? 1 : 0);
-            // The miss flag (dense_words[4]) is read back only when the speculative run ran (a
-            // slot that is 0 otherwise).
-            int miss_reads = 0;
-            for (const rt::Step& st : plan.steps)
-              if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index == 4)
-                miss_reads += rs->when >= 0;
-            EXPECT_EQ(miss_reads, shares && speculate ? 1 : 0);
-            ASSERT_EQ(over_slots, dense == 0 ? 1 : 3);
-            ASSERT_GE(sorting, 0);
-            // The output's size: element `pick` of the counts, pick = sorting (+ 2 when the dense
-            // way wrote the output).
-            int reads_at_pick = 0;
-            for (const rt::Step& st : plan.steps)
-              if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index_slot >= 0) {
-                ++reads_at_pick;
-                bool from_sorting = false;
-                for (const rt::Step& s2 : plan.steps)
-                  if (const auto* ss = std::get_if<rt::SetSize>(&s2);
-                      ss && ss->slot == rs->index_slot)
-                    for (const rt::SizeTerm& t : ss->value.terms)
-                      from_sorting = from_sorting ||
-                                     (t.factor == 1 && t.slots == std::vector<rt::SlotId>{sorting});
-                EXPECT_TRUE(from_sorting);
-              }
-            EXPECT_EQ(reads_at_pick, 1);
-            // Both ways: the records' merge, and the input's select, sort and segmented reduce.
-            EXPECT_NE(plan.source.find("_hash_reduce_merge("), std::string::npos);
-            EXPECT_NE(plan.source.find("Agent::run(temp, "), std::string::npos);
-            EXPECT_EQ(steps_of<rt::SortPairs>(plan), 2);
-            if (filtered) {  // the sorting way materialises the select
-              EXPECT_TRUE(plan.source.find("ranc::tpl::SelectAgent<") != std::string::npos ||
-                          plan.source.find("ranc::tpl::SelectValuesAgent<") != std::string::npos);
-            }
-            expect_frees_after_last_use(plan);
+              expect_frees_after_last_use(plan);
 #ifdef RANC_HAVE_RUNTIME
     EXPECT_NO_THROW(rt::validate_plan(plan));
 #endif
-          }
+            }
 }
 
 // A hash join: setup, histogram and scatter of each side, count and write, no sort; the
@@ -1802,8 +1833,8 @@ TEST(NvrtcCompile, HashGroupByKeepsPrivateStatesInRegisters) {
 // The hash group-by's dense way (DenseGroupAgent's four kernels) compiles for every state field:
 // counts, i32 sums (64-bit, with the check past 2^32 rows), i64 sums (128-bit), f64 and f32
 // sums, avg, min and max of every numeric type, a key of two attributes, a fused select; its
-// run kernels (device, shared-memory and speculative) spill nothing (ptxas's report in NVRTC's
-// log).
+// run kernels (device, shared-memory, speculative and early) spill nothing (ptxas's report in
+// NVRTC's log).
 TEST(NvrtcCompile, HashGroupByDenseWayEveryState) {
   ProgramBuilder b;
   auto r = b.input("r", {{"g", Type::I32},
@@ -1822,26 +1853,28 @@ TEST(NvrtcCompile, HashGroupByDenseWayEveryState) {
   b.output(r.reduce({"g"}, {max(col("x"), "m")}), "f64_max");
   b.output(r.select(col("x") > 0.5).reduce({"f", "g"}, {sum(col("w"), "s"), count("n")}),
            "two_keys");
-  // (with the speculative runs, as by default)
-  rt::Plan plan =
-      codegen::generate_plan(b.check(), {.hash_dense_speculate = true, .share_kernels = false});
+  // (with the speculative and early runs, as by default)
+  rt::Plan plan = codegen::generate_plan(
+      b.check(), {.hash_dense_speculate = true, .hash_dense_early = true, .share_kernels = false});
   int dense = 0;
   for (const std::string& k : plan.kernels) dense += k.find("_dense_") != std::string::npos;
-  // the records' bounds, the speculative init and run, the input's bounds, init, run, shared_run,
-  // count, write for each reduce
-  EXPECT_EQ(dense, 36);
+  // the sample's bounds, the early init and run (not for states of more than 4 words: `all`),
+  // the records' bounds, the speculative init and run, the input's bounds, init, run,
+  // shared_run, count, write for each reduce
+  EXPECT_EQ(dense, 45);
   Compiled c = nvrtc_compile(plan.source, {"--ptxas-options=-v"});
   ASSERT_TRUE(c.ok) << c.log;
   int runs = 0, shared_runs = 0;
   for (const auto& [function, u] : ptxas_usage(c.log)) {
     const bool shared = function.find("_dense_shared_run") != std::string::npos ||
-                        function.find("_dense_spec_run") != std::string::npos;
+                        function.find("_dense_spec_run") != std::string::npos ||
+                        function.find("_dense_early_run") != std::string::npos;
     if (function.find("_dense_run") == std::string::npos && !shared) continue;
     ++(shared ? shared_runs : runs);
     EXPECT_EQ(u.spill_stores, 0) << function << ": " << u.line;
   }
   EXPECT_EQ(runs, 4);
-  EXPECT_EQ(shared_runs, 8);
+  EXPECT_EQ(shared_runs, 11);
 }
 // The sorted reduce's stage hook for each element width it copies: a bool key (1 byte, with
 // an i32 argument), an i64 key (8 bytes) and a date key (4 bytes) with an f64 argument that

@@ -916,7 +916,7 @@ TEST(GpuHashReduce, FusedSelectsOfEverySelectivity) {
 // its grid passes one wave of the GPU (5M rows: 650 tiles of 7680 rows, more than the H100's 2
 // or 3 blocks an SM x 132), so the executor rounds it to a whole number of waves; few and many
 // groups, with and without a fused select, states of one word and of several, against the
-// reference.
+// reference; without the early run (which would leave phase 1 no rows here) and with it.
 TEST(GpuHashReduce, WholeWavesOverManyTiles) {
   RANC_REQUIRE_GPU();
   std::mt19937_64 rng(113);
@@ -938,7 +938,9 @@ TEST(GpuHashReduce, WholeWavesOverManyTiles) {
     b.output(r.select(col("v") < -200).reduce({"k"}, {ranc::count("n"), ranc::sum(col("w"), "sw"),
                                                       ranc::min(col("v"), "mn")}),
              "filtered");
-    EXPECT_EQ(run_and_compare(b.check(), in), "") << keys << " keys";
+    for (const bool early : {false, true})
+      EXPECT_EQ(run_and_compare(b.check(), in, {.hash_dense_early = early}), "")
+          << keys << " keys, early run " << early;
   }
 }
 
@@ -1104,7 +1106,8 @@ TEST(GpuHashReduce, SkewAroundItsTilesAndRoom) {
 // defaults; an i32 key, a date key, a key
 // of two attributes whose word spans twice the i32's (i32, bool), a computed key and a fused
 // select; count, i32/i64/f64 sums (64-bit, 128-bit and double atomics), min of f32, max of i64,
-// avg; against the reference, each output in key order.
+// avg; against the reference, each output in key order. (Without the early run, which takes
+// the inputs of 2^20 rows and more by default: EarlyRunOverASampleOfTheRows.)
 TEST(GpuHashReduce, DenseWayOverKeySpans) {
   RANC_REQUIRE_GPU();
   std::mt19937_64 rng(67);
@@ -1192,7 +1195,8 @@ TEST(GpuHashReduce, DenseWayOverKeySpans) {
                                         .hash_dense_min_slots = o.fewest,
                                         .hash_dense_shared_bytes = o.shared,
                                         .hash_dense_shared_parts = o.parts,
-                                        .hash_dense_speculate = o.speculate}),
+                                        .hash_dense_speculate = o.speculate,
+                                        .hash_dense_early = false}),
                 "")
           << "n " << c.n << ", " << c.keys << " keys from " << c.base
           << (c.heavy ? " and a heavy one" : "") << ", room " << o.room << ", dense slots "
@@ -1213,13 +1217,15 @@ TEST(GpuHashReduce, DenseWayOverKeySpans) {
     EXPECT_EQ(compare_with_reference(q, in, qref,
                                      {.hash_records = 2 * span,
                                       .hash_dense_min_slots = span + 1,
-                                      .hash_dense_speculate = false},
+                                      .hash_dense_speculate = false,
+                                      .hash_dense_early = false},
                                      &with),
               "");
     EXPECT_EQ(compare_with_reference(q, in, qref,
                                      {.hash_records = 2 * span,
                                       .hash_dense_min_slots = span + 1,
-                                      .hash_dense_shared_bytes = 0},
+                                      .hash_dense_shared_bytes = 0,
+                                      .hash_dense_early = false},
                                      &without),
               "");
     EXPECT_EQ(with.kernel_launches != without.kernel_launches, span <= 4 * 21760)
@@ -1268,12 +1274,16 @@ TEST(GpuHashReduce, DenseWaySpeculatesOverTheRecordsSpan) {
     const Program p = b.check();
     const Reference ref = reference(p, in);
     rt::RunStats with, without;
-    EXPECT_EQ(compare_with_reference(p, in, ref,
-                                     {.hash_records = room, .hash_dense_speculate = true}, &with),
-              "")
+    EXPECT_EQ(
+        compare_with_reference(
+            p, in, ref,
+            {.hash_records = room, .hash_dense_speculate = true, .hash_dense_early = false}, &with),
+        "")
         << "last key " << c.last;
     EXPECT_EQ(compare_with_reference(
-                  p, in, ref, {.hash_records = room, .hash_dense_speculate = false}, &without),
+                  p, in, ref,
+                  {.hash_records = room, .hash_dense_speculate = false, .hash_dense_early = false},
+                  &without),
               "")
         << "last key " << c.last;
     EXPECT_EQ(with.kernel_launches - without.kernel_launches, c.kept ? -1 : 2)
@@ -1315,7 +1325,9 @@ TEST(GpuHashReduce, DenseWaySpeculationChecksWholeWordsAndFilters) {
       cols[0].append(Value::boolean(last && c.last_f));
       cols[1].append(Value::i32(static_cast<int32_t>(
           last ? c.last_k : 1000 + static_cast<int64_t>(rng() % static_cast<uint64_t>(keys)))));
-      cols[2].append(Value::i32(last ? c.last_v : static_cast<int32_t>(rng() >> 33) - (1 << 30)));
+      // (the select keeps 15/16 of the other rows: with half, phase 1 met the last rows
+      // before its records passed their room, and their key joined the records' span)
+      cols[2].append(Value::i32(last ? c.last_v : static_cast<int32_t>(rng() >> 34) - (1 << 26)));
     }
     Inputs in;
     in.emplace_back("r", make_relation(s, std::move(cols)));
@@ -1332,17 +1344,119 @@ TEST(GpuHashReduce, DenseWaySpeculationChecksWholeWordsAndFilters) {
         fmt::format("{} keys, last rows ({}, {}, {})", c.two_keys ? "two" : "filtered, one",
                     c.last_f, c.last_k, c.last_v);
     rt::RunStats with, without;
-    EXPECT_EQ(compare_with_reference(p, in, ref,
-                                     {.hash_records = room, .hash_dense_speculate = true}, &with),
-              "")
+    EXPECT_EQ(
+        compare_with_reference(
+            p, in, ref,
+            {.hash_records = room, .hash_dense_speculate = true, .hash_dense_early = false}, &with),
+        "")
         << what;
     EXPECT_EQ(compare_with_reference(
-                  p, in, ref, {.hash_records = room, .hash_dense_speculate = false}, &without),
+                  p, in, ref,
+                  {.hash_records = room, .hash_dense_speculate = false, .hash_dense_early = false},
+                  &without),
               "")
         << what;
     EXPECT_EQ(with.kernel_launches - without.kernel_launches, c.kept ? -1 : 2)
         << what << ": " << with.kernel_launches << " launches speculating, "
         << without.kernel_launches << " not";
+  }
+}
+
+// The early run (DenseGroupAgent::early_run; CodegenOptions::hash_dense_early), before phase 1:
+// the span of a sample of the kept rows (every 16th row here: n / 65536), widened to whole
+// shared-memory tables, then the speculative run over it. Against the reference, and by the
+// launches against the same plan without it (phase 1's records have room for every row, so
+// that plan takes one way whatever the blocks' timing): a missed early run launches three
+// kernels more (the sample's bounds, the early init and run; the plan then goes on as without
+// it), a sample of too narrow a span one more (its bounds only), an input below
+// hash_dense_early_min_rows none; a kept one not three more (no phase 1, no records' sort), and
+// as many for every kept case of the one program (whose plans without differ: 4 keys make few
+// records). Cases: dense keys; rows of a
+// far key between the sampled rows (missed); such rows dropped by a select (kept); keys at the
+// smallest key word (the table's margin cut at word 0); a bool key above an i32 that flips
+// between the sampled rows (a word 2^32 away: missed); 4 keys (kept: the least span is 1 by
+// default); 16 keys below a least span of 256; a row count below the least.
+TEST(GpuHashReduce, EarlyRunOverASampleOfTheRows) {
+  RANC_REQUIRE_GPU();
+  Schema s{{{"f", Type::Bool}, {"k", Type::I32}, {"v", Type::I32}}, 0};
+  constexpr int64_t n = (int64_t{1} << 20) + 5, room = n;
+  struct Case {
+    const char* what;
+    int64_t first_key, keys;
+    bool odd_rows;  // rows 16j + 7 for j < 64 take odd_key, odd_f and odd_v
+    int64_t odd_key;
+    bool odd_f;
+    int32_t odd_v;
+    bool two_keys;     // reduce by (f, k), else by k after a select v > 0
+    int64_t min_rows;  // CodegenOptions::hash_dense_early_min_rows
+    int64_t min_span;  // CodegenOptions::hash_dense_early_min_span
+    int expected;      // launches with the early run less those without (or kKept)
+  };
+  constexpr int kKept = -1000;
+  int64_t kept_launches = -1;  // (the first kept case's, all of the one-key program)
+  const int64_t base = 1000, far = base + 20000 + 30000, lowest = INT32_MIN;
+  for (const Case c : std::vector<Case>{
+           {"dense keys", base, 20000, false, 0, false, 1, false, 65536, 1, kKept},
+           {"far rows between the sampled", base, 20000, true, far, false, 1, false, 65536, 1, 3},
+           {"far rows dropped by the select", base, 20000, true, far, false, -1, false, 65536, 1,
+            kKept},
+           {"keys at word 0", lowest, 20000, false, 0, false, 1, false, 65536, 1, kKept},
+           {"a flipped bool between the sampled", base, 20000, true, base + 5, true, 1, true, 65536,
+            1, 3},
+           {"4 keys", base, 4, false, 0, false, 1, false, 65536, 1, kKept},
+           {"16 keys below the least span", base, 16, false, 0, false, 1, false, 65536, 256, 1},
+           {"fewer rows than the least", base, 20000, false, 0, false, 1, false, int64_t{1} << 21,
+            1, 0}}) {
+    std::mt19937_64 rng(97);
+    std::vector<Column> cols;
+    for (const auto& a : s.attributes) cols.emplace_back(a.type);
+    for (int64_t i = 0; i < n; ++i) {
+      const bool odd = c.odd_rows && i % 16 == 7 && i / 16 < 64;
+      const int64_t k =
+          odd ? c.odd_key
+              : c.first_key + static_cast<int64_t>(rng() % static_cast<uint64_t>(c.keys));
+      cols[0].append(Value::boolean(odd && c.odd_f));
+      cols[1].append(Value::i32(static_cast<int32_t>(k)));
+      // (the select keeps 15/16 of the other rows)
+      cols[2].append(Value::i32(odd ? c.odd_v : static_cast<int32_t>(rng() >> 34) - (1 << 26)));
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, std::move(cols)));
+    ProgramBuilder b;
+    Rel r = b.input("r", s.attributes);
+    if (c.two_keys)
+      b.output(r.reduce({"f", "k"}, {ranc::sum(col("v"), "sv"), count("n")}).sort({"f", "k"}),
+               "sums");
+    else
+      b.output(r.select(col("v") > 0).reduce({"k"}, {ranc::sum(col("v"), "sv")}).sort({"k"}),
+               "sums");
+    const Program p = b.check();
+    const Reference ref = reference(p, in);
+    rt::RunStats with, without;
+    EXPECT_EQ(compare_with_reference(p, in, ref,
+                                     {.hash_records = room,
+                                      .hash_dense_early = true,
+                                      .hash_dense_early_min_rows = c.min_rows,
+                                      .hash_dense_early_min_span = c.min_span},
+                                     &with),
+              "")
+        << c.what;
+    EXPECT_EQ(compare_with_reference(p, in, ref, {.hash_records = room, .hash_dense_early = false},
+                                     &without),
+              "")
+        << c.what;
+    const int64_t more = with.kernel_launches - without.kernel_launches;
+    if (c.expected == kKept) {
+      EXPECT_FALSE(c.two_keys);
+      EXPECT_NE(more, 3) << c.what << ": " << with.kernel_launches
+                         << " launches with the early run, " << without.kernel_launches
+                         << " without";
+      if (kept_launches < 0) kept_launches = with.kernel_launches;
+      EXPECT_EQ(with.kernel_launches, kept_launches) << c.what;
+    } else
+      EXPECT_EQ(more, c.expected) << c.what << ": " << with.kernel_launches
+                                  << " launches with the early run, " << without.kernel_launches
+                                  << " without";
   }
 }
 

@@ -242,6 +242,12 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
     lower_options.stage_reduce_inputs = std::string_view(v) != "0";
   if (const char* v = std::getenv("RANC_HASH_DENSE_SPECULATE"); v && *v)
     lower_options.hash_dense_speculate = std::string_view(v) != "0";
+  if (const char* v = std::getenv("RANC_HASH_DENSE_EARLY"); v && *v)
+    lower_options.hash_dense_early = std::string_view(v) != "0";
+  env_setting("RANC_HASH_DENSE_EARLY_ROWS", lower_options.hash_dense_early_min_rows, 0, INT64_MAX,
+              "hash dense early minimum rows");
+  env_setting("RANC_HASH_DENSE_EARLY_SPAN", lower_options.hash_dense_early_min_span, 1,
+              int64_t{1} << 31, "hash dense early minimum span");
   if (const char* v = std::getenv("RANC_REDUCE_DEFER"); v && *v)
     lower_options.defer_reduce_emits = std::string_view(v) != "0";
   env_setting("RANC_REDUCE_MIN_BLOCKS", lower_options.reduce_min_blocks, -1, 32, "reduce minimum blocks");

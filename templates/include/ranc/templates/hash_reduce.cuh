@@ -477,6 +477,10 @@ __device__ __forceinline__ u64 dense_smallest(const u64* bounds) {
 //      missed (one u64) zeroed before: set when a kept row's word lies outside the span, and
 //      then the table is not used (the generator's plan reads missed back, and only when it is
 //      set runs 1, 2 and 3 or 3' over the input's bounds).
+//   3'''. DenseGroupAgent<P, SharedSlots>::early_run(temp, n, keep, key, agg, low, slots, table,
+//      flags, missed, table_bounds)   before phase 1, as 3'' over a span sampled by 1 (low:
+//      kDenseTop - its slot 0, which it stores in table_bounds[0]); when missed stays 0 the
+//      generator's plan runs phase 1 and the rest over no rows.
 //   4. DenseWriteAgent (below) writes the flagged slots, in key order, as the output.
 // Buffers: table: slots * sizeof(State) bytes (void*); flags: slots bytes.
 template <class Policy, int SharedSlots>
@@ -658,6 +662,25 @@ struct DenseGroupAgent {
                                                          void* table_buf, unsigned char* flags,
                                                          u64* missed) {
     run_parts<true>(temp, n, keep, key, agg, bounds, slots, table_buf, flags, missed);
+  }
+
+  /// speculative_run before phase 1, over a span the generator guessed from a sample of the
+  /// rows (bounds, as 1 writes them, over every (n / samples)-th row), widened on both sides to
+  /// whole tables: `low` is kDenseTop - the table's slot 0, which block 0 stores in
+  /// table_bounds[0] for DenseWriteAgent. When no row misses, phase 1 and the rest of the plan
+  /// run over no rows (few groups whose keys are dense: their records and the records' sort
+  /// cost more than this run; H200, 2^28 rows into 2^10 keys: 1.33 ms by phase 1, session 52).
+  static constexpr LaunchRule early_run_launch{Grid::tiles, "n", Policy::block_threads};
+  template <class Keep, class Key, class Agg>
+  __device__ __forceinline__ static void early_run(TempStorageT<typename Agg::State>& temp, i64 n,
+                                                   Keep keep, Key key, Agg agg, i64 low, i64 slots,
+                                                   void* table_buf, unsigned char* flags,
+                                                   u64* missed, u64* table_bounds) {
+    // Every block stores it and reads it back after its first barrier (shared_part's): taken
+    // from the argument where a part starts, the slot 0 stayed live across the part's clearing
+    // and its loop (the all-states test's 64-register run spilled 8 bytes).
+    if (threadIdx.x == 0) table_bounds[0] = static_cast<u64>(low);
+    run_parts<true>(temp, n, keep, key, agg, table_bounds, slots, table_buf, flags, missed);
   }
 
  private:
