@@ -930,15 +930,17 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   const rt::BufferId words = dense_limit != 0 ? ctx.allocate(fmt::format("n{}.dense_words", n.id),
                                                              8, rt::SizeExpr::fixed(9), n.id, true)
                                               : -1;
-  // The early run (CodegenOptions::hash_dense_early; DenseGroupAgent::early_run), before phase
-  // 1: the bounds of a sample of the rows (every (n / kEarlySamples)-th, its kept ones), and
-  // when their span is at least hash_dense_early_min_span values and, widened by a 64th of a
-  // table, fits the shared-memory tables, the speculative run over whole tables around it
-  // (half the room left each side, none below key word 0). When no kept row missed it, its table is
-  // the output's (early.kept = its slots) and phase 1 runs over no rows (phase1_rows = 0), so
-  // every later way of the plan is sized 0; after a miss (a sample that missed some keys'
-  // range, or an input of many keys) the plan goes on as before. Two read-backs (the sample's
-  // bounds) and one (the miss) before phase 1, at inputs of hash_dense_early_min_rows or more.
+  // The early run (CodegenOptions::hash_dense_early; DenseGroupAgent::early_run), before
+  // phase 1: the bounds of a sample of the rows (every (n / kEarlySamples)-th, its kept ones),
+  // and when their span is at least hash_dense_early_min_span values and, widened by a 64th of
+  // a table, fits the shared-memory tables, the speculative run over whole tables around it
+  // (half the room left each side, none below key word 0). When no kept row missed it, its
+  // table is the output's (early.kept = its slots) and phase 1 runs over no rows (phase1_rows
+  // = 0), so every later way of the plan is sized 0; after a miss (a sample that missed some
+  // keys' range, or an input of many keys) the plan goes on as before. Two waits before phase 1
+  // (the sample's bounds, read back together, and the miss), at inputs of
+  // hash_dense_early_min_rows rows or more. (H200, 2^28 rows into 2^10 keys: 0.68 ms, against
+  // 1.32 by phase 1's records; session 53.)
   struct {
     rt::SlotId kept = -1;
     rt::BufferId table = -1, flags = -1;
