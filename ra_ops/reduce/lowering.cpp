@@ -963,7 +963,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                      e_parts = ctx.new_slot();
     early.kept = ctx.new_slot();
     // samples = min(n, kEarlySamples) from min_rows on; stride = floor(n / kEarlySamples), at
-    // least 1 (below kEarlySamples rows, a test's, every row is sampled)
+    // least 1 (below kEarlySamples rows every row is sampled)
     ctx.step(rt::SetSize{samples,
                          rt::SizeExpr{0, {rt::SizeTerm{1, {in.size}}}, 1, 0, kEarlySamples}.gated(
                              in.size, min_rows)});
@@ -998,9 +998,15 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     ctx.step(rt::SetSize{e_parts,
                          rt::SizeExpr{margin, {rt::SizeTerm{1, {e_span}}}, shared_slots}.gated(
                              e_span, min_span, std::max<int64_t>(shared_span_most - margin, 0))});
-    ctx.step(rt::SetSize{e_slots, rt::SizeExpr{0, {rt::SizeTerm{shared_slots, {e_parts}}}}});
-    // pad = (slots - span) / 2 below the sample's smallest word, cut to that word (key word 0 at
-    // the least): shift = pad - max(0, pad - smallest), base = low + shift (kDenseTop - slot 0).
+    // (at most shared_span_most, as the speculative run's: hash_dense_slots may cut the last
+    // table; the span and margin still fit, by the gate above)
+    ctx.step(rt::SetSize{e_slots, rt::SizeExpr{0,
+                                               {rt::SizeTerm{shared_slots, {e_parts}}},
+                                               1,
+                                               0,
+                                               std::max<int64_t>(shared_span_most, 0)}});
+    // pad = ceil((slots - span) / 2) below the sample's smallest word, cut to that word (key word 0
+    // at the least): shift = pad - max(0, pad - smallest), base = low + shift (kDenseTop - slot 0).
     ctx.step(rt::SetSize{
         e_pad,
         rt::SizeExpr{0, {rt::SizeTerm{1, {e_slots}}, rt::SizeTerm{-1, {e_span}}}, 2, 0, -1, true}

@@ -1375,7 +1375,10 @@ TEST(GpuHashReduce, DenseWaySpeculationChecksWholeWordsAndFilters) {
 // far key between the sampled rows (missed); such rows dropped by a select (kept); keys at the
 // smallest key word (the table's margin cut at word 0); a bool key above an i32 that flips
 // between the sampled rows (a word 2^32 away: missed); 4 keys (kept: the least span is 1 by
-// default); 16 keys below a least span of 256; a row count below the least.
+// default); 30000 keys (two tables, kept); rows between the sampled ones of a key 100 past the
+// sample's largest, within the tables' room past the span (kept: the 21760 slots of a one-word
+// state leave 880 each side of 20000 keys); 16 keys below a least span of 256; a row count
+// below the least.
 TEST(GpuHashReduce, EarlyRunOverASampleOfTheRows) {
   RANC_REQUIRE_GPU();
   Schema s{{{"f", Type::Bool}, {"k", Type::I32}, {"v", Type::I32}}, 0};
@@ -1404,6 +1407,9 @@ TEST(GpuHashReduce, EarlyRunOverASampleOfTheRows) {
            {"a flipped bool between the sampled", base, 20000, true, base + 5, true, 1, true, 65536,
             1, 3},
            {"4 keys", base, 4, false, 0, false, 1, false, 65536, 1, kKept},
+           {"30000 keys (two tables)", base, 30000, false, 0, false, 1, false, 65536, 1, kKept},
+           {"rows of a key past the sample, inside the margin", base, 20000, true,
+            base + 20000 + 100, false, 1, false, 65536, 1, kKept},
            {"16 keys below the least span", base, 16, false, 0, false, 1, false, 65536, 256, 1},
            {"fewer rows than the least", base, 20000, false, 0, false, 1, false, int64_t{1} << 21,
             1, 0}}) {

@@ -168,17 +168,17 @@ struct CodegenOptions {
   // 52, call 1, measured before the shared-memory tables' whole steps went unchecked).
   bool hash_dense_speculate = true;
   // Before phase 1, for inputs of at least hash_dense_early_min_rows rows and states of up to
-  // 4 words: the bounds of a sample of the kept rows (65536 of them, evenly strided; all rows
-  // below that), and when their span is at least hash_dense_early_min_span values and fits
-  // the shared-memory tables (with a margin each side), the speculative run over that span
-  // (DenseGroupAgent::early_run); when no kept row misses it, phase 1 and its records' sort
-  // run over no rows (RANC_HASH_DENSE_EARLY=0 turns it off; RANC_HASH_DENSE_EARLY_ROWS,
-  // RANC_HASH_DENSE_EARLY_SPAN). A miss costs the run up to the miss and a read-back. Same
-  // results. On an H200, 2^28 rows into 2^10-2^14 keys: 0.69-0.71 ms, against 0.87-1.33 ms
-  // without (bench/RESULTS.md, session 53).
+  // 4 words: the bounds of a sample of the rows (65536 of them, evenly strided, or all below
+  // that; the kept ones count), and when their span is at least hash_dense_early_min_span
+  // values and fits the shared-memory tables (with a margin each side), the speculative run
+  // over that span (DenseGroupAgent::early_run); when no kept row misses it, phase 1 and its
+  // records' sort run over no rows (RANC_HASH_DENSE_EARLY=0 turns it off;
+  // RANC_HASH_DENSE_EARLY_ROWS, RANC_HASH_DENSE_EARLY_SPAN). A miss costs the run up to the
+  // miss and a read-back. Same results. On an H200, 2^28 rows into 2^10-2^14 keys: 0.69-0.71 ms,
+  // against 0.87-1.33 ms without (bench/RESULTS.md, session 53).
   bool hash_dense_early = true;
   int64_t hash_dense_early_min_rows = int64_t{1} << 20;
-  // (1: on an H200, 2^28 rows into 2^2 to 2^8 keys took 0.68-0.76 ms the early way, against
+  // (1: on an H200, 2^28 rows into 2^2 to 2^8 keys took 0.68-0.78 ms the early way, against
   // 1.3-4.0 ms by phase 1; bench/RESULTS.md, session 53)
   int64_t hash_dense_early_min_span = 1;
   // The sorted (segmented) reduce copies each tile's rows of the columns it reads into

@@ -678,9 +678,10 @@ struct DenseGroupAgent {
                                                    Keep keep, Key key, Agg agg, i64 low, i64 slots,
                                                    void* table_buf, unsigned char* flags,
                                                    u64* missed, u64* table_bounds) {
-    // Every block stores it and reads it back after its first barrier (shared_part's): taken
-    // from the argument where a part starts, the slot 0 stayed live across the part's clearing
-    // and its loop (the all-states test's 64-register run spilled 8 bytes).
+    // Every block stores it and reads it back after its first barrier (shared_part's), as the
+    // other runs read their bounds where a part starts: passed on as a value, slot 0 stayed
+    // live across the part's clearing and its loop (NVRTC's all-states compile, 64-register
+    // runs: 8 bytes of spills).
     if (threadIdx.x == 0) table_bounds[0] = static_cast<u64>(low);
     run_parts<true>(temp, n, keep, key, agg, table_bounds, slots, table_buf, flags, missed);
   }
