@@ -1107,10 +1107,18 @@ TEST(GpuHashReduce, SkewAroundItsTilesAndRoom) {
 // of two attributes whose word spans twice the i32's (i32, bool), a computed key and a fused
 // select; count, i32/i64/f64 sums (64-bit, 128-bit and double atomics), min of f32, max of i64,
 // avg; against the reference, each output in key order. (Without the early run, which takes
-// the inputs of 2^20 rows and more by default: EarlyRunOverASampleOfTheRows.)
-TEST(GpuHashReduce, DenseWayOverKeySpans) {
+// the inputs of 2^20 rows and more by default: EarlyRunOverASampleOfTheRows.) One test a case
+// (its 17 settings compile 17 plans; the four cases in one test took more than 380 s on an
+// H200, past a shard's limit), each with a generator of its own.
+struct DenseSpanCase {
+  int64_t n, keys, base;
+  bool heavy;
+};
+class GpuHashReduceSpans : public ::testing::TestWithParam<DenseSpanCase> {};
+TEST_P(GpuHashReduceSpans, DenseWayOverKeySpans) {
   RANC_REQUIRE_GPU();
-  std::mt19937_64 rng(67);
+  const DenseSpanCase c = GetParam();
+  std::mt19937_64 rng(67 + static_cast<uint64_t>(c.keys));
   Schema s{{{"k", Type::I32},
             {"d", Type::Date},
             {"b", Type::Bool},
@@ -1119,14 +1127,7 @@ TEST(GpuHashReduce, DenseWayOverKeySpans) {
             {"x", Type::F64},
             {"y", Type::F32}},
            0};
-  struct Case {
-    int64_t n, keys, base;
-    bool heavy;
-  };
-  for (const Case c : std::vector<Case>{{20000, 17, -25, false},
-                                        {70001, 1000, int64_t{INT32_MAX} - 2999, true},
-                                        {1048577, 100001, int64_t{INT32_MIN}, false},
-                                        {1048577, 3000, 12345, true}}) {
+  {
     std::vector<Column> cols;
     for (const auto& a : s.attributes) cols.emplace_back(a.type);
     for (int64_t i = 0; i < c.n; ++i) {
@@ -1233,6 +1234,15 @@ TEST(GpuHashReduce, DenseWayOverKeySpans) {
         << "tables, " << without.kernel_launches << " without";
   }
 }
+INSTANTIATE_TEST_SUITE_P(
+    Cases, GpuHashReduceSpans,
+    ::testing::Values(DenseSpanCase{20000, 17, -25, false},
+                      DenseSpanCase{70001, 1000, int64_t{INT32_MAX} - 2999, true},
+                      DenseSpanCase{1048577, 100001, int64_t{INT32_MIN}, false},
+                      DenseSpanCase{1048577, 3000, 12345, true}),
+    [](const ::testing::TestParamInfo<DenseSpanCase>& i) {
+      return fmt::format("keys{}{}", i.param.keys, i.param.heavy ? "_heavy" : "");
+    });
 
 // The dense way's speculative run (DenseGroupAgent::speculative_run; with
 // CodegenOptions::hash_dense_speculate, on by default) over the span of the keys phase 1's records
