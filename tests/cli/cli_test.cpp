@@ -419,7 +419,10 @@ TEST_F(CliTest, ExplainSaysHowEachGroupByGroups) {
   ASSERT_NE(at, std::string::npos) << out_;
   const std::string section = out_.substr(at, out_.find("\n\n", at) - at);
   EXPECT_NE(
-      section.find(" reduce: hash aggregation (the keys pack into 32 bits); when the blocks' "
+      section.find(" reduce: hash aggregation (the keys pack into 32 bits); from 2^20 rows, "
+                   "when a sample's keys span few enough values, tables indexed by the key in "
+                   "shared memory take the rows first (RANC_HASH_DENSE_EARLY; states of up to 4 "
+                   "words); when the blocks' "
                    "partial groups pass their room (RANC_HASH_RECORDS; default 512 blocks' table "
                    "slots), tables indexed by the key if the keys span few values (in shared "
                    "memory, RANC_HASH_DENSE_SHARED) or 2^16 values to the room (in device "
