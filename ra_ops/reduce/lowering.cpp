@@ -888,13 +888,6 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   const HookArg keep_hook = HookArg::lambda("bool", {{"long long", "r"}}, " return f.keep(r); ");
   const HookArg key_hook =
       HookArg::lambda("unsigned long long", {{"long long", "r"}}, " return f.key(r); ");
-  // span = high - (kDenseTop - low) + 1, added in an order that cannot overflow; negative (no row
-  // kept, or not read) counts as 0.
-  auto span_of = [&](rt::SlotId s, rt::SlotId l, rt::SlotId h) {
-    ctx.step(rt::SetSize{
-        s, rt::SizeExpr{
-               2 - INT64_MAX - 1, {rt::SizeTerm{1, {h}}, rt::SizeTerm{1, {l}}}, 1, 0, -1, true}});
-  };
   // A table's initial states (slots: its slots' count), with the functor `make` of `kp`.
   auto init_kernel = [&](const std::string& what, KernelParams& kp, const std::string& make,
                          rt::SlotId slots, const std::string& slots_p, const std::string& table_p) {
@@ -923,6 +916,15 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     shape.one_wave = true;
     ctx.kernel(n.id, ctx.kernel_name(n.id, what), kp, body, shape, agent);
   };
+  // The dense kernels' functor `fn` over the parameters of `kp`: phase 1's members and a merge
+  // by atomics in device memory, with the agent's hooks.
+  const std::string dense_members = members + fmt::format(
+                                                  "  __device__ __forceinline__ bool merge_global("
+                                                  "State& a, const State& b) const {{\n{}  }}\n",
+                                                  a.merge_global());
+  auto dense_functor = [&](const std::string& fn, KernelParams& kp) {
+    return ctx.functor(fn, kp, dense_members) + agg_hooks(fn, st, dense_agg_methods());
+  };
   // One zeroed buffer for the dense way (one allocation and one memset on every run, also with
   // few groups): [0, 2) the records' key bounds, [2, 4) the input's, [4] the speculative run's
   // miss, [5] the early run's, [6, 8) the early sample's bounds, [8] the early table's (its
@@ -930,6 +932,32 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   const rt::BufferId words = dense_limit != 0 ? ctx.allocate(fmt::format("n{}.dense_words", n.id),
                                                              8, rt::SizeExpr::fixed(9), n.id, true)
                                               : -1;
+  // A bounds kernel's answer read back (words[at], words[at + 1], when slot `when` is not 0:
+  // low = kDenseTop - the smallest, high the largest) and its span s = high - (kDenseTop - low)
+  // + 1, added in an order that cannot overflow; negative (no row kept, or not read) counts as 0.
+  auto read_span = [&](rt::SlotId s, rt::SlotId l, rt::SlotId h, int64_t at, rt::SlotId when) {
+    ctx.step(rt::ReadSize{l, words, at, -1, when});
+    ctx.step(rt::ReadSize{h, words, at + 1, -1, when});
+    ctx.step(rt::SetSize{
+        s, rt::SizeExpr{
+               2 - INT64_MAX - 1, {rt::SizeTerm{1, {h}}, rt::SizeTerm{1, {l}}}, 1, 0, -1, true}});
+  };
+  // A bounds kernel (DenseGroupAgent::bounds) `what` over slot `rows` rows, whose keep and key
+  // are the members `fn_members` of a functor over `kp` (n_p and bounds_p: its parameters for
+  // the row count and the bounds words); whole_waves: its strided grid in whole waves; reads:
+  // it reads the input (the fused operators'), not phase 1's records.
+  auto bounds_kernel = [&](const std::string& what, KernelParams& kp, const std::string& fn_members,
+                           rt::SlotId rows, const std::string& n_p, const std::string& bounds_p,
+                           bool whole_waves, bool reads) {
+    const std::string kname = ctx.kernel_name(n.id, what);
+    SkeletonCall agent = dense_agent();
+    std::string body = ctx.functor(kname + "_fn", kp, fn_members) + agent.declare() +
+                       agent.call("bounds", {n_p, keep_hook, key_hook, bounds_p});
+    LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {rows}}}, tile, 0, kMaxBlocks}, 1, threads,
+                      true, reads ? nodes : std::vector<NodeId>{}};
+    shape.whole_waves = whole_waves;
+    ctx.kernel(n.id, kname, kp, body, shape, agent);
+  };
   // The early run (CodegenOptions::hash_dense_early; DenseGroupAgent::early_run), before
   // phase 1: the bounds of a sample of the rows (every (n / kEarlySamples)-th, its kept ones),
   // and when their span is at least hash_dense_early_min_span values and, widened by a 64th of
@@ -973,26 +1001,18 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
             -(kEarlySamples - 1), {rt::SizeTerm{1, {in.size}}}, kEarlySamples, 1, -1, true}});
     {
       KernelParams sp = p;
-      const std::string sname = ctx.kernel_name(n.id, "dense_early_bounds");
       const std::string sn = sp.slot(samples), sstride = sp.slot(stride),
                         sb = sp.buffer(words, "unsigned long long", false) + " + 6";
-      const std::string smake = ctx.functor(
-          sname + "_fn", sp,
+      bounds_kernel(
+          "dense_early_bounds", sp,
           fmt::format("  __device__ __forceinline__ bool keep(long long i) const {{\n"
                       "    const long long r = i * {0};\n    return {1};\n  }}\n"
                       "  __device__ __forceinline__ unsigned long long key(long long i) const {{\n"
                       "    const long long r = i * {0};\n{2}  }}\n",
-                      sstride, keep, pack));
-      SkeletonCall agent = dense_agent();
-      std::string body =
-          smake + agent.declare() + agent.call("bounds", {sn, keep_hook, key_hook, sb});
-      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {samples}}}, tile, 0, kMaxBlocks}, 1,
-                        threads, true, nodes};
-      ctx.kernel(n.id, sname, sp, body, shape, agent);
+                      sstride, keep, pack),
+          samples, sn, sb, false, true);
     }
-    ctx.step(rt::ReadSize{e_low, words, 6, -1, samples});
-    ctx.step(rt::ReadSize{e_high, words, 7, -1, samples});
-    span_of(e_span, e_low, e_high);
+    read_span(e_span, e_low, e_high, 6, samples);
     // parts = ceil((span + margin) / table) when min_span <= span <= the most less the margin;
     // e_slots = parts whole tables
     ctx.step(rt::SetSize{e_parts,
@@ -1031,12 +1051,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                       eword = eq.buffer(words, "unsigned long long", false),
                       etable = eq.buffer(early.table, "void", false),
                       eflags = eq.buffer(early.flags, "unsigned char", false);
-    const std::string emake =
-        ctx.functor(name + "_dense_early_fn", eq,
-                    members + fmt::format("  __device__ __forceinline__ bool merge_global("
-                                          "State& a, const State& b) const {{\n{}  }}\n",
-                                          a.merge_global())) +
-        agg_hooks(name + "_dense_early_fn", st, dense_agg_methods());
+    const std::string emake = dense_functor(name + "_dense_early_fn", eq);
     init_kernel("dense_early_init", eq, emake, e_slots, eslots, etable);
     shared_kernel("dense_early_run", eq, emake, "early_run", e_rows,
                   {"temp", erows, keep_hook, key_hook, agg_object(st, dense_agg_methods()), ebase,
@@ -1175,29 +1190,19 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     // the limit, the pass over the input is skipped (H200, 2^28 rows into 2^22 keys: it cost
     // 0.44 ms for a table that was not built).
     ctx.step(rt::SetSize{sampled, rt::SizeExpr{0, {rt::SizeTerm{1, {cap, over}}}}});
-    {
+    {  // (no launch when phase 1 kept its records: sampled 0)
       KernelParams sp;
-      const std::string sname = ctx.kernel_name(n.id, "dense_record_bounds");
       const std::string sk = sp.buffer(rkeys, "unsigned long long"), sn = sp.slot(sampled),
                         sb = sp.buffer(words, "unsigned long long", false);
-      const std::string smake = ctx.functor(
-          sname + "_fn", sp,
+      bounds_kernel(
+          "dense_record_bounds", sp,
           fmt::format("  __device__ __forceinline__ bool keep(long long) const {{ return true; }}\n"
                       "  __device__ __forceinline__ unsigned long long key(long long r) const {{ "
                       "return {}[r]; }}\n",
-                      sk));
-      SkeletonCall agent = dense_agent();
-      std::string body =
-          smake + agent.declare() + agent.call("bounds", {sn, keep_hook, key_hook, sb});
-      // (no launch when phase 1 kept its records: at_least 0)
-      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {sampled}}}, tile, 0, kMaxBlocks}, 1,
-                        threads, true};
-      shape.whole_waves = true;
-      ctx.kernel(n.id, sname, sp, body, shape, agent);
+                      sk),
+          sampled, sn, sb, true, false);
     }
-    ctx.step(rt::ReadSize{sample_low, words, 0, -1, over});
-    ctx.step(rt::ReadSize{sample_high, words, 1, -1, over});
-    span_of(sample_span, sample_low, sample_high);
+    read_span(sample_span, sample_low, sample_high, 0, over);
     fits_of(sample_fits, sample_span);
     // With CodegenOptions::hash_dense_speculate (on by default), the speculative run
     // (DenseGroupAgent::speculative_run), when the records' span fits the shared-memory tables:
@@ -1238,20 +1243,14 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                       drows_p = dp.slot(dense_rows), srows_p = dp.slot(shared_rows),
                       dtable = dp.buffer(table, "void", false),
                       dflags = dp.buffer(flags, "unsigned char", false);
-    const std::string dmembers = members + fmt::format(
-                                               "  __device__ __forceinline__ bool merge_global("
-                                               "State& a, const State& b) const {{\n{}  }}\n",
-                                               a.merge_global());
-    const std::string dmake = ctx.functor(dname + "_fn", dp, dmembers) +
-                              agg_hooks(dname + "_fn", st, dense_agg_methods());
+    const std::string dmake = dense_functor(dname + "_fn", dp);
     if (speculate) {
       KernelParams sq = row_params;  // (the speculative kernels': the rows' and their table's)
       const std::string sword = sq.buffer(words, "unsigned long long", false),
                         sslots_p = sq.slot(spec_slots), sr_p = sq.slot(spec_rows),
                         stable = sq.buffer(spec_table, "void", false),
                         sflags = sq.buffer(spec_flags, "unsigned char", false);
-      const std::string smake = ctx.functor(dname + "_spec_fn", sq, dmembers) +
-                                agg_hooks(dname + "_spec_fn", st, dense_agg_methods());
+      const std::string smake = dense_functor(dname + "_spec_fn", sq);
       ctx.step(rt::Alloc{spec_table});
       ctx.step(rt::Alloc{spec_flags, true});
       init_kernel("dense_spec_init", sq, smake, spec_slots, sslots_p, stable);
@@ -1269,21 +1268,11 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                               sample_span, 1, dense_most)});
     {  // The bounds of the key words, over the rows when phase 1 gave up (else none).
       KernelParams bp = row_params;
-      const std::string bname = ctx.kernel_name(n.id, "dense_bounds");
       const std::string bb = bp.buffer(words, "unsigned long long", false) + " + 2",
                         bn = bp.slot(scan);
-      const std::string bmake = ctx.functor(bname + "_fn", bp, row_members);
-      SkeletonCall agent = dense_agent();
-      std::string body =
-          bmake + agent.declare() + agent.call("bounds", {bn, keep_hook, key_hook, bb});
-      LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {scan}}}, tile, 0, kMaxBlocks}, 1, threads,
-                        true, nodes};
-      shape.whole_waves = true;
-      ctx.kernel(n.id, bname, bp, body, shape, agent);
+      bounds_kernel("dense_bounds", bp, row_members, scan, bn, bb, true, true);
     }
-    ctx.step(rt::ReadSize{low, words, 2, -1, scan});
-    ctx.step(rt::ReadSize{high, words, 3, -1, scan});
-    span_of(span, low, high);
+    read_span(span, low, high, 2, scan);
     fits_of(fits, span);
     // shared_span = span when 1 <= span <= shared_span_most; device_span = span when
     // max(fewest, shared_span_most + 1) <= span <= min(cap, dense_most); dense_slots = their sum.

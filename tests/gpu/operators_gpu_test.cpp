@@ -1094,6 +1094,22 @@ TEST(GpuHashReduce, SkewAroundItsTilesAndRoom) {
   }
 }
 
+// Two runs of `p` against the reference `ref`, under `with_options` and `without_options`, each
+// expected to agree with it (`what`: the case, for the message); their statistics, whose
+// launch counts tell which of the plan's ways ran.
+struct TwoRuns {
+  rt::RunStats with, without;
+};
+TwoRuns runs_with_and_without(const Program& p, const Inputs& in, const Reference& ref,
+                              const codegen::CodegenOptions& with_options,
+                              const codegen::CodegenOptions& without_options,
+                              const std::string& what) {
+  TwoRuns r;
+  EXPECT_EQ(compare_with_reference(p, in, ref, with_options, &r.with), "") << what;
+  EXPECT_EQ(compare_with_reference(p, in, ref, without_options, &r.without), "") << what;
+  return r;
+}
+
 // The hash group-by's dense way (hash_reduce.cuh's DenseGroupAgent): when phase 1's records pass
 // their room (CodegenOptions::hash_records, small here) and the kept rows' key words span at most
 // the room and CodegenOptions::hash_dense_slots values (and at least hash_dense_min_slots), the
@@ -1212,23 +1228,18 @@ TEST_P(GpuHashReduceSpans, DenseWayOverKeySpans) {
     one.output(one.input("r", s.attributes).reduce({"d"}, {ranc::sum(col("v"), "sv")}), "date");
     const Program q = one.check();
     const Reference qref = reference(q, in);
-    rt::RunStats with, without;
     // (not speculating, as by default: a speculative run that keeps its table launches as many
     // kernels as the sort, at some spans; DenseWaySpeculatesOverTheRecordsSpan counts those)
-    EXPECT_EQ(compare_with_reference(q, in, qref,
-                                     {.hash_records = 2 * span,
-                                      .hash_dense_min_slots = span + 1,
-                                      .hash_dense_speculate = false,
-                                      .hash_dense_early = false},
-                                     &with),
-              "");
-    EXPECT_EQ(compare_with_reference(q, in, qref,
-                                     {.hash_records = 2 * span,
-                                      .hash_dense_min_slots = span + 1,
-                                      .hash_dense_shared_bytes = 0,
-                                      .hash_dense_early = false},
-                                     &without),
-              "");
+    const auto [with, without] = runs_with_and_without(q, in, qref,
+                                                       {.hash_records = 2 * span,
+                                                        .hash_dense_min_slots = span + 1,
+                                                        .hash_dense_speculate = false,
+                                                        .hash_dense_early = false},
+                                                       {.hash_records = 2 * span,
+                                                        .hash_dense_min_slots = span + 1,
+                                                        .hash_dense_shared_bytes = 0,
+                                                        .hash_dense_early = false},
+                                                       "");
     EXPECT_EQ(with.kernel_launches != without.kernel_launches, span <= 4 * 21760)
         << "span " << span << ": " << with.kernel_launches << " launches with the shared-memory "
         << "tables, " << without.kernel_launches << " without";
@@ -1283,19 +1294,10 @@ TEST(GpuHashReduce, DenseWaySpeculatesOverTheRecordsSpan) {
              "sums");
     const Program p = b.check();
     const Reference ref = reference(p, in);
-    rt::RunStats with, without;
-    EXPECT_EQ(
-        compare_with_reference(
-            p, in, ref,
-            {.hash_records = room, .hash_dense_speculate = true, .hash_dense_early = false}, &with),
-        "")
-        << "last key " << c.last;
-    EXPECT_EQ(compare_with_reference(
-                  p, in, ref,
-                  {.hash_records = room, .hash_dense_speculate = false, .hash_dense_early = false},
-                  &without),
-              "")
-        << "last key " << c.last;
+    const auto [with, without] = runs_with_and_without(
+        p, in, ref, {.hash_records = room, .hash_dense_speculate = true, .hash_dense_early = false},
+        {.hash_records = room, .hash_dense_speculate = false, .hash_dense_early = false},
+        fmt::format("last key {}", c.last));
     EXPECT_EQ(with.kernel_launches - without.kernel_launches, c.kept ? -1 : 2)
         << "last key " << c.last << ": " << with.kernel_launches << " launches speculating, "
         << without.kernel_launches << " not";
@@ -1353,19 +1355,9 @@ TEST(GpuHashReduce, DenseWaySpeculationChecksWholeWordsAndFilters) {
     const std::string what =
         fmt::format("{} keys, last rows ({}, {}, {})", c.two_keys ? "two" : "filtered, one",
                     c.last_f, c.last_k, c.last_v);
-    rt::RunStats with, without;
-    EXPECT_EQ(
-        compare_with_reference(
-            p, in, ref,
-            {.hash_records = room, .hash_dense_speculate = true, .hash_dense_early = false}, &with),
-        "")
-        << what;
-    EXPECT_EQ(compare_with_reference(
-                  p, in, ref,
-                  {.hash_records = room, .hash_dense_speculate = false, .hash_dense_early = false},
-                  &without),
-              "")
-        << what;
+    const auto [with, without] = runs_with_and_without(
+        p, in, ref, {.hash_records = room, .hash_dense_speculate = true, .hash_dense_early = false},
+        {.hash_records = room, .hash_dense_speculate = false, .hash_dense_early = false}, what);
     EXPECT_EQ(with.kernel_launches - without.kernel_launches, c.kept ? -1 : 2)
         << what << ": " << with.kernel_launches << " launches speculating, "
         << without.kernel_launches << " not";
@@ -1408,7 +1400,7 @@ TEST(GpuHashReduce, EarlyRunOverASampleOfTheRows) {
   constexpr int kKept = -1000;
   int64_t kept_launches = -1;  // (the first kept case's, all of the one-key program)
   const int64_t base = 1000, far = base + 20000 + 30000, lowest = INT32_MIN;
-  for (const Case c : std::vector<Case>{
+  for (const Case& c : std::vector<Case>{
            {"dense keys", base, 20000, false, 0, false, 1, false, 65536, 1, kKept},
            {"far rows between the sampled", base, 20000, true, far, false, 1, false, 65536, 1, 3},
            {"far rows dropped by the select", base, 20000, true, far, false, -1, false, 65536, 1,
@@ -1448,19 +1440,13 @@ TEST(GpuHashReduce, EarlyRunOverASampleOfTheRows) {
                "sums");
     const Program p = b.check();
     const Reference ref = reference(p, in);
-    rt::RunStats with, without;
-    EXPECT_EQ(compare_with_reference(p, in, ref,
-                                     {.hash_records = room,
-                                      .hash_dense_early = true,
-                                      .hash_dense_early_min_rows = c.min_rows,
-                                      .hash_dense_early_min_span = c.min_span},
-                                     &with),
-              "")
-        << c.what;
-    EXPECT_EQ(compare_with_reference(p, in, ref, {.hash_records = room, .hash_dense_early = false},
-                                     &without),
-              "")
-        << c.what;
+    const auto [with, without] =
+        runs_with_and_without(p, in, ref,
+                              {.hash_records = room,
+                               .hash_dense_early = true,
+                               .hash_dense_early_min_rows = c.min_rows,
+                               .hash_dense_early_min_span = c.min_span},
+                              {.hash_records = room, .hash_dense_early = false}, c.what);
     const int64_t more = with.kernel_launches - without.kernel_launches;
     if (c.expected == kKept) {
       EXPECT_FALSE(c.two_keys);

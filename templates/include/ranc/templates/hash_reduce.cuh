@@ -687,8 +687,9 @@ struct DenseGroupAgent {
   }
 
  private:
-  // shared_run (Checked false) and speculative_run (Checked: *missed) over a span of `slots`:
-  // its parts = ceil(slots / SharedSlots) ranges of key words, each by its share of the blocks.
+  // shared_run (Checked false), speculative_run and early_run (Checked: *missed) over a span of
+  // `slots`: its parts = ceil(slots / SharedSlots) ranges of key words, each by its share of the
+  // blocks.
   template <bool Checked, class Keep, class Key, class Agg>
   __device__ __forceinline__ static void run_parts(TempStorageT<typename Agg::State>& temp, i64 n,
                                                    Keep keep, Key key, Agg agg, const u64* bounds,
@@ -720,10 +721,10 @@ struct DenseGroupAgent {
   // the span's rest), by the block `member` of `members`: its rows are those of every
   // members-th step of 4 tiles from the member-th. Ranged: the span has several parts, or the
   // speculative run's states are large (else every kept row is the part's). Checked
-  // (speculative_run): a kept row outside the span sets
-  // *missed, and the block's warps stop at their next step once it is set; Checked and not
-  // Ranged (one part), such a row merges into any slot (its slot clamped into the table), since
-  // the plan throws a missed run's tables away.
+  // (speculative_run, early_run): a kept row outside the span sets *missed, and the block's
+  // warps stop at their next step once it is set; Checked and not Ranged (one part), such a row
+  // merges into any slot (its slot clamped into the table), since the plan throws a missed
+  // run's tables away.
   template <bool Ranged, bool Checked, class Keep, class Key, class Agg>
   __device__ __forceinline__ static void shared_part(TempStorageT<typename Agg::State>& temp, i64 n,
                                                      Keep keep, Key key, Agg agg, const u64* bounds,
