@@ -494,7 +494,8 @@ int main(int argc, char** argv) {
           if (hashed.output_rows[0] != sorted.output_rows[0] ||
               plain.output_rows[0] != sorted.output_rows[0] ||
               records.output_rows[0] != sorted.output_rows[0] ||
-              bounds.output_rows[0] != sorted.output_rows[0])
+              bounds.output_rows[0] != sorted.output_rows[0] ||
+              late.output_rows[0] != sorted.output_rows[0])
             std::fprintf(stderr, "%s: hash and sort group counts differ\n", op.c_str());
           dg.free();
         }
