@@ -976,7 +976,14 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   rt::SlotId phase1_rows = in.size;
   // (States of up to 4 words: the early run of a larger one spilled at its 64 registers, as
   // NvrtcCompile.HashGroupByDenseWayEveryState's all-aggregates state of 11 words.)
-  if (dense_limit != 0 && shared_slots > 0 && a.state_words <= 4 &&
+  // Not over a fused semi- or anti-join: its probe a row is a chain of dependent loads, which
+  // the early run's one block an SM (16 warps) leaves waiting where phase 1 runs three (H200,
+  // TPC-H SF 10 Q4, 15M orders through a select and a hash semi-join into 5 groups: the early
+  // run 0.89 ms, phase 1 0.54 ms and its records' sort 0.14; session 54).
+  bool probes = false;
+  if (in.view)
+    for (NodeId v : in.view->nodes) probes = probes || ctx.program().node(v).kind == OpKind::Join;
+  if (dense_limit != 0 && shared_slots > 0 && a.state_words <= 4 && !probes &&
       ctx.options().hash_dense_early) {
     constexpr int64_t kEarlySamples = 65536;
     const int64_t min_rows = std::max<int64_t>(ctx.options().hash_dense_early_min_rows, 1);

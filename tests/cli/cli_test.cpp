@@ -422,7 +422,7 @@ TEST_F(CliTest, ExplainSaysHowEachGroupByGroups) {
       section.find(" reduce: hash aggregation (the keys pack into 32 bits); from 2^20 rows, "
                    "when a sample's keys span few enough values, tables indexed by the key in "
                    "shared memory take the rows first (RANC_HASH_DENSE_EARLY; states of up to 4 "
-                   "words); when the blocks' "
+                   "words, no semi- or anti-join fused in front); when the blocks' "
                    "partial groups pass their room (RANC_HASH_RECORDS; default 512 blocks' table "
                    "slots), tables indexed by the key if the keys span few values (in shared "
                    "memory, RANC_HASH_DENSE_SHARED) or 2^16 values to the room (in device "

@@ -547,7 +547,7 @@ std::string print_group_by_choices(const PhysicalPlan& plan) {
       out += fmt::format(
           "n{} reduce: hash aggregation ({}); from 2^20 rows, when a sample's keys span few "
           "enough values, tables indexed by the key in shared memory take the rows first "
-          "(RANC_HASH_DENSE_EARLY; states of up to 4 words); when the blocks' partial groups "
+          "(RANC_HASH_DENSE_EARLY; states of up to 4 words, no semi- or anti-join fused in front); when the blocks' partial groups "
           "pass their room "
           "(RANC_HASH_RECORDS; default 512 blocks' table slots), tables indexed by the key if "
           "the keys span few values (in shared memory, RANC_HASH_DENSE_SHARED) or 2^16 values to "

@@ -168,7 +168,8 @@ struct CodegenOptions {
   // 52, call 1, measured before the shared-memory tables' whole steps went unchecked).
   bool hash_dense_speculate = true;
   // Before phase 1, for inputs of at least hash_dense_early_min_rows rows and states of up to
-  // 4 words: the bounds of a sample of the rows (65536 of them, evenly strided, or all below
+  // 4 words, not through a fused semi- or anti-join (whose probes wait on its one block an SM):
+  // the bounds of a sample of the rows (65536 of them, evenly strided, or all below
   // that; the kept ones count), and when their span is at least hash_dense_early_min_span
   // values and fits the shared-memory tables (with a margin each side), the speculative run
   // over that span (DenseGroupAgent::early_run); when no kept row misses it, phase 1 and its
