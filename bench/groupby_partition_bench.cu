@@ -20,6 +20,14 @@
 //     bucket bits, the buckets' first rows, a block a bucket summing into shared memory and
 //     counting its present keys, an exclusive sum of the counts, and a block a bucket writing its
 //     present groups in key order: (key, sum) arrays of the groups present, as the CUB chain's.
+//   "one pass: counts, scatter TxI, sums" (G >= 2^15): parts of 2^14 keys (one block's
+//     shared-memory table of 64-bit sums, 128 KB); the rows counted a part (a shared-memory
+//     histogram a block), the counts scanned into each part's first row, then one pass moves
+//     every (key, value) into its part (tiles of T x I rows ranked within their parts, placed in
+//     shared memory in part order, each part's run claimed from a cursor by one device atomic
+//     a tile, and stored from there), then a block a part (or, with fewer parts than two a
+//     multiprocessor, several, adding their tables into the output) sums its rows in shared
+//     memory; it prints the split of the time.
 // The partitioned ways write a key-indexed table of G sums (a group absent from the input
 // sums to 0), where a plan writes only the groups present: the bench measures the passes, not
 // the compaction (about 12 bytes a group more). Every way's sums are checked against the host
@@ -233,6 +241,164 @@ __global__ void global_sums_marked(const int* keys, const int* vals, long long n
     atomicAdd(&out[k], v);
     if (M == Mark::store || *static_cast<volatile unsigned char*>(&flags[k]) == 0) flags[k] = 1;
   }
+}
+
+
+// The one-pass partitioned way (session 54): parts of 2^shift consecutive keys (a part's sums
+// fit one block's shared memory), the rows moved once into their parts, then a block (or
+// `members` blocks) a part sums its rows in shared memory.
+//
+// A row's rank among the rows of its part (-1: no row) counted so far in h[part]. kMatch: by its
+// warp's peers of the same part, whose count the peers' leader adds to h[part]: one
+// shared-memory atomic a distinct part a warp (a few parts would otherwise serialise every row
+// on one counter; with many, __match_any_sync costs more than the atomics: session 54, 2.3 ms
+// to count 2^28 keys into 1024 parts). Else one atomic a row.
+template <bool kMatch>
+__device__ __forceinline__ int warp_rank(int part, int* h) {
+  if constexpr (!kMatch) return part >= 0 ? atomicAdd(&h[part], 1) : 0;
+  const unsigned peers = __match_any_sync(0xffffffffu, part);
+  const int lane = static_cast<int>(threadIdx.x & 31), leader = __ffs(peers) - 1;
+  int first = 0;
+  if (lane == leader && part >= 0) first = atomicAdd(&h[part], __popc(peers));
+  first = __shfl_sync(0xffffffffu, first, leader);
+  return first + __popc(peers & ((1u << lane) - 1u));
+}
+
+// counts[p] += the rows of part p (key >> shift), p < parts; counts zeroed before.
+template <bool kMatch>
+__global__ void __launch_bounds__(512)
+    part_counts(const int* keys, long long n, int shift, int parts, unsigned long long* counts) {
+  extern __shared__ int h[];
+  for (int p = threadIdx.x; p < parts; p += blockDim.x) h[p] = 0;
+  __syncthreads();
+  constexpr int kLoads = 8;
+  const long long step = static_cast<long long>(gridDim.x) * blockDim.x * kLoads;
+  for (long long b = static_cast<long long>(blockIdx.x) * blockDim.x * kLoads; b < n; b += step) {
+    int part[kLoads];
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) {
+      const long long i = b + k * blockDim.x + threadIdx.x;
+      part[k] = i < n ? keys[i] >> shift : -1;
+    }
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) warp_rank<kMatch>(part[k], h);
+  }
+  __syncthreads();
+  for (int p = threadIdx.x; p < parts; p += blockDim.x)
+    if (h[p] != 0) atomicAdd(&counts[p], static_cast<unsigned long long>(h[p]));
+}
+
+// Each tile of kThreads x kItems rows: its rows ranked within their parts (warp_rank), the
+// tile's count of each part scanned, a run of each part's rows claimed from cursors[part] (one
+// device atomic a part present in the tile), the rows placed in shared memory in part order,
+// then stored from there, so that consecutive threads store consecutive rows of a part's run.
+// The order of the rows within a part depends on the timing (the bench only sums them).
+template <int kThreads, int kItems, bool kMatch>
+__global__ void __launch_bounds__(kThreads)
+    scatter_parts(const int* keys, const int* vals, long long n, int shift, int parts,
+                  unsigned long long* cursors, int* out_keys, int* out_vals) {
+  constexpr int kTile = kThreads * kItems;
+  using Scan = cub::BlockScan<int, kThreads>;
+  __shared__ typename Scan::TempStorage scan_temp;
+  extern __shared__ __align__(16) unsigned char smem[];
+  long long* base = reinterpret_cast<long long*>(smem);  // parts
+  int* sk = reinterpret_cast<int*>(base + parts);         // kTile
+  int* sv = sk + kTile;                                    // kTile
+  int* h = sv + kTile;                                     // parts
+  int* off = h + parts;                                    // parts
+  const int per = (parts + kThreads - 1) / kThreads;       // parts a thread scans
+  for (long long tile = blockIdx.x; tile * kTile < n; tile += gridDim.x) {
+    const long long b0 = tile * kTile;
+    for (int p = threadIdx.x; p < parts; p += kThreads) h[p] = 0;
+    int key[kItems], val[kItems], rank[kItems];
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+      const long long i = b0 + k * kThreads + threadIdx.x;
+      key[k] = i < n ? keys[i] : -1;
+      val[k] = i < n ? vals[i] : 0;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) rank[k] = warp_rank<kMatch>(key[k] >= 0 ? key[k] >> shift : -1, h);
+    __syncthreads();
+    int sum = 0;
+    for (int j = 0; j < per; ++j) {
+      const int p = threadIdx.x * per + j;
+      if (p < parts) sum += h[p];
+    }
+    int before = 0;
+    Scan(scan_temp).ExclusiveSum(sum, before);
+    for (int j = 0; j < per; ++j) {
+      const int p = threadIdx.x * per + j;
+      if (p >= parts) break;
+      off[p] = before;
+      if (h[p] != 0) base[p] = static_cast<long long>(atomicAdd(&cursors[p], static_cast<unsigned long long>(h[p])));
+      before += h[p];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kItems; ++k)
+      if (key[k] >= 0) {
+        const int at = off[key[k] >> shift] + rank[k];
+        sk[at] = key[k];
+        sv[at] = val[k];
+      }
+    __syncthreads();
+    const int rows = static_cast<int>(min(static_cast<long long>(kTile), n - b0));
+    for (int s = threadIdx.x; s < rows; s += kThreads) {
+      const int k = sk[s], p = k >> shift;
+      const long long to = base[p] + (s - off[p]);
+      out_keys[to] = k;
+      out_vals[to] = sv[s];
+    }
+    __syncthreads();
+  }
+}
+
+// The 64-bit add of a sign-extended i32 into a shared-memory sum by 32-bit atomics (sm_90's
+// 64-bit shared-memory add is a compare-and-swap loop): the low word, then the high word only
+// when the carry and the sign do not cancel.
+__device__ __forceinline__ void add_i32(u64* slot, int v) {
+  unsigned* w = reinterpret_cast<unsigned*>(slot);
+  const unsigned lo = atomicAdd(w, static_cast<unsigned>(v));
+  const unsigned hi = (lo + static_cast<unsigned>(v) < lo ? 1u : 0u) + (v < 0 ? 0xffffffffu : 0u);
+  if (hi != 0) atomicAdd(w + 1, hi);
+}
+
+// `members` blocks a part (starts[p], starts[p + 1]: its rows), each summing its share of the
+// part's rows into a table of 2^shift sums in shared memory, then storing it into the part's
+// keys of out (members 1) or adding it there (out zeroed before).
+__global__ void __launch_bounds__(1024)
+    part_sums(const int* keys, const int* vals, const unsigned long long* starts, int shift,
+              int members, u64* out) {
+  extern __shared__ u64 t[];
+  const int width = 1 << shift;
+  const long long p = blockIdx.x / members, m = blockIdx.x % members;
+  for (int j = threadIdx.x; j < width; j += blockDim.x) t[j] = 0;
+  __syncthreads();
+  const long long lo = static_cast<long long>(starts[p]), hi = static_cast<long long>(starts[p + 1]);
+  const long long share = (hi - lo + members - 1) / members;
+  const long long a = lo + m * share, e = min(hi, a + share);
+  constexpr int kLoads = 8;
+  for (long long b = a; b < e; b += static_cast<long long>(blockDim.x) * kLoads) {
+    int k[kLoads], v[kLoads];
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j) {
+      const long long i = b + j * blockDim.x + threadIdx.x;
+      k[j] = i < e ? keys[i] & (width - 1) : -1;
+      v[j] = i < e ? vals[i] : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < kLoads; ++j)
+      if (k[j] >= 0) add_i32(&t[k[j]], v[j]);
+  }
+  __syncthreads();
+  u64* to = out + (p << shift);
+  for (int j = threadIdx.x; j < width; j += blockDim.x)
+    if (members == 1)
+      to[j] = t[j];
+    else if (t[j] != 0)
+      atomicAdd(&to[j], t[j]);
 }
 
 struct Widen {
@@ -481,6 +647,76 @@ int main(int argc, char** argv) {
     report(d, "plan-like partition (any i32 key)", median_ms(run), ok);
     for (void* ptr : std::initializer_list<void*>{mask, words, sorted, gk, gs, seen, temp.ptr,
                                                   offsets, counts, starts})
+      RANC_BENCH_CK(cudaFree(ptr));
+  }
+
+  if (bits >= 15) {  // the one-pass partitioned way: parts of 2^14 keys (128 KB of sums a block)
+    constexpr int kShift = 14;
+    const int parts = 1 << (bits - kShift);
+    int sms = 0;
+    RANC_BENCH_CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    // Enough blocks a part for two a multiprocessor (each adds its table into out).
+    const int members = std::max(1, (2 * sms + parts - 1) / parts);
+    // Ranks by warp peers below this many parts, else an atomic a row.
+    constexpr int kMatchBelow = 64;
+    unsigned long long *counts = nullptr, *starts = nullptr, *cursors = nullptr;
+    RANC_BENCH_CK(cudaMalloc(&counts, 8 * (parts + 1)));
+    RANC_BENCH_CK(cudaMalloc(&starts, 8 * (parts + 1)));
+    RANC_BENCH_CK(cudaMalloc(&cursors, 8 * (parts + 1)));
+    Scratch temp;
+    size_t need = 0;
+    RANC_BENCH_CK(cub::DeviceScan::ExclusiveSum(nullptr, need, counts, starts, parts + 1));
+    temp.grow(need);
+    const size_t sums_smem = 8 * (size_t{1} << kShift);
+    RANC_BENCH_CK(cudaFuncSetAttribute(part_sums, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(sums_smem)));
+    auto counted = [&] {
+      RANC_BENCH_CK(cudaMemsetAsync(counts, 0, 8 * (parts + 1)));
+      if (parts >= kMatchBelow)
+        part_counts<false><<<sms * 4, 512, 4 * parts>>>(d.keys, d.n, kShift, parts, counts);
+      else
+        part_counts<true><<<sms * 4, 512, 4 * parts>>>(d.keys, d.n, kShift, parts, counts);
+      RANC_BENCH_CK(cub::DeviceScan::ExclusiveSum(temp.ptr, temp.bytes, counts, starts, parts + 1));
+      RANC_BENCH_CK(cudaMemcpyAsync(cursors, starts, 8 * (parts + 1), cudaMemcpyDeviceToDevice));
+    };
+    auto summed = [&] {
+      if (members > 1) RANC_BENCH_CK(cudaMemsetAsync(d.table, 0, 8 * d.groups));
+      part_sums<<<static_cast<unsigned>(parts * members), 1024, sums_smem>>>(
+          d.keys_out, d.vals_out, starts, kShift, members, d.table);
+    };
+    auto way = [&](auto kernel, int threads, int tile, const char* name) {
+      const size_t smem = 16 * static_cast<size_t>(parts) + 8 * static_cast<size_t>(tile);
+      RANC_BENCH_CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(smem)));
+      int per_sm = 0;
+      RANC_BENCH_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+      const unsigned grid = static_cast<unsigned>(std::max(1, per_sm) * sms);
+      auto scattered = [&] {
+        kernel<<<grid, threads, smem>>>(d.keys, d.vals, d.n, kShift, parts, cursors, d.keys_out,
+                                        d.vals_out);
+      };
+      table_variant(d, name, [&] {
+        counted();
+        scattered();
+        summed();
+      });
+      const double c = median_ms(counted);
+      const double cs = median_ms([&] {
+        counted();
+        scattered();
+      });
+      std::printf("    (%d parts, %d blocks a part, %d scatter blocks an SM: counts + scan %.3f ms, "
+                  "scatter %.3f ms, sums %.3f ms)\n",
+                  parts, members, per_sm, c, cs - c, median_ms(summed));
+    };
+    const bool match = parts < kMatchBelow;
+    way(match ? scatter_parts<512, 8, true> : scatter_parts<512, 8, false>, 512, 4096,
+        "one pass: counts, scatter 512x8, sums");
+    way(match ? scatter_parts<512, 16, true> : scatter_parts<512, 16, false>, 512, 8192,
+        "one pass: counts, scatter 512x16, sums");
+    way(match ? scatter_parts<256, 16, true> : scatter_parts<256, 16, false>, 256, 4096,
+        "one pass: counts, scatter 256x16, sums");
+    for (void* ptr : std::initializer_list<void*>{counts, starts, cursors, temp.ptr})
       RANC_BENCH_CK(cudaFree(ptr));
   }
   table_variant(d, "global atomics", [&] {  // one atomic a row into a table in device memory
