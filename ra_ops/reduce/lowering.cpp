@@ -927,10 +927,10 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   };
   // One zeroed buffer for the dense way (one allocation and one memset on every run, also with
   // few groups): [0, 2) the records' key bounds, [2, 4) the input's, [4] the speculative run's
-  // miss, [5] the early run's, [6, 8) the early sample's bounds, [8] the early table's (its
-  // slot 0, as a bounds word).
+  // miss, [5] the early run's, [6, 8) the early sample's bounds, [8] the early (or the
+  // partitioned way's) table's (its slot 0, as a bounds word), [9] the partitioned way's miss.
   const rt::BufferId words = dense_limit != 0 ? ctx.allocate(fmt::format("n{}.dense_words", n.id),
-                                                             8, rt::SizeExpr::fixed(9), n.id, true)
+                                                             8, rt::SizeExpr::fixed(10), n.id, true)
                                               : -1;
   // A bounds kernel's answer read back (words[at], words[at + 1], when slot `when` is not 0:
   // low = kDenseTop - the smallest, high the largest) and its span s = high - (kDenseTop - low)
@@ -972,7 +972,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   struct {
     rt::SlotId kept = -1;
     rt::BufferId table = -1, flags = -1;
-  } early;
+  } early, parted;  // (parted: the partitioned way's, below)
   rt::SlotId phase1_rows = in.size;
   // (States of up to 4 words: the early run of a larger one spilled at its 64 registers, as
   // NvrtcCompile.HashGroupByDenseWayEveryState's all-aggregates state of 11 words.)
@@ -1032,20 +1032,25 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                                                1,
                                                0,
                                                std::max<int64_t>(shared_span_most, 0)}});
-    // pad = ceil((slots - span) / 2) below the sample's smallest word, cut to that word (key word 0
-    // at the least): shift = pad - max(0, pad - smallest), base = low + shift (kDenseTop - slot 0).
-    ctx.step(rt::SetSize{
-        e_pad,
-        rt::SizeExpr{0, {rt::SizeTerm{1, {e_slots}}, rt::SizeTerm{-1, {e_span}}}, 2, 0, -1, true}
-            .gated(e_slots, 1)});
-    ctx.step(rt::SetSize{
-        e_cut,
-        rt::SizeExpr{
-            -INT64_MAX, {rt::SizeTerm{1, {e_pad}}, rt::SizeTerm{1, {e_low}}}, 1, 0, -1, true}});
-    ctx.step(rt::SetSize{e_shift,
-                         rt::SizeExpr{0, {rt::SizeTerm{1, {e_pad}}, rt::SizeTerm{-1, {e_cut}}}}});
-    ctx.step(rt::SetSize{e_base,
-                         rt::SizeExpr{0, {rt::SizeTerm{1, {e_low}}, rt::SizeTerm{1, {e_shift}}}}});
+    // A table of `slots` slots around the sample's span: pad = ceil((slots - span) / 2) below the
+    // sample's smallest word, cut to that word (key word 0 at the least): shift = pad - max(0, pad
+    // - smallest), base = low + shift (kDenseTop - slot 0).
+    auto centre = [&](rt::SlotId slots, rt::SlotId pad, rt::SlotId cut, rt::SlotId shift,
+                      rt::SlotId base) {
+      ctx.step(rt::SetSize{
+          pad,
+          rt::SizeExpr{0, {rt::SizeTerm{1, {slots}}, rt::SizeTerm{-1, {e_span}}}, 2, 0, -1, true}
+              .gated(slots, 1)});
+      ctx.step(rt::SetSize{
+          cut,
+          rt::SizeExpr{
+              -INT64_MAX, {rt::SizeTerm{1, {pad}}, rt::SizeTerm{1, {e_low}}}, 1, 0, -1, true}});
+      ctx.step(rt::SetSize{shift,
+                           rt::SizeExpr{0, {rt::SizeTerm{1, {pad}}, rt::SizeTerm{-1, {cut}}}}});
+      ctx.step(rt::SetSize{base,
+                           rt::SizeExpr{0, {rt::SizeTerm{1, {e_low}}, rt::SizeTerm{1, {shift}}}}});
+    };
+    centre(e_slots, e_pad, e_cut, e_shift, e_base);
     ctx.step(rt::SetSize{e_rows, rt::SizeExpr::slot(in.size).gated(e_slots, 1)});
     early.table = ctx.declare(fmt::format("n{}.dense_early_table", n.id), 8,
                               rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {e_slots}}}}, n.id);
@@ -1065,8 +1070,134 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                    eslots, etable, eflags, eword + " + 5", eword + " + 8"});
     ctx.step(rt::ReadSize{e_missed, words, 5, -1, e_slots});
     ctx.step(rt::SetSize{early.kept, rt::SizeExpr::slot(e_slots).gated(e_missed, 0, 0)});
+    // The partitioned way (CodegenOptions::hash_partitioned; PartitionGroupAgent), for sample
+    // spans the early run does not take (past its tables, less the margin) of at most
+    // kPartsMost tables of `width` slots (the largest power of two in a shared-memory table):
+    // parts = ceil((span + width) / width), half a table's margin each side of the span. The
+    // rows are counted by part and a row outside them sets words[9], read back (its slot
+    // p_missed); when none is, the parts' starts, the scatter into the parts and a run over
+    // each part fill a device table of parts x width slots, the output's (parted.kept = its
+    // slots), and phase 1 runs over no rows.
+    // The scatter's tile: as many rows a thread (at most 16) as fit beside its 2048 parts' runs
+    // (32 KB) in the shared-memory tables' bytes, a 4-byte key offset and a state a row.
+    constexpr int64_t kPartsMost = 2048, kPartRuns = kPartsMost * 16;
+    int64_t width = 256;
+    while (width * 2 <= shared_slots) width *= 2;
+    const int64_t scatter_items = std::min<int64_t>(
+        16, std::max<int64_t>(0, shared_bytes - kPartRuns - 1024) / (4 + 8 * a.state_words) / threads);
+    if (ctx.options().hash_partitioned && width <= shared_slots && scatter_items >= 1) {
+      const int64_t scatter_tile = threads * scatter_items;
+      // (the agent's TempStorageT: the larger of the scatter's and the run's storage)
+      const int64_t part_smem =
+          (std::max(kPartRuns + scatter_tile * (4 + 8 * a.state_words) + 8 * (threads / 32) + 16,
+                    width * (8 * a.state_words + 1)) +
+           15) / 16 * 16;
+      const rt::SlotId p_parts = ctx.new_slot(), p_slots = ctx.new_slot(), p_pad = ctx.new_slot(),
+                       p_cut = ctx.new_slot(), p_shift = ctx.new_slot(), p_base = ctx.new_slot(),
+                       p_rows = ctx.new_slot(), p_missed = ctx.new_slot(), p_go = ctx.new_slot(),
+                       p_go_rows = ctx.new_slot();
+      parted.kept = ctx.new_slot();
+      ctx.step(rt::SetSize{
+          p_parts, rt::SizeExpr{width, {rt::SizeTerm{1, {e_span}}}, width}.gated(
+                       e_span, std::max(min_span, shared_span_most - margin + 1),
+                       kPartsMost * width - width)});
+      ctx.step(rt::SetSize{p_slots, rt::SizeExpr{0, {rt::SizeTerm{width, {p_parts}}}}});
+      centre(p_slots, p_pad, p_cut, p_shift, p_base);
+      ctx.step(rt::SetSize{p_rows, rt::SizeExpr::slot(in.size).gated(p_parts, 1)});
+      const rt::BufferId counts = ctx.allocate(fmt::format("n{}.part_counts", n.id), 8,
+                                               rt::SizeExpr::fixed(kPartsMost + 1), n.id, true);
+      const rt::BufferId cursors = ctx.allocate(fmt::format("n{}.part_cursors", n.id), 8,
+                                                rt::SizeExpr::fixed(kPartsMost + 1), n.id);
+      auto part_agent = [&] {
+        SkeletonCall agent(ctx.templates(), "PartitionGroupAgent",
+                           {ctx.tile_policy("HashGroup"), std::to_string(width),
+                            std::to_string(scatter_items)},
+                           "Agent");
+        agent.bind("State", st);
+        return agent;
+      };
+      {  // 1. the rows counted by part (a strided grid, as the bounds kernels')
+        KernelParams kq = p;
+        const std::string kn = kq.slot(p_rows), klow = kq.slot(p_base), kparts = kq.slot(p_parts),
+                          kc = kq.buffer(counts, "unsigned long long", false),
+                          kw = kq.buffer(words, "unsigned long long", false);
+        const std::string kname = ctx.kernel_name(n.id, "part_count");
+        SkeletonCall agent = part_agent();
+        std::string body = ctx.functor(kname + "_fn", kq, row_members) + agent.declare() +
+                           agent.call("count", {kn, keep_hook, key_hook, klow, kparts, kc, kw + " + 9"});
+        LaunchShape shape{rt::SizeExpr{0, {rt::SizeTerm{1, {p_rows}}}, tile, 0, kMaxBlocks}, 1,
+                          threads, true, nodes};
+        shape.whole_waves = true;
+        ctx.kernel(n.id, kname, kq, body, shape, agent);
+      }
+      ctx.step(rt::ReadSize{p_missed, words, 9, -1, p_parts});
+      ctx.step(rt::SetSize{parted.kept, rt::SizeExpr::slot(p_slots).gated(p_missed, 0, 0)});
+      ctx.step(rt::SetSize{p_go, rt::SizeExpr::slot(p_parts).gated(parted.kept, 1)});
+      ctx.step(rt::SetSize{p_go_rows, rt::SizeExpr::slot(in.size).gated(parted.kept, 1)});
+      {  // 2. each part's first row (one block)
+        KernelParams sq = p;
+        const std::string sparts = sq.slot(p_go), slow = sq.slot(p_base),
+                          sc = sq.buffer(counts, "unsigned long long", false),
+                          scur = sq.buffer(cursors, "unsigned long long", false),
+                          sw = sq.buffer(words, "unsigned long long", false);
+        SkeletonCall agent = part_agent();
+        std::string body = dense_functor(name + "_part_starts_fn", sq) + agent.declare() +
+                           agent.call("starts", {sparts, slow, agg_object(st, dense_agg_methods()),
+                                                 sc, scur, sw + " + 8"});
+        ctx.kernel(n.id, ctx.kernel_name(n.id, "part_starts"), sq, body,
+                   LaunchShape{rt::SizeExpr::fixed(1).gated(parted.kept, 1), 1, threads, true},
+                   agent);
+      }
+      const rt::BufferId offsets = ctx.allocate(fmt::format("n{}.part_offsets", n.id), 4,
+                                                rt::SizeExpr::slot(p_go_rows), n.id);
+      const rt::BufferId pstates =
+          ctx.allocate(fmt::format("n{}.part_states", n.id), 8,
+                       rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {p_go_rows}}}}, n.id);
+      parted.table = ctx.declare(fmt::format("n{}.part_table", n.id), 8,
+                                 rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {parted.kept}}}}, n.id);
+      parted.flags = ctx.declare(fmt::format("n{}.part_flags", n.id), 1,
+                                 rt::SizeExpr::slot(parted.kept), n.id);
+      ctx.step(rt::Alloc{parted.table});
+      ctx.step(rt::Alloc{parted.flags, true});
+      KernelParams pq = p;
+      const std::string pslots = pq.slot(parted.kept), prows = pq.slot(p_go_rows),
+                        pparts = pq.slot(p_go), plow = pq.slot(p_base),
+                        pcur = pq.buffer(cursors, "unsigned long long", false),
+                        pstarts = pq.buffer(counts, "unsigned long long", false),
+                        poffs = pq.buffer(offsets, "unsigned", false),
+                        pst = pq.buffer(pstates, "void", false),
+                        ptable = pq.buffer(parted.table, "void", false),
+                        pflags = pq.buffer(parted.flags, "unsigned char", false);
+      const std::string pmake = dense_functor(name + "_part_fn", pq);
+      init_kernel("part_init", pq, pmake, parted.kept, pslots, ptable);
+      {  // 3. the rows into their parts, a tile a block
+        SkeletonCall agent = part_agent();
+        std::string body = pmake + agent.declare() + agent.dynamic_temp_storage(part_smem) +
+                           agent.call("scatter", {"temp", prows, keep_hook, key_hook,
+                                                  agg_object(st, dense_agg_methods()), plow, pparts,
+                                                  pcur, poffs, pst});
+        ctx.kernel(n.id, ctx.kernel_name(n.id, "part_scatter"), pq, body,
+                   LaunchShape{rt::SizeExpr::slot(p_go_rows), scatter_tile, threads, true, nodes,
+                               std::nullopt, static_cast<int32_t>(part_smem)},
+                   agent);
+      }
+      {  // 4. each part's rows into a shared-memory table, at least a few waves of blocks (256)
+        SkeletonCall agent = part_agent();
+        std::string body = pmake + agent.declare() + agent.dynamic_temp_storage(part_smem) +
+                           agent.call("run", {"temp", pparts, pstarts, poffs, pst,
+                                              agg_object(st, dense_agg_methods()), ptable, pflags});
+        ctx.kernel(n.id, ctx.kernel_name(n.id, "part_run"), pq, body,
+                   LaunchShape{rt::SizeExpr{0, {rt::SizeTerm{1, {p_go}}}, 1, 256}.gated(p_go, 1), 1,
+                               threads, true, {}, std::nullopt, static_cast<int32_t>(part_smem)},
+                   agent);
+      }
+    }
+    const rt::SlotId kept_any = ctx.new_slot();
+    rt::SizeExpr any{0, {rt::SizeTerm{1, {early.kept}}}};
+    if (parted.kept >= 0) any.terms.push_back(rt::SizeTerm{1, {parted.kept}});
+    ctx.step(rt::SetSize{kept_any, any});
     phase1_rows = ctx.new_slot();
-    ctx.step(rt::SetSize{phase1_rows, rt::SizeExpr::slot(in.size).gated(early.kept, 0, 0)});
+    ctx.step(rt::SetSize{phase1_rows, rt::SizeExpr::slot(in.size).gated(kept_any, 0, 0)});
   }
   rt::SlotId cap = ctx.new_slot();
   if (in.view && in.view->filters && ctx.options().hash_records <= 0) {
@@ -1313,6 +1444,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     // 0: the early run's kept table leaves phase 1 no rows, so no records pass their room).
     rt::SizeExpr total{0, {rt::SizeTerm{1, {dense_slots}}, rt::SizeTerm{1, {spec_kept}}}};
     if (early.kept >= 0) total.terms.push_back(rt::SizeTerm{1, {early.kept}});
+    if (parted.kept >= 0) total.terms.push_back(rt::SizeTerm{1, {parted.kept}});
     ctx.step(rt::SetSize{dense_total, total});
     ctx.step(rt::SetSize{sorting, rt::SizeExpr::slot(over).gated(dense_total, 0, 0)});
     ctx.step(rt::SetSize{dense_groups, rt::SizeExpr::slot(dense_total)});
@@ -1347,20 +1479,28 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                       wbounds = wq.buffer(dense.words, "unsigned long long") + " + 2",
                       wtable = wq.buffer(dense.table, "void"),
                       wgroups = wq.buffer(groups, "long long", false) + " + 2";
-    // (before both, the early run's table when it was kept: slot 0 at words[8])
-    const std::string wearly = early.kept >= 0 ? wq.slot(early.kept) : "";
-    auto either = [&](const std::string& plain, rt::BufferId b, rt::BufferId e, const char* type) {
-      const std::string inner =
+    // (before both, the early run's table when it was kept, or the partitioned way's: slot 0
+    // at words[8])
+    const std::string wearly = early.kept >= 0 ? wq.slot(early.kept) : "",
+                      wparted = parted.kept >= 0 ? wq.slot(parted.kept) : "";
+    auto either = [&](const std::string& plain, rt::BufferId b, rt::BufferId e, rt::BufferId pt,
+                      const char* type) {
+      std::string inner =
           spec ? fmt::format("({} ? {} : {})", wspec, wq.buffer(b, type), plain) : plain;
-      return early.kept >= 0 ? fmt::format("({} ? {} : {})", wearly, wq.buffer(e, type), inner)
-                             : inner;
+      if (early.kept >= 0) inner = fmt::format("({} ? {} : {})", wearly, wq.buffer(e, type), inner);
+      if (parted.kept >= 0)
+        inner = fmt::format("({} ? {} : {})", wparted, wq.buffer(pt, type), inner);
+      return inner;
     };
-    const std::string use_flags = either(wflags, dense.spec_flags, early.flags, "unsigned char"),
-                      use_table = either(wtable, dense.spec_table, early.table, "void"),
-                      use_bounds =
-                          fmt::format("{} + ({})", wq.buffer(dense.words, "unsigned long long"),
-                                      fmt::format("{}{}", early.kept >= 0 ? wearly + " ? 8 : " : "",
-                                                  spec ? fmt::format("{} ? 0 : 2", wspec) : "2"));
+    const std::string use_flags = either(wflags, dense.spec_flags, early.flags, parted.flags,
+                                         "unsigned char"),
+                      use_table =
+                          either(wtable, dense.spec_table, early.table, parted.table, "void"),
+                      use_bounds = fmt::format(
+                          "{} + ({}{}{})", wq.buffer(dense.words, "unsigned long long"),
+                          parted.kept >= 0 ? wparted + " ? 8 : " : "",
+                          early.kept >= 0 ? wearly + " ? 8 : " : "",
+                          spec ? fmt::format("{} ? 0 : 2", wspec) : "2");
     std::string wbody;
     for (size_t k = 0; k < nk; ++k) wbody += key_write(wq, k, "w");
     wbody += a.write;

@@ -1915,6 +1915,94 @@ TEST(GeneratePlan, HashReduceEarlyRunNotThroughAFusedJoin) {
     EXPECT_EQ(early_kernels("_select_hash_reduce"), 3);
   }
 }
+// The partitioned way (CodegenOptions::hash_partitioned, off by default; PartitionGroupAgent):
+// with the early run's sample, the rows' count by part and its miss flag (dense_words[9], read
+// back only when the sample's span called for parts), then each part's first row (one block),
+// the part table's initial states, the scatter (a tile of 512 x 16 rows a block for a one-word
+// state, 512 x 15 for two words: as many as fit the shared-memory tables' 192 KB beside the
+// 2048 parts' runs, 16 at most) and the run (at least 256 blocks), both in the same dynamic
+// shared memory: the larger of the scatter's and the run's table of the largest power of two of
+// slots (16384 for one word, 8192 for two). Not planned without the
+// option, without the early run's sample, or for a state of more than 4 words.
+TEST(GeneratePlan, HashReducePartitionedWay) {
+  ProgramBuilder b;
+  Rel r = b.input("r", {{"g", Type::I32}, {"v", Type::I32}, {"w", Type::F64}});
+  b.output(r.reduce({"g"}, {sum(col("v"), "s")}), "one_word");
+  b.output(r.select(col("w") > 0.0).reduce({"g"}, {sum(col("v"), "s"), count("n")}), "two_words");
+  b.output(r.reduce({"g"}, {sum(col("v"), "s"), count("n"), sum(col("w"), "x"), avg(col("v"), "a"),
+                            min(col("w"), "m")}),
+           "six_words");
+  const Program p = b.check();
+  for (const bool on : {true, false})
+    for (const bool early : {true, false}) {
+      SCOPED_TRACE(fmt::format("partitioned {}, early {}", on, early));
+      const rt::Plan plan = codegen::generate_plan(
+          p, {.hash_dense_early = early, .hash_partitioned = on, .share_kernels = false});
+      std::map<std::string, int> count;
+      std::map<std::string, int32_t> smem;
+      for (const rt::Step& st : plan.steps)
+        if (const auto* l = std::get_if<rt::Launch>(&st))
+          for (const char* k : {"_part_count", "_part_starts", "_part_init", "_part_scatter", "_part_run"})
+            if (l->kernel.ends_with(k)) {
+              ++count[k];
+              if (std::string(k) == "_part_scatter" || std::string(k) == "_part_run") {
+                smem[l->kernel] = l->dynamic_smem;
+                EXPECT_LE(l->dynamic_smem, 227 * 1024) << l->kernel;
+              }
+              if (std::string(k) == "_part_scatter")
+                EXPECT_TRUE(l->items_per_block == 512 * 16 || l->items_per_block == 512 * 15)
+                    << l->items_per_block;
+              if (std::string(k) == "_part_run") EXPECT_EQ(l->items.at_least, 256);
+              if (std::string(k) == "_part_starts") EXPECT_EQ(l->items_per_block, 1);
+            }
+      int miss_reads = 0;
+      for (const rt::Step& st : plan.steps)
+        if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index == 9)
+          miss_reads += rs->when >= 0;
+      // (the one- and two-word states; six words take no early run)
+      const int expected = on && early ? 2 : 0;
+      for (const char* k : {"_part_count", "_part_starts", "_part_init", "_part_scatter", "_part_run"})
+        EXPECT_EQ(count[k], expected) << k;
+      EXPECT_EQ(miss_reads, expected);
+      if (expected == 0) continue;
+      // The run's table: 16384 one-word slots (9 bytes each) or 8192 two-word slots (17 bytes);
+      // the scatter: 2048 x 16 bytes of runs, 8192 rows of 12 bytes or 7680 of 20, its scan's
+      // 16 warps' totals and an alignment's 16 bytes; each kernel with the larger.
+      std::set<int32_t> sizes;
+      for (const auto& [kernel, bytes] : smem) sizes.insert(bytes);
+      EXPECT_EQ(sizes, (std::set<int32_t>{16384 * 9, 32768 + 7680 * 20 + 128 + 16}))
+          << "dynamic shared memory";
+    }
+}
+// The partitioned way's kernels (PartitionGroupAgent, CodegenOptions::hash_partitioned) compile
+// for states of one to four words (the early run's), an i32 key, a date key and a key of two
+// attributes, with a fused select, and none spills: the scatter keeps a tile's parts, ranks and
+// key offsets in registers (16 rows a thread for one word).
+TEST(NvrtcCompile, HashGroupByPartitionedEveryStateWidth) {
+  ProgramBuilder b;
+  auto r = b.input("r", {{"g", Type::I32},
+                         {"h", Type::Date},
+                         {"v", Type::I32},
+                         {"w", Type::I64},
+                         {"x", Type::F64},
+                         {"f", Type::Bool}});
+  b.output(r.reduce({"g"}, {sum(col("v"), "s")}), "one");
+  b.output(r.select(col("x") > 0.5).reduce({"h"}, {sum(col("w"), "s"), count("n")}), "two");
+  b.output(r.reduce({"f", "g"}, {min(col("x"), "m"), avg(col("v"), "a")}), "three");
+  b.output(r.reduce({"g"}, {sum(col("x"), "s"), max(col("w"), "m"), avg(col("v"), "a")}), "four");
+  rt::Plan plan = codegen::generate_plan(
+      b.check(), {.hash_dense_early = true, .hash_partitioned = true, .share_kernels = false});
+  Compiled c = nvrtc_compile(plan.source, {"--ptxas-options=-v"});
+  ASSERT_TRUE(c.ok) << c.log;
+  int kernels = 0;
+  for (const auto& [function, u] : ptxas_usage(c.log)) {
+    if (function.find("_part_") == std::string::npos) continue;
+    ++kernels;
+    EXPECT_EQ(u.spill_stores, 0) << function << ": " << u.line;
+  }
+  // count, starts, init, scatter, run for each of the four group-bys
+  EXPECT_EQ(kernels, 20) << c.log;
+}
 // The sorted reduce's stage hook for each element width it copies: a bool key (1 byte, with
 // an i32 argument), an i64 key (8 bytes) and a date key (4 bytes) with an f64 argument that
 // does not fit the 32 KB beside it, over input declared sorted (the order check reads the

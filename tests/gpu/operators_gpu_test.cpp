@@ -1462,6 +1462,84 @@ TEST(GpuHashReduce, EarlyRunOverASampleOfTheRows) {
   }
 }
 
+// The partitioned way of the hash group-by (CodegenOptions::hash_partitioned, off by default;
+// PartitionGroupAgent): with the early run's sample, spans past its shared-memory tables (4 x
+// 21760 one-word keys) of at most 2048 parts of 16384 keys (8192 for two words) are counted by
+// part, moved once into their parts and summed a part at a time, against the reference, beside
+// the same plan without it (a room for every record, so that plan's path does not depend on the
+// blocks' timing). Kept: 2^17 keys (9 parts, ranked by a warp's peers), every ninth key of
+// 2^17 (73 parts, an atomic a row), keys from the bottom of the i32 range (its key word 0), a
+// heavy key (half the rows), a select in front, a two-word state (sum and count, 17 parts of
+// 8192); missed: rows of a far key between the sampled rows (the count's miss flag: phase 1
+// then, one launch more than without); not taken: a span of 3000 parts (past 2048).
+TEST(GpuHashReduce, PartitionedWayOverWideSpans) {
+  RANC_REQUIRE_GPU();
+  Schema s{{{"k", Type::I32}, {"v", Type::I32}, {"w", Type::I64}}, 0};
+  constexpr int64_t n = (int64_t{1} << 20) + 5, room = n;
+  struct Case {
+    const char* what;
+    int64_t first_key, keys, step;
+    bool heavy, far_rows, filtered, two_words;
+    int expected;  // launches with the partitioned way less those without (or kKept)
+  };
+  constexpr int kKept = -1000;
+  const int64_t base = 1000, lowest = INT32_MIN;
+  std::map<bool, int64_t> kept_launches;  // (the first kept case's, by the program)
+  for (const Case& c : std::vector<Case>{
+           {"2^17 keys", base, 1 << 17, 1, false, false, false, false, kKept},
+           {"every ninth of 2^17 keys", base, 1 << 17, 9, false, false, false, false, kKept},
+           {"keys from key word 0", lowest, 1 << 17, 1, false, false, false, false, kKept},
+           {"a heavy key", base, 1 << 17, 3, true, false, false, false, kKept},
+           {"a select in front", base, 1 << 17, 1, false, false, true, false, kKept},
+           {"a two-word state", base, 1 << 17, 1, false, false, false, true, kKept},
+           {"far rows between the sampled", base, 1 << 17, 1, false, true, false, false, 1},
+           {"3000 parts' span", base, 1 << 17, 375, false, false, false, false, 0}}) {
+    std::mt19937_64 rng(131);
+    std::vector<Column> cols;
+    for (const auto& a : s.attributes) cols.emplace_back(a.type);
+    for (int64_t i = 0; i < n; ++i) {
+      const bool far = c.far_rows && i % 16 == 7 && i / 16 < 64;
+      const int64_t j = c.heavy && rng() % 2 == 0
+                            ? c.keys / 3
+                            : static_cast<int64_t>(rng() % static_cast<uint64_t>(c.keys));
+      const int64_t k = far ? base + c.keys * c.step + 40 * 16384 : c.first_key + c.step * j;
+      cols[0].append(Value::i32(static_cast<int32_t>(k)));
+      // (i32 values near the type's limits: the 64-bit sums carry; the select keeps 3/4)
+      const uint64_t x = rng();
+      cols[1].append(Value::i32(x % 4 == 0 ? static_cast<int32_t>(-2147483647 + (x >> 8) % 3)
+                                           : static_cast<int32_t>(x >> 34) - (1 << 28)));
+      cols[2].append(Value::i64(static_cast<int64_t>(rng() >> 24) - (int64_t{1} << 39)));
+    }
+    Inputs in;
+    in.emplace_back("r", make_relation(s, std::move(cols)));
+    ProgramBuilder b;
+    Rel r = b.input("r", s.attributes);
+    const Rel src = c.filtered ? r.select(col("v") > -2000000000) : r;
+    if (c.two_words)
+      b.output(src.reduce({"k"}, {ranc::sum(col("v"), "sv"), count("n")}).sort({"k"}), "sums");
+    else
+      b.output(src.reduce({"k"}, {ranc::sum(col("v"), "sv")}).sort({"k"}), "sums");
+    const Program p = b.check();
+    const Reference ref = reference(p, in);
+    const auto [with, without] = runs_with_and_without(
+        p, in, ref, {.hash_records = room, .hash_dense_early = true, .hash_partitioned = true},
+        {.hash_records = room, .hash_dense_early = true}, c.what);
+    const int64_t more = with.kernel_launches - without.kernel_launches;
+    if (c.expected == kKept) {
+      // count, starts, init, scatter, run instead of phase 1, the records' sort and merge
+      EXPECT_NE(more, 1) << c.what << ": " << with.kernel_launches
+                         << " launches with the partitioned way, " << without.kernel_launches
+                         << " without";
+      const bool key = c.two_words || c.filtered;
+      if (!kept_launches.count(key)) kept_launches[key] = with.kernel_launches;
+      if (!c.two_words && !c.filtered) EXPECT_EQ(with.kernel_launches, kept_launches[key]) << c.what;
+    } else
+      EXPECT_EQ(more, c.expected) << c.what << ": " << with.kernel_launches
+                                  << " launches with the partitioned way, "
+                                  << without.kernel_launches << " without";
+  }
+}
+
 // The sorted reduce (reduce.cuh) over input declared sorted, around its tiles (3840 rows on
 // sm_90): every row its own group, groups of 16, groups of one tile that start and end at
 // tile boundaries, one group over every tile; groups of 2, 3, 4, 5, 7 and 9 rows and of

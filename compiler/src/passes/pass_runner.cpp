@@ -246,6 +246,8 @@ PipelineResult run_pipeline(const Program& checked, const codegen::CodegenOption
     lower_options.hash_dense_early = std::string_view(v) != "0";
   env_setting("RANC_HASH_DENSE_EARLY_ROWS", lower_options.hash_dense_early_min_rows, 0, INT64_MAX,
               "hash dense early minimum rows");
+  if (const char* v = std::getenv("RANC_HASH_PARTITION"); v && *v)
+    lower_options.hash_partitioned = std::string_view(v) != "0";
   env_setting("RANC_HASH_DENSE_EARLY_SPAN", lower_options.hash_dense_early_min_span, 1,
               int64_t{1} << 31, "hash dense early minimum span");
   if (const char* v = std::getenv("RANC_REDUCE_DEFER"); v && *v)

@@ -182,6 +182,15 @@ struct CodegenOptions {
   // (1: on an H200, 2^28 rows into 2^2 to 2^8 keys took 0.68-0.78 ms the early way, against
   // 1.3-4.0 ms by phase 1; bench/RESULTS.md, session 53)
   int64_t hash_dense_early_min_span = 1;
+  // With the early run's sample (hash_dense_early), spans too wide for the shared-memory tables
+  // but of at most 2048 tables of a power of two of slots take the partitioned way
+  // (PartitionGroupAgent): the rows counted by part, moved once into their parts (a key
+  // offset and a one-row state each), and each part summed by its blocks in shared memory;
+  // a row outside the sampled span's parts sends the plan on by phase 1 (a read-back). Off by
+  // default until measured in plans (RANC_HASH_PARTITION=1 turns it on; H200, bench/
+  // groupby_partition_bench, 2^28 rows into 2^24 keys: 4.07 ms these passes over 8-byte rows,
+  // against 7.8 ms for the plan's sort; session 54). Same results.
+  bool hash_partitioned = false;
   // The sorted (segmented) reduce copies each tile's rows of the columns it reads into
   // shared memory (coalesced 16-byte copies, reduce.cuh's stage hook) before folding them,
   // up to 32 KB a tile; false reads them in place (RANC_REDUCE_STAGE=0). Same results.

@@ -972,4 +972,283 @@ struct DenseWriteAgent {
   }
 };
 
+/// The partitioned way of the hash group-by (CodegenOptions::hash_partitioned, off by default),
+/// for key words that span too many values for DenseGroupAgent's shared-memory tables, each of
+/// whose parts reads every row, but at most kPartsMost tables of Width slots: the rows are
+/// counted by part (Width consecutive key words from the table's slot 0, kDenseTop - low), each
+/// kept row's distance from slot 0 and its one-row state are moved once into its part, and each
+/// part's rows are merged by its blocks into a table in shared memory, whose present slots go
+/// into the device table as DenseGroupAgent's runs flush theirs (DenseWriteAgent then writes the
+/// output). A kept row outside the parts is a miss: the generator's plan reads the flag back and
+/// then groups by phase 1 instead. (H200, bench/groupby_partition_bench, 2^28 rows of (i32 key,
+/// i32 value) into 2^24 keys, the same passes over 8-byte rows: 4.07 ms, against 8.8 for CUB's
+/// sort and ReduceByKey and 5.5 for the best two-pass partition; session 54.)
+// Kernels, in order on one stream (P = the HashGroup policy, T = P::block_threads):
+//   1. count(n, keep, key, low, parts, counts, missed)   a strided grid of T threads; counts
+//      (kPartsMost + 1 u64) and missed (one u64) zeroed before. counts[p] = the kept rows whose
+//      key word's distance from slot 0 lies in [p Width, (p + 1) Width), p < parts; any other
+//      kept row sets *missed.
+//   2. starts(parts, low, agg, counts, cursors, table_bounds)   one block of T threads: counts[0, parts]
+//      replaced by their exclusive sum (part p's first row; counts[parts] the rows), cursors[p] =
+//      counts[p] too; table_bounds[0] = low (DenseWriteAgent's bounds).
+//   3. scatter(temp, n, keep, key, agg, low, parts, cursors, offsets, states)   one block a tile of
+//      T x ScatterItems rows, dynamic shared memory sizeof(TempStorageT<State>): each kept row's
+//      distance from slot 0 into offsets[] and its one-row state into states[], at a row of its
+//      part's run, which the tile claims from cursors[p] (one device atomic a part in the tile).
+//      The tile's rows are first placed in shared memory in part order, so that consecutive
+//      threads store consecutive rows of a run. The order of a part's rows depends on timing.
+//   4. run(temp, parts, starts, offsets, states, agg, table, flags)   a grid of at least `parts`
+//      blocks, dynamic shared memory sizeof(TempStorageT<State>): block b takes part b % parts's
+//      share b / parts of its rows (the part's blocks: those of b % parts), merges them into a
+//      table of Width slots (merge_atomic, presence bytes), then its present slots into
+//      table[p x Width + s] (merge_global; flags[...] = 1 where the merge may be the slot's first).
+// Buffers: counts, cursors: kPartsMost + 1 u64 each; offsets: rows u32; states: rows x
+// sizeof(State) bytes (void*); table: parts x Width x sizeof(State) bytes (void*, init()
+// states); flags: parts x Width bytes, zeroed.
+template <class Policy, int Width, int ScatterItems>
+struct PartitionGroupAgent {
+  static constexpr int kThreads = Policy::block_threads;
+  static constexpr int kItems = Policy::items_per_thread;
+  static constexpr int kScatterTile = kThreads * ScatterItems;
+  /// The parts at most (the scatter's shared-memory runs: 16 bytes a part).
+  static constexpr int kPartsMost = 2048;
+  /// Below this many parts a warp's rows of one part take one shared-memory atomic (peers found
+  /// by __match_any_sync, which costs more than the atomics with many parts: 2.3 against 0.28 ms
+  /// to count 2^28 keys into 1024 parts on an H200, session 54).
+  static constexpr int kMatchBelow = 64;
+  static_assert(Width >= 256 && (Width & (Width - 1)) == 0, "parts of a power of two of keys");
+  static_assert(ScatterItems >= 1, "the scatter's rows a thread");
+  __host__ __device__ static constexpr int shift_of(int w) { return w <= 1 ? 0 : 1 + shift_of(w / 2); }
+  static constexpr int kShift = shift_of(Width);
+
+  /// The scatter's and the run's shared memory (dynamic: the generator launches both with at
+  /// least sizeof(TempStorageT<State>)), one at a time.
+  template <class State>
+  struct ScatterStorage {
+    i64 base[kPartsMost];  // the tile's first row of each part's run (claimed)
+    int count[kPartsMost];
+    int first[kPartsMost];  // the part's first place in the tile's order
+    unsigned offsets[kScatterTile];
+    State states[kScatterTile];
+    typename BlockScan<int, kThreads>::TempStorage scan;
+  };
+  template <class State>
+  struct RunStorage {
+    State states[Width];
+    unsigned char present[Width];
+  };
+  template <class State>
+  struct TempStorageT {
+    alignas(16) unsigned char bytes[sizeof(ScatterStorage<State>) > sizeof(RunStorage<State>)
+                                        ? sizeof(ScatterStorage<State>)
+                                        : sizeof(RunStorage<State>)];
+  };
+
+  /// The hooks of the entry points (contract.cuh).
+  struct Hooks {
+    __device__ bool keep(i64 row) const;  // the row takes part (a fused select)
+    __device__ u64 key(i64 row) const;    // the row's packed key word, below 2^63
+    struct Agg {
+      struct State;
+      __device__ State init() const;                        // the identity
+      __device__ void accumulate(State& s, i64 row) const;  // fold a row into a state
+      // a = a + b by atomics on a in shared memory (HashGroupAgent's merge_atomic)
+      __device__ void merge_atomic(State& a, const State& b) const;
+      // a = a + b by atomics on a in device memory; true when a's first field was at its
+      // identity before (DenseGroupAgent's)
+      __device__ bool merge_global(State& a, const State& b) const;
+    } agg;
+  };
+
+  static constexpr LaunchRule count_launch{Grid::strided, "n", Policy::block_threads};
+  template <class Keep, class Key>
+  __device__ __forceinline__ static void count(i64 n, Keep keep, Key key, i64 low, i64 parts,
+                                               u64* counts, u64* missed) {
+    __shared__ int h[kPartsMost];
+    for (int p = threadIdx.x; p < parts; p += kThreads) h[p] = 0;
+    __syncthreads();
+    const u64 smallest = kDenseTop - static_cast<u64>(low);
+    const u64 span = static_cast<u64>(parts) << kShift;
+    const bool match = parts < kMatchBelow;
+    bool out = false;
+    // Four tiles' rows a step, all read before any is counted (as DenseGroupAgent::bounds).
+    constexpr int kLoads = 4 * kItems;
+    constexpr i64 kStep = static_cast<i64>(kLoads) * kThreads;
+    const i64 steps = n / kStep + (n % kStep != 0);
+    for (i64 t = blockIdx.x; t < steps; t += gridDim.x) {
+      int part[kLoads];
+#pragma unroll
+      for (int k = 0; k < kLoads; ++k) {
+        const i64 i = t * kStep + k * kThreads + threadIdx.x;
+        const bool live = i < n && keep(i);
+        const u64 d = live ? key(i) - smallest : 0;
+        out |= live && d >= span;
+        part[k] = live && d < span ? static_cast<int>(d >> kShift) : -1;
+      }
+#pragma unroll
+      for (int k = 0; k < kLoads; ++k) rank(part[k], h, match);
+    }
+    if (__syncthreads_or(out) && threadIdx.x == 0)
+      atomicExch(reinterpret_cast<unsigned long long*>(missed), 1ull);
+    for (int p = threadIdx.x; p < parts; p += kThreads)
+      if (h[p] != 0) atomicAdd(reinterpret_cast<unsigned long long*>(&counts[p]),
+                               static_cast<unsigned long long>(h[p]));
+  }
+
+  static constexpr LaunchRule starts_launch{Grid::one_block, "parts", Policy::block_threads};
+  template <class Agg>
+  __device__ __forceinline__ static void starts(i64 parts, i64 low, Agg agg, u64* counts,
+                                                u64* cursors, u64* table_bounds) {
+    (void)agg;  // (an entry point takes the hooks: the run's, unused here)
+    __shared__ typename BlockScan<u64, kThreads>::TempStorage temp;
+    constexpr int kPer = (kPartsMost + 1 + kThreads - 1) / kThreads;
+    const i64 items = parts + 1;
+    u64 mine[kPer], at[kPer], total;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const i64 p = static_cast<i64>(threadIdx.x) * kPer + j;
+      mine[j] = p < parts ? counts[p] : 0;
+    }
+    BlockScan<u64, kThreads>(temp).ExclusiveSum(mine, at, total);
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      const i64 p = static_cast<i64>(threadIdx.x) * kPer + j;
+      if (p < items) counts[p] = cursors[p] = at[j];
+    }
+    if (threadIdx.x == 0) table_bounds[0] = static_cast<u64>(low);
+  }
+
+  static constexpr LaunchRule scatter_launch{Grid::strided, "n", Policy::block_threads};
+  template <class Keep, class Key, class Agg>
+  __device__ __forceinline__ static void scatter(TempStorageT<typename Agg::State>& temp, i64 n,
+                                                 Keep keep, Key key, Agg agg, i64 low, i64 parts,
+                                                 u64* cursors, unsigned* offsets, void* states_buf) {
+    using State = typename Agg::State;
+    auto& t = *reinterpret_cast<ScatterStorage<State>*>(temp.bytes);
+    State* states = static_cast<State*>(states_buf);
+    const u64 smallest = kDenseTop - static_cast<u64>(low);
+    const u64 span = static_cast<u64>(parts) << kShift;
+    const bool match = parts < kMatchBelow;
+    const int per = static_cast<int>((parts + kThreads - 1) / kThreads);  // parts a thread scans
+    const i64 tiles = n / kScatterTile + (n % kScatterTile != 0);
+    for (i64 tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const i64 b0 = tile * kScatterTile;
+      for (int p = threadIdx.x; p < parts; p += kThreads) t.count[p] = 0;
+      unsigned dist[ScatterItems];
+      int part[ScatterItems], place[ScatterItems];
+#pragma unroll
+      for (int k = 0; k < ScatterItems; ++k) {
+        const i64 i = b0 + k * kThreads + threadIdx.x;
+        const bool live = i < n && keep(i);
+        const u64 d = live ? key(i) - smallest : 0;
+        dist[k] = static_cast<unsigned>(d);
+        // (a row outside the parts is not moved: the count's miss flag kept the plan off this way)
+        part[k] = live && d < span ? static_cast<int>(d >> kShift) : -1;
+      }
+      __syncthreads();  // (the counts cleared; the previous tile's stores done)
+#pragma unroll
+      for (int k = 0; k < ScatterItems; ++k) place[k] = rank(part[k], t.count, match);
+      __syncthreads();
+      int sum = 0;
+      for (int j = 0; j < per; ++j) {
+        const int p = static_cast<int>(threadIdx.x) * per + j;
+        if (p < parts) sum += t.count[p];
+      }
+      int before = 0, total = 0;
+      BlockScan<int, kThreads>(t.scan).ExclusiveSum(sum, before, total);
+      for (int j = 0; j < per; ++j) {
+        const int p = static_cast<int>(threadIdx.x) * per + j;
+        if (p >= parts) break;
+        t.first[p] = before;
+        if (t.count[p] != 0)
+          t.base[p] = static_cast<i64>(atomicAdd(reinterpret_cast<unsigned long long*>(&cursors[p]),
+                                                 static_cast<unsigned long long>(t.count[p])));
+        before += t.count[p];
+      }
+      __syncthreads();
+      // The rows' states (their columns read here, once) at their places in part order.
+#pragma unroll
+      for (int k = 0; k < ScatterItems; ++k)
+        if (part[k] >= 0) {
+          const int at = t.first[part[k]] + place[k];
+          State s = agg.init();
+          agg.accumulate(s, b0 + k * kThreads + threadIdx.x);
+          t.offsets[at] = dist[k];
+          t.states[at] = s;
+        }
+      __syncthreads();
+      for (int r = threadIdx.x; r < total; r += kThreads) {
+        const unsigned d = t.offsets[r];
+        const int p = static_cast<int>(d >> kShift);
+        const i64 to = t.base[p] + (r - t.first[p]);
+        offsets[to] = d;
+        states[to] = t.states[r];
+      }
+    }
+  }
+
+  static constexpr LaunchRule run_launch{Grid::strided, "parts", Policy::block_threads};
+  template <class Agg>
+  __device__ __forceinline__ static void run(TempStorageT<typename Agg::State>& temp, i64 parts,
+                                             const u64* starts, const unsigned* offsets,
+                                             const void* states_buf, Agg agg, void* table_buf,
+                                             unsigned char* flags) {
+    using State = typename Agg::State;
+    if (parts <= 0) return;
+    auto& t = *reinterpret_cast<RunStorage<State>*>(temp.bytes);
+    const State* states = static_cast<const State*>(states_buf);
+    State* table = static_cast<State*>(table_buf);
+    const i64 p = static_cast<i64>(blockIdx.x) % parts, member = static_cast<i64>(blockIdx.x) / parts;
+    const i64 members = (static_cast<i64>(gridDim.x) - 1 - p) / parts + 1;
+    for (int s = threadIdx.x; s < Width; s += kThreads) {
+      t.states[s] = agg.init();
+      t.present[s] = 0;
+    }
+    __syncthreads();
+    const i64 lo = static_cast<i64>(starts[p]), hi = static_cast<i64>(starts[p + 1]);
+    const i64 share = (hi - lo + members - 1) / members;
+    const i64 a = min64(hi, lo + member * share), e = min64(hi, a + share);
+    // Four rows a thread a step, all loaded before the first merge.
+    constexpr int kLoads = 4;
+    for (i64 b = a; b < e; b += static_cast<i64>(kLoads) * kThreads) {
+      unsigned d[kLoads];
+      State s[kLoads];
+#pragma unroll
+      for (int k = 0; k < kLoads; ++k) {
+        const i64 i = b + k * kThreads + threadIdx.x;
+        d[k] = i < e ? offsets[i] & (Width - 1) : ~0u;
+        if (i < e) s[k] = states[i];
+      }
+#pragma unroll
+      for (int k = 0; k < kLoads; ++k)
+        if (d[k] != ~0u) {
+          agg.merge_atomic(t.states[d[k]], s[k]);
+          t.present[d[k]] = 1;
+        }
+    }
+    __syncthreads();
+    // Each of the part's blocks from its own place, so their atomics on one slot do not meet.
+    const int start = static_cast<int>(member * Width / members);
+    State* to = table + p * Width;
+    unsigned char* fl = flags + p * Width;
+    for (int i = threadIdx.x; i < Width; i += kThreads) {
+      const int s = i + start < Width ? i + start : i + start - Width;
+      if (t.present[s] && agg.merge_global(to[s], t.states[s])) fl[s] = 1;
+    }
+  }
+
+ private:
+  // A row's place among its part's rows counted so far in h[part] (part -1: no row, 0). match:
+  // by its warp's peers of the same part (their leader adds their count), else one atomic a row.
+  __device__ __forceinline__ static int rank(int part, int* h, bool match) {
+    if (!match) return part >= 0 ? atomicAdd(&h[part], 1) : 0;
+    const unsigned peers = __match_any_sync(0xffffffffu, part);
+    const int lane = static_cast<int>(threadIdx.x & 31), leader = __ffs(peers) - 1;
+    int first = 0;
+    if (lane == leader && part >= 0) first = atomicAdd(&h[part], __popc(peers));
+    first = __shfl_sync(0xffffffffu, first, leader);
+    return first + __popc(peers & ((1u << lane) - 1u));
+  }
+};
+
 }  // namespace ranc::tpl
