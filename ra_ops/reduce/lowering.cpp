@@ -928,9 +928,10 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   // One zeroed buffer for the dense way (one allocation and one memset on every run, also with
   // few groups): [0, 2) the records' key bounds, [2, 4) the input's, [4] the speculative run's
   // miss, [5] the early run's, [6, 8) the early sample's bounds, [8] the early (or the
-  // partitioned way's) table's (its slot 0, as a bounds word), [9] the partitioned way's miss.
+  // partitioned way's) table's (its slot 0, as a bounds word), [9] the partitioned way's miss,
+  // [10] its rows.
   const rt::BufferId words = dense_limit != 0 ? ctx.allocate(fmt::format("n{}.dense_words", n.id),
-                                                             8, rt::SizeExpr::fixed(10), n.id, true)
+                                                             8, rt::SizeExpr::fixed(11), n.id, true)
                                               : -1;
   // A bounds kernel's answer read back (words[at], words[at + 1], when slot `when` is not 0:
   // low = kDenseTop - the smallest, high the largest) and its span s = high - (kDenseTop - low)
@@ -1075,9 +1076,10 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     // kPartsMost tables of `width` slots (the largest power of two in a shared-memory table):
     // parts = ceil((span + width) / width), half a table's margin each side of the span. The
     // rows are counted by part and a row outside them sets words[9], read back (its slot
-    // p_missed); when none is, the parts' starts, the scatter into the parts and a run over
-    // each part fill a device table of parts x width slots, the output's (parted.kept = its
-    // slots), and phase 1 runs over no rows.
+    // p_missed) with the rows counted (words[10], which size the parts' rows); when none is,
+    // the parts' starts, the scatter into the parts and a run over the parts' rows fill a
+    // device table of parts x width slots, the output's (parted.kept = its slots), and phase 1
+    // runs over no rows. (hash_dense_slots, when set, bounds that table too.)
     // The scatter's tile: as many rows a thread (at most 16) as fit beside its 2048 parts' runs
     // (32 KB) in the shared-memory tables' bytes, a 4-byte key offset and a state a row.
     constexpr int64_t kPartsMost = 2048, kPartRuns = kPartsMost * 16;
@@ -1085,9 +1087,13 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     while (width * 2 <= shared_slots) width *= 2;
     const int64_t scatter_items = std::min<int64_t>(
         16, std::max<int64_t>(0, shared_bytes - kPartRuns - 1024) / (4 + 8 * a.state_words) / threads);
-    if (ctx.options().hash_partitioned && width <= shared_slots && scatter_items >= 1) {
+    const int64_t parts_most =
+        dense_limit > 0 ? std::min(kPartsMost, dense_limit / width) : kPartsMost;
+    if (ctx.options().hash_partitioned && width <= shared_slots && scatter_items >= 1 &&
+        parts_most >= 1) {
       const int64_t scatter_tile = threads * scatter_items;
-      // (the agent's TempStorageT: the larger of the scatter's and the run's storage)
+      // (at least the agent's TempStorageT: the larger of the scatter's and the run's storage,
+      // the scan's warp totals counted at 8 bytes)
       const int64_t part_smem =
           (std::max(kPartRuns + scatter_tile * (4 + 8 * a.state_words) + 8 * (threads / 32) + 16,
                     width * (8 * a.state_words + 1)) +
@@ -1095,12 +1101,13 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       const rt::SlotId p_parts = ctx.new_slot(), p_slots = ctx.new_slot(), p_pad = ctx.new_slot(),
                        p_cut = ctx.new_slot(), p_shift = ctx.new_slot(), p_base = ctx.new_slot(),
                        p_rows = ctx.new_slot(), p_missed = ctx.new_slot(), p_go = ctx.new_slot(),
-                       p_go_rows = ctx.new_slot();
+                       p_go_rows = ctx.new_slot(), p_counted = ctx.new_slot(),
+                       p_moved = ctx.new_slot();
       parted.kept = ctx.new_slot();
       ctx.step(rt::SetSize{
           p_parts, rt::SizeExpr{width, {rt::SizeTerm{1, {e_span}}}, width}.gated(
                        e_span, std::max(min_span, shared_span_most - margin + 1),
-                       kPartsMost * width - width)});
+                       parts_most * width - width)});
       ctx.step(rt::SetSize{p_slots, rt::SizeExpr{0, {rt::SizeTerm{width, {p_parts}}}}});
       centre(p_slots, p_pad, p_cut, p_shift, p_base);
       ctx.step(rt::SetSize{p_rows, rt::SizeExpr::slot(in.size).gated(p_parts, 1)});
@@ -1131,9 +1138,12 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
         ctx.kernel(n.id, kname, kq, body, shape, agent);
       }
       ctx.step(rt::ReadSize{p_missed, words, 9, -1, p_parts});
+      ctx.step(rt::ReadSize{p_counted, words, 10, -1, p_parts});
       ctx.step(rt::SetSize{parted.kept, rt::SizeExpr::slot(p_slots).gated(p_missed, 0, 0)});
       ctx.step(rt::SetSize{p_go, rt::SizeExpr::slot(p_parts).gated(parted.kept, 1)});
+      // (the scatter reads every row; the parts hold the kept ones)
       ctx.step(rt::SetSize{p_go_rows, rt::SizeExpr::slot(in.size).gated(parted.kept, 1)});
+      ctx.step(rt::SetSize{p_moved, rt::SizeExpr::slot(p_counted).gated(parted.kept, 1)});
       {  // 2. each part's first row (one block)
         KernelParams sq = p;
         const std::string sparts = sq.slot(p_go), slow = sq.slot(p_base),
@@ -1149,10 +1159,10 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                    agent);
       }
       const rt::BufferId offsets = ctx.allocate(fmt::format("n{}.part_offsets", n.id), 4,
-                                                rt::SizeExpr::slot(p_go_rows), n.id);
+                                                rt::SizeExpr::slot(p_moved), n.id);
       const rt::BufferId pstates =
           ctx.allocate(fmt::format("n{}.part_states", n.id), 8,
-                       rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {p_go_rows}}}}, n.id);
+                       rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {p_moved}}}}, n.id);
       parted.table = ctx.declare(fmt::format("n{}.part_table", n.id), 8,
                                  rt::SizeExpr{0, {rt::SizeTerm{a.state_words, {parted.kept}}}}, n.id);
       parted.flags = ctx.declare(fmt::format("n{}.part_flags", n.id), 1,
@@ -1181,7 +1191,8 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                                std::nullopt, static_cast<int32_t>(part_smem)},
                    agent);
       }
-      {  // 4. each part's rows into a shared-memory table, at least a few waves of blocks (256)
+      {  // 4. the parts' rows into shared-memory tables, an even share a block: as many blocks
+         // as parts, at least 256 (a few waves)
         SkeletonCall agent = part_agent();
         std::string body = pmake + agent.declare() + agent.dynamic_temp_storage(part_smem) +
                            agent.call("run", {"temp", pparts, pstarts, poffs, pst,

@@ -1916,8 +1916,8 @@ TEST(GeneratePlan, HashReduceEarlyRunNotThroughAFusedJoin) {
   }
 }
 // The partitioned way (CodegenOptions::hash_partitioned, off by default; PartitionGroupAgent):
-// with the early run's sample, the rows' count by part and its miss flag (dense_words[9], read
-// back only when the sample's span called for parts), then each part's first row (one block),
+// with the early run's sample, the rows' count by part, its miss flag and the rows counted
+// (dense_words[9] and [10], read back only when the sample's span called for parts), then each part's first row (one block),
 // the part table's initial states, the scatter (a tile of 512 x 16 rows a block for a one-word
 // state, 512 x 15 for two words: as many as fit the shared-memory tables' 192 KB beside the
 // 2048 parts' runs, 16 at most) and the run (at least 256 blocks), both in the same dynamic
@@ -1955,19 +1955,24 @@ TEST(GeneratePlan, HashReducePartitionedWay) {
               if (std::string(k) == "_part_run") EXPECT_EQ(l->items.at_least, 256);
               if (std::string(k) == "_part_starts") EXPECT_EQ(l->items_per_block, 1);
             }
-      int miss_reads = 0;
+      // (the miss flag, dense_words[9], and the rows counted, [10], which size the parts' rows)
+      int miss_reads = 0, row_reads = 0;
       for (const rt::Step& st : plan.steps)
-        if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->index == 9)
-          miss_reads += rs->when >= 0;
+        if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->when >= 0) {
+          miss_reads += rs->index == 9;
+          row_reads += rs->index == 10;
+        }
       // (the one- and two-word states; six words take no early run)
       const int expected = on && early ? 2 : 0;
       for (const char* k : {"_part_count", "_part_starts", "_part_init", "_part_scatter", "_part_run"})
         EXPECT_EQ(count[k], expected) << k;
       EXPECT_EQ(miss_reads, expected);
+      EXPECT_EQ(row_reads, expected);
       if (expected == 0) continue;
       // The run's table: 16384 one-word slots (9 bytes each) or 8192 two-word slots (17 bytes);
-      // the scatter: 2048 x 16 bytes of runs, 8192 rows of 12 bytes or 7680 of 20, its scan's
-      // 16 warps' totals and an alignment's 16 bytes; each kernel with the larger.
+      // the scatter: 2048 x 16 bytes of runs, 8192 rows of 12 bytes or 7680 of 20, and room for
+      // its scan's 16 warps' totals (8 bytes each, at most) and an alignment's 16 bytes; each
+      // kernel with the larger.
       std::set<int32_t> sizes;
       for (const auto& [kernel, bytes] : smem) sizes.insert(bytes);
       EXPECT_EQ(sizes, (std::set<int32_t>{16384 * 9, 32768 + 7680 * 20 + 128 + 16}))

@@ -183,7 +183,8 @@ struct CodegenOptions {
   // 1.3-4.0 ms by phase 1; bench/RESULTS.md, session 53)
   int64_t hash_dense_early_min_span = 1;
   // With the early run's sample (hash_dense_early), spans too wide for the shared-memory tables
-  // but of at most 2048 tables of a power of two of slots take the partitioned way
+  // but within 2048 tables of a power of two of slots (less one of margin; hash_dense_slots, when
+  // set, bounds their slots) take the partitioned way
   // (PartitionGroupAgent): the rows counted by part, moved once into their parts (a key
   // offset and a one-row state each), and each part summed by its blocks in shared memory;
   // a row outside the sampled span's parts sends the plan on by phase 1 (a read-back). Off by

@@ -984,10 +984,11 @@ struct DenseWriteAgent {
 /// i32 value) into 2^24 keys, the same passes over 8-byte rows: 4.07 ms, against 8.8 for CUB's
 /// sort and ReduceByKey and 5.5 for the best two-pass partition; session 54.)
 // Kernels, in order on one stream (P = the HashGroup policy, T = P::block_threads):
-//   1. count(n, keep, key, low, parts, counts, missed)   a strided grid of T threads; counts
-//      (kPartsMost + 1 u64) and missed (one u64) zeroed before. counts[p] = the kept rows whose
-//      key word's distance from slot 0 lies in [p Width, (p + 1) Width), p < parts; any other
-//      kept row sets *missed.
+//   1. count(n, keep, key, low, parts, counts, flags)   a strided grid of T threads; counts
+//      (kPartsMost + 1 u64) and flags (two u64) zeroed before. counts[p] = the kept rows whose
+//      key word's distance from slot 0 lies in [p Width, (p + 1) Width), p < parts; flags[1] =
+//      their number (what the plan sizes the parts' rows by); any other kept row sets flags[0]
+//      (a miss).
 //   2. starts(parts, low, agg, counts, cursors, table_bounds)   one block of T threads: counts[0, parts]
 //      replaced by their exclusive sum (part p's first row; counts[parts] the rows), cursors[p] =
 //      counts[p] too; table_bounds[0] = low (DenseWriteAgent's bounds).
@@ -997,11 +998,13 @@ struct DenseWriteAgent {
 //      part's run, which the tile claims from cursors[p] (one device atomic a part in the tile).
 //      The tile's rows are first placed in shared memory in part order, so that consecutive
 //      threads store consecutive rows of a run. The order of a part's rows depends on timing.
-//   4. run(temp, parts, starts, offsets, states, agg, table, flags)   a grid of at least `parts`
-//      blocks, dynamic shared memory sizeof(TempStorageT<State>): block b takes part b % parts's
-//      share b / parts of its rows (the part's blocks: those of b % parts), merges them into a
-//      table of Width slots (merge_atomic, presence bytes), then its present slots into
-//      table[p x Width + s] (merge_global; flags[...] = 1 where the merge may be the slot's first).
+//   4. run(temp, parts, starts, offsets, states, agg, table, flags)   any grid (the generator's:
+//      at least a few waves), dynamic shared memory sizeof(TempStorageT<State>): block b takes
+//      the rows [b rows / grid, (b + 1) rows / grid) of the parts' rows in part order (an even
+//      share, however the rows fall into parts: a heavy key's part gets many blocks), and for
+//      each part they cover merges its rows into a table of Width slots (merge_atomic, presence
+//      bytes), then its present slots into table[p x Width + s] (merge_global; flags[...] = 1
+//      where the merge may be the slot's first).
 // Buffers: counts, cursors: kPartsMost + 1 u64 each; offsets: rows u32; states: rows x
 // sizeof(State) bytes (void*); table: parts x Width x sizeof(State) bytes (void*, init()
 // states); flags: parts x Width bytes, zeroed.
@@ -1063,7 +1066,7 @@ struct PartitionGroupAgent {
   static constexpr LaunchRule count_launch{Grid::strided, "n", Policy::block_threads};
   template <class Keep, class Key>
   __device__ __forceinline__ static void count(i64 n, Keep keep, Key key, i64 low, i64 parts,
-                                               u64* counts, u64* missed) {
+                                               u64* counts, u64* flags) {
     __shared__ int h[kPartsMost];
     for (int p = threadIdx.x; p < parts; p += kThreads) h[p] = 0;
     __syncthreads();
@@ -1089,10 +1092,20 @@ struct PartitionGroupAgent {
       for (int k = 0; k < kLoads; ++k) rank(part[k], h, match);
     }
     if (__syncthreads_or(out) && threadIdx.x == 0)
-      atomicExch(reinterpret_cast<unsigned long long*>(missed), 1ull);
+      atomicExch(reinterpret_cast<unsigned long long*>(&flags[0]), 1ull);
+    u64 rows = 0;
     for (int p = threadIdx.x; p < parts; p += kThreads)
-      if (h[p] != 0) atomicAdd(reinterpret_cast<unsigned long long*>(&counts[p]),
-                               static_cast<unsigned long long>(h[p]));
+      if (h[p] != 0) {
+        atomicAdd(reinterpret_cast<unsigned long long*>(&counts[p]),
+                  static_cast<unsigned long long>(h[p]));
+        rows += static_cast<u64>(h[p]);
+      }
+    // (one atomic a warp for the rows' total)
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) rows += __shfl_xor_sync(0xffffffffu, rows, d);
+    if ((threadIdx.x & 31) == 0 && rows != 0)
+      atomicAdd(reinterpret_cast<unsigned long long*>(&flags[1]),
+                static_cast<unsigned long long>(rows));
   }
 
   static constexpr LaunchRule starts_launch{Grid::one_block, "parts", Policy::block_threads};
@@ -1194,46 +1207,68 @@ struct PartitionGroupAgent {
                                              const void* states_buf, Agg agg, void* table_buf,
                                              unsigned char* flags) {
     using State = typename Agg::State;
+    __shared__ i64 first_part;
     if (parts <= 0) return;
     auto& t = *reinterpret_cast<RunStorage<State>*>(temp.bytes);
     const State* states = static_cast<const State*>(states_buf);
     State* table = static_cast<State*>(table_buf);
-    const i64 p = static_cast<i64>(blockIdx.x) % parts, member = static_cast<i64>(blockIdx.x) / parts;
-    const i64 members = (static_cast<i64>(gridDim.x) - 1 - p) / parts + 1;
-    for (int s = threadIdx.x; s < Width; s += kThreads) {
-      t.states[s] = agg.init();
-      t.present[s] = 0;
-    }
-    __syncthreads();
-    const i64 lo = static_cast<i64>(starts[p]), hi = static_cast<i64>(starts[p + 1]);
-    const i64 share = (hi - lo + members - 1) / members;
-    const i64 a = min64(hi, lo + member * share), e = min64(hi, a + share);
-    // Four rows a thread a step, all loaded before the first merge.
-    constexpr int kLoads = 4;
-    for (i64 b = a; b < e; b += static_cast<i64>(kLoads) * kThreads) {
-      unsigned d[kLoads];
-      State s[kLoads];
-#pragma unroll
-      for (int k = 0; k < kLoads; ++k) {
-        const i64 i = b + k * kThreads + threadIdx.x;
-        d[k] = i < e ? offsets[i] & (Width - 1) : ~0u;
-        if (i < e) s[k] = states[i];
+    const i64 rows = static_cast<i64>(starts[parts]);
+    const i64 lo = rows * blockIdx.x / gridDim.x, hi = rows * (blockIdx.x + 1) / gridDim.x;
+    if (lo >= hi) return;
+    // The part of row lo: the last p with starts[p] <= lo (at most 11 steps over 2048 parts).
+    if (threadIdx.x == 0) {
+      i64 a = 0, b = parts - 1;
+      while (a < b) {
+        const i64 mid = (a + b + 1) / 2;
+        if (static_cast<i64>(starts[mid]) <= lo)
+          a = mid;
+        else
+          b = mid - 1;
       }
-#pragma unroll
-      for (int k = 0; k < kLoads; ++k)
-        if (d[k] != ~0u) {
-          agg.merge_atomic(t.states[d[k]], s[k]);
-          t.present[d[k]] = 1;
-        }
+      first_part = a;
     }
     __syncthreads();
-    // Each of the part's blocks from its own place, so their atomics on one slot do not meet.
-    const int start = static_cast<int>(member * Width / members);
-    State* to = table + p * Width;
-    unsigned char* fl = flags + p * Width;
-    for (int i = threadIdx.x; i < Width; i += kThreads) {
-      const int s = i + start < Width ? i + start : i + start - Width;
-      if (t.present[s] && agg.merge_global(to[s], t.states[s])) fl[s] = 1;
+    // (each block's flush starts at its own eighth of a part, so that the blocks of one part do
+    // not meet on its slots at once)
+    const int start = static_cast<int>(blockIdx.x % 8) * (Width / 8);
+    for (i64 p = first_part, from = lo; from < hi; ++p) {
+      const i64 to = min64(hi, static_cast<i64>(starts[p + 1]));
+      if (to <= from) continue;  // (an empty part)
+      __syncthreads();           // (the previous part flushed)
+      for (int s = threadIdx.x; s < Width; s += kThreads) {
+        t.states[s] = agg.init();
+        t.present[s] = 0;
+      }
+      __syncthreads();
+      // Four rows a thread a step, all loaded before the first merge.
+      constexpr int kLoads = 4;
+      const unsigned* part_offsets = offsets + from;
+      const State* part_states = states + from;
+      const i64 count = to - from;
+      for (i64 b = threadIdx.x; b < count; b += static_cast<i64>(kLoads) * kThreads) {
+        unsigned d[kLoads];
+        State st[kLoads];
+#pragma unroll
+        for (int k = 0; k < kLoads; ++k) {
+          const i64 i = b + k * kThreads;
+          d[k] = i < count ? part_offsets[i] & (Width - 1) : ~0u;
+          st[k] = i < count ? part_states[i] : agg.init();
+        }
+#pragma unroll
+        for (int k = 0; k < kLoads; ++k)
+          if (d[k] != ~0u) {
+            agg.merge_atomic(t.states[d[k]], st[k]);
+            t.present[d[k]] = 1;
+          }
+      }
+      __syncthreads();
+      State* part_table = table + p * Width;
+      unsigned char* part_flags = flags + p * Width;
+      for (int i = threadIdx.x; i < Width; i += kThreads) {
+        const int s = i + start < Width ? i + start : i + start - Width;
+        if (t.present[s] && agg.merge_global(part_table[s], t.states[s])) part_flags[s] = 1;
+      }
+      from = to;
     }
   }
 
