@@ -326,8 +326,8 @@ __global__ void __launch_bounds__(kThreads)
       const int p = threadIdx.x * per + j;
       if (p < parts) sum += h[p];
     }
-    int before = 0;
-    Scan(scan_temp).ExclusiveSum(sum, before);
+    int before = 0, total = 0;
+    Scan(scan_temp).ExclusiveSum(sum, before, total);
     for (int j = 0; j < per; ++j) {
       const int p = threadIdx.x * per + j;
       if (p >= parts) break;
@@ -344,8 +344,7 @@ __global__ void __launch_bounds__(kThreads)
         sv[at] = val[k];
       }
     __syncthreads();
-    const int rows = static_cast<int>(min(static_cast<long long>(kTile), n - b0));
-    for (int s = threadIdx.x; s < rows; s += kThreads) {
+    for (int s = threadIdx.x; s < total; s += kThreads) {  // (the tile's placed rows)
       const int k = sk[s], p = k >> shift;
       const long long to = base[p] + (s - off[p]);
       out_keys[to] = k;
