@@ -1945,15 +1945,21 @@ TEST(GeneratePlan, HashReducePartitionedWay) {
           for (const char* k : {"_part_count", "_part_starts", "_part_init", "_part_scatter", "_part_run"})
             if (l->kernel.ends_with(k)) {
               ++count[k];
-              if (std::string(k) == "_part_scatter" || std::string(k) == "_part_run") {
+              const std::string what = k;
+              if (what == "_part_scatter" || what == "_part_run") {
                 smem[l->kernel] = l->dynamic_smem;
                 EXPECT_LE(l->dynamic_smem, 227 * 1024) << l->kernel;
               }
-              if (std::string(k) == "_part_scatter")
+              if (what == "_part_scatter") {
                 EXPECT_TRUE(l->items_per_block == 512 * 16 || l->items_per_block == 512 * 15)
                     << l->items_per_block;
-              if (std::string(k) == "_part_run") EXPECT_EQ(l->items.at_least, 256);
-              if (std::string(k) == "_part_starts") EXPECT_EQ(l->items_per_block, 1);
+              }
+              if (what == "_part_run") {
+                EXPECT_EQ(l->items.at_least, 256);
+              }
+              if (what == "_part_starts") {
+                EXPECT_EQ(l->items_per_block, 1);
+              }
             }
       // (the miss flag, dense_words[9], and the rows counted, [10], which size the parts' rows)
       int miss_reads = 0, row_reads = 0;
