@@ -929,9 +929,9 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
   // few groups): [0, 2) the records' key bounds, [2, 4) the input's, [4] the speculative run's
   // miss, [5] the early run's, [6, 8) the early sample's bounds, [8] the early (or the
   // partitioned way's) table's (its slot 0, as a bounds word), [9] the partitioned way's miss,
-  // [10] its rows.
+  // [10] its rows, [11] the early sample's distinct keys (hashed bits set, for that way).
   const rt::BufferId words = dense_limit != 0 ? ctx.allocate(fmt::format("n{}.dense_words", n.id),
-                                                             8, rt::SizeExpr::fixed(11), n.id, true)
+                                                             8, rt::SizeExpr::fixed(12), n.id, true)
                                               : -1;
   // A bounds kernel's answer read back (words[at], words[at + 1], when slot `when` is not 0:
   // low = kDenseTop - the smallest, high the largest) and its span s = high - (kDenseTop - low)
@@ -1007,18 +1007,58 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
         stride,
         rt::SizeExpr{
             -(kEarlySamples - 1), {rt::SizeTerm{1, {in.size}}}, kEarlySamples, 1, -1, true}});
+    // The sampled rows' keep and key (row i of the sample: the input's row i x stride), as a
+    // functor's members over `kp`.
+    auto sampled_members = [&](KernelParams& kp) {
+      return fmt::format(
+          "  __device__ __forceinline__ bool keep(long long i) const {{\n"
+          "    const long long r = i * {0};\n    return {1};\n  }}\n"
+          "  __device__ __forceinline__ unsigned long long key(long long i) const {{\n"
+          "    const long long r = i * {0};\n{2}  }}\n",
+          kp.slot(stride), keep, pack);
+    };
     {
       KernelParams sp = p;
-      const std::string sn = sp.slot(samples), sstride = sp.slot(stride),
+      const std::string sn = sp.slot(samples), fn = sampled_members(sp),
                         sb = sp.buffer(words, "unsigned long long", false) + " + 6";
-      bounds_kernel(
-          "dense_early_bounds", sp,
-          fmt::format("  __device__ __forceinline__ bool keep(long long i) const {{\n"
-                      "    const long long r = i * {0};\n    return {1};\n  }}\n"
-                      "  __device__ __forceinline__ unsigned long long key(long long i) const {{\n"
-                      "    const long long r = i * {0};\n{2}  }}\n",
-                      sstride, keep, pack),
-          samples, sn, sb, false, true);
+      bounds_kernel("dense_early_bounds", sp, fn, samples, sn, sb, false, true);
+    }
+    // The partitioned way (below): whether it is planned, its table's parts (`width` slots, the
+    // largest power of two in a shared-memory table) and the scatter's tile (as many rows a
+    // thread, at most 16, as fit beside its 2048 parts' runs, 32 KB, in the shared-memory
+    // tables' bytes, a 4-byte key offset and a state a row).
+    constexpr int64_t kPartsMost = 2048, kPartRuns = kPartsMost * 16;
+    // (the sample's least distinct keys for it, as hashed bits of 65536 set: fewer keys, however
+    // spread, fit phase 1's block tables, whose records the plan then sorts)
+    constexpr int64_t kPartLeastDistinct = 2048;
+    int64_t width = 256;
+    while (width * 2 <= shared_slots) width *= 2;
+    const int64_t scatter_items = std::min<int64_t>(
+        16, std::max<int64_t>(0, shared_bytes - kPartRuns - 1024) / (4 + 8 * a.state_words) / threads);
+    const int64_t parts_most =
+        dense_limit > 0 ? std::min(kPartsMost, dense_limit / width) : kPartsMost;
+    const bool partitioned = ctx.options().hash_partitioned && width <= shared_slots &&
+                             scatter_items >= 1 && parts_most >= 1;
+    // Its sample of distinct keys (PartitionGroupAgent::sample: the same rows' keys hashed into
+    // 65536 bits), read back with the bounds (one wait).
+    const rt::SlotId p_distinct = partitioned ? ctx.new_slot() : -1;
+    if (partitioned) {
+      const rt::BufferId bits = ctx.allocate(fmt::format("n{}.part_sample_bits", n.id), 8,
+                                             rt::SizeExpr::fixed(1024), n.id, true);
+      KernelParams dq = p;
+      const std::string dn = dq.slot(samples), db = dq.buffer(bits, "unsigned long long", false),
+                        dw = dq.buffer(words, "unsigned long long", false);
+      const std::string kname = ctx.kernel_name(n.id, "part_sample");
+      SkeletonCall agent(ctx.templates(), "PartitionGroupAgent",
+                         {ctx.tile_policy("HashGroup"), std::to_string(width),
+                          std::to_string(scatter_items)},
+                         "Agent");
+      agent.bind("State", st);
+      std::string body = ctx.functor(kname + "_fn", dq, sampled_members(dq)) + agent.declare() +
+                         agent.call("sample", {dn, keep_hook, key_hook, db, dw + " + 11"});
+      ctx.kernel(n.id, kname, dq, body,
+                 LaunchShape{rt::SizeExpr::slot(samples), 256, 256, true, nodes}, agent);
+      ctx.step(rt::ReadSize{p_distinct, words, 11, -1, samples});
     }
     read_span(e_span, e_low, e_high, 6, samples);
     // parts = ceil((span + margin) / table) when min_span <= span <= the most less the margin;
@@ -1080,17 +1120,8 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     // the parts' starts, the scatter into the parts and a run over the parts' rows fill a
     // device table of parts x width slots, the output's (parted.kept = its slots), and phase 1
     // runs over no rows. (hash_dense_slots, when set, bounds that table too.)
-    // The scatter's tile: as many rows a thread (at most 16) as fit beside its 2048 parts' runs
-    // (32 KB) in the shared-memory tables' bytes, a 4-byte key offset and a state a row.
-    constexpr int64_t kPartsMost = 2048, kPartRuns = kPartsMost * 16;
-    int64_t width = 256;
-    while (width * 2 <= shared_slots) width *= 2;
-    const int64_t scatter_items = std::min<int64_t>(
-        16, std::max<int64_t>(0, shared_bytes - kPartRuns - 1024) / (4 + 8 * a.state_words) / threads);
-    const int64_t parts_most =
-        dense_limit > 0 ? std::min(kPartsMost, dense_limit / width) : kPartsMost;
-    if (ctx.options().hash_partitioned && width <= shared_slots && scatter_items >= 1 &&
-        parts_most >= 1) {
+    // Only when the sample held at least kPartLeastDistinct distinct keys.
+    if (partitioned) {
       const int64_t scatter_tile = threads * scatter_items;
       // (at least the agent's TempStorageT: the larger of the scatter's and the run's storage,
       // the scan's warp totals counted at 8 bytes)
@@ -1098,16 +1129,19 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
           (std::max(kPartRuns + scatter_tile * (4 + 8 * a.state_words) + 8 * (threads / 32) + 16,
                     width * (8 * a.state_words + 1)) +
            15) / 16 * 16;
-      const rt::SlotId p_parts = ctx.new_slot(), p_slots = ctx.new_slot(), p_pad = ctx.new_slot(),
+      const rt::SlotId p_spread = ctx.new_slot(), p_parts = ctx.new_slot(),
+                       p_slots = ctx.new_slot(), p_pad = ctx.new_slot(),
                        p_cut = ctx.new_slot(), p_shift = ctx.new_slot(), p_base = ctx.new_slot(),
                        p_rows = ctx.new_slot(), p_missed = ctx.new_slot(), p_go = ctx.new_slot(),
                        p_go_rows = ctx.new_slot(), p_counted = ctx.new_slot(),
                        p_moved = ctx.new_slot();
       parted.kept = ctx.new_slot();
       ctx.step(rt::SetSize{
-          p_parts, rt::SizeExpr{width, {rt::SizeTerm{1, {e_span}}}, width}.gated(
-                       e_span, std::max(min_span, shared_span_most - margin + 1),
-                       parts_most * width - width)});
+          p_spread, rt::SizeExpr{width, {rt::SizeTerm{1, {e_span}}}, width}.gated(
+                        e_span, std::max(min_span, shared_span_most - margin + 1),
+                        parts_most * width - width)});
+      ctx.step(rt::SetSize{p_parts, rt::SizeExpr::slot(p_spread).gated(p_distinct,
+                                                                        kPartLeastDistinct)});
       ctx.step(rt::SetSize{p_slots, rt::SizeExpr{0, {rt::SizeTerm{width, {p_parts}}}}});
       centre(p_slots, p_pad, p_cut, p_shift, p_base);
       ctx.step(rt::SetSize{p_rows, rt::SizeExpr::slot(in.size).gated(p_parts, 1)});

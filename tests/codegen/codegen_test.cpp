@@ -1916,7 +1916,8 @@ TEST(GeneratePlan, HashReduceEarlyRunNotThroughAFusedJoin) {
   }
 }
 // The partitioned way (CodegenOptions::hash_partitioned, off by default; PartitionGroupAgent):
-// with the early run's sample, the rows' count by part, its miss flag and the rows counted
+// with the early run's sample, a count of its distinct keys (hashed bits, dense_words[11], read
+// back with the sample's bounds), the rows' count by part, its miss flag and the rows counted
 // (dense_words[9] and [10], read back only when the sample's span called for parts), then each part's first row (one block),
 // the part table's initial states, the scatter (a tile of 512 x 16 rows a block for a one-word
 // state, 512 x 15 for two words: as many as fit the shared-memory tables' 192 KB beside the
@@ -1942,7 +1943,8 @@ TEST(GeneratePlan, HashReducePartitionedWay) {
       std::map<std::string, int32_t> smem;
       for (const rt::Step& st : plan.steps)
         if (const auto* l = std::get_if<rt::Launch>(&st))
-          for (const char* k : {"_part_count", "_part_starts", "_part_init", "_part_scatter", "_part_run"})
+          for (const char* k : {"_part_sample", "_part_count", "_part_starts", "_part_init",
+                                "_part_scatter", "_part_run"})
             if (l->kernel.ends_with(k)) {
               ++count[k];
               const std::string what = k;
@@ -1961,19 +1963,29 @@ TEST(GeneratePlan, HashReducePartitionedWay) {
                 EXPECT_EQ(l->items_per_block, 1);
               }
             }
-      // (the miss flag, dense_words[9], and the rows counted, [10], which size the parts' rows)
-      int miss_reads = 0, row_reads = 0;
-      for (const rt::Step& st : plan.steps)
-        if (const auto* rs = std::get_if<rt::ReadSize>(&st); rs && rs->when >= 0) {
+      // (the miss flag, dense_words[9], and the rows counted, [10], which size the parts' rows;
+      // the sample's distinct keys, [11], read back with its bounds, [6] and [7], one wait)
+      int miss_reads = 0, row_reads = 0, distinct_reads = 0;
+      for (size_t i = 0; i < plan.steps.size(); ++i)
+        if (const auto* rs = std::get_if<rt::ReadSize>(&plan.steps[i]); rs && rs->when >= 0) {
           miss_reads += rs->index == 9;
           row_reads += rs->index == 10;
+          if (rs->index == 11) {
+            ++distinct_reads;
+            const auto* next = i + 1 < plan.steps.size() ? std::get_if<rt::ReadSize>(&plan.steps[i + 1])
+                                                         : nullptr;
+            EXPECT_TRUE(next != nullptr && next->index == 6) << "the distinct keys' read-back "
+                                                                "before the bounds'";
+          }
         }
       // (the one- and two-word states; six words take no early run)
       const int expected = on && early ? 2 : 0;
-      for (const char* k : {"_part_count", "_part_starts", "_part_init", "_part_scatter", "_part_run"})
+      for (const char* k : {"_part_sample", "_part_count", "_part_starts", "_part_init",
+                            "_part_scatter", "_part_run"})
         EXPECT_EQ(count[k], expected) << k;
       EXPECT_EQ(miss_reads, expected);
       EXPECT_EQ(row_reads, expected);
+      EXPECT_EQ(distinct_reads, expected);
       if (expected == 0) continue;
       // The run's table: 16384 one-word slots (9 bytes each) or 8192 two-word slots (17 bytes);
       // the scatter: 2048 x 16 bytes of runs, 8192 rows of 12 bytes or 7680 of 20, and room for
@@ -2011,8 +2023,8 @@ TEST(NvrtcCompile, HashGroupByPartitionedEveryStateWidth) {
     ++kernels;
     EXPECT_EQ(u.spill_stores, 0) << function << ": " << u.line;
   }
-  // count, starts, init, scatter, run for each of the four group-bys
-  EXPECT_EQ(kernels, 20) << c.log;
+  // sample, count, starts, init, scatter, run for each of the four group-bys
+  EXPECT_EQ(kernels, 24) << c.log;
 }
 // The sorted reduce's stage hook for each element width it copies: a bool key (1 byte, with
 // an i32 argument), an i64 key (8 bytes) and a date key (4 bytes) with an f64 argument that

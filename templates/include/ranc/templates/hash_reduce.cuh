@@ -984,6 +984,10 @@ struct DenseWriteAgent {
 /// i32 value) into 2^24 keys, the same passes over 8-byte rows: 4.07 ms, against 8.8 for CUB's
 /// sort and ReduceByKey and 5.5 for the best two-pass partition; session 54.)
 // Kernels, in order on one stream (P = the HashGroup policy, T = P::block_threads):
+//   0. sample(n, keep, key, bits, distinct)   one thread a row of the early run's sample (its
+//      hooks map a sample's row to the input's); bits (kSampleBits bits) and *distinct zeroed
+//      before: each kept row's key word hashed to a bit, *distinct = the bits set (a linear
+//      count of the sample's distinct keys, which the generator takes the way from).
 //   1. count(n, keep, key, low, parts, counts, flags)   a strided grid of T threads; counts
 //      (kPartsMost + 1 u64) and flags (two u64) zeroed before. counts[p] = the kept rows whose
 //      key word's distance from slot 0 lies in [p Width, (p + 1) Width), p < parts; flags[1] =
@@ -1062,6 +1066,20 @@ struct PartitionGroupAgent {
       __device__ bool merge_global(State& a, const State& b) const;
     } agg;
   };
+
+  /// The sample's bitmap of hashed keys (8 KB).
+  static constexpr int kSampleBits = 1 << 16;
+  static constexpr LaunchRule sample_launch{Grid::threads, "n", 0};
+  template <class Keep, class Key>
+  __device__ __forceinline__ static void sample(i64 n, Keep keep, Key key, u64* bits,
+                                                u64* distinct) {
+    const i64 i = static_cast<i64>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n || !keep(i)) return;
+    const u64 h = mix_key_word(key(i)) & (kSampleBits - 1);
+    const unsigned long long bit = 1ull << (h & 63);
+    if ((atomicOr(reinterpret_cast<unsigned long long*>(&bits[h >> 6]), bit) & bit) == 0)
+      atomicAdd(reinterpret_cast<unsigned long long*>(distinct), 1ull);
+  }
 
   static constexpr LaunchRule count_launch{Grid::strided, "n", Policy::block_threads};
   template <class Keep, class Key>
