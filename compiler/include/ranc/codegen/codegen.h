@@ -182,7 +182,8 @@ struct CodegenOptions {
   // (1: on an H200, 2^28 rows into 2^2 to 2^8 keys took 0.68-0.78 ms the early way, against
   // 1.3-4.0 ms by phase 1; bench/RESULTS.md, session 53)
   int64_t hash_dense_early_min_span = 1;
-  // With the early run's sample (hash_dense_early), spans too wide for the shared-memory tables
+  // With the early run's sample (hash_dense_early), of 2048 or more distinct keys (hashed bits),
+  // spans too wide for the shared-memory tables
   // but within 2048 tables of a power of two of slots (less one of margin; hash_dense_slots, when
   // set, bounds their slots) take the partitioned way
   // (PartitionGroupAgent): the rows counted by part, moved once into their parts (a key
