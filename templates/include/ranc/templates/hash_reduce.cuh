@@ -1009,9 +1009,9 @@ struct DenseWriteAgent {
 //      each part they cover merges its rows into a table of Width slots (merge_atomic, presence
 //      bytes), then its present slots into table[p x Width + s] (merge_global; flags[...] = 1
 //      where the merge may be the slot's first).
-// Buffers: counts, cursors: kPartsMost + 1 u64 each; offsets: rows u32; states: rows x
-// sizeof(State) bytes (void*); table: parts x Width x sizeof(State) bytes (void*, init()
-// states); flags: parts x Width bytes, zeroed.
+// Buffers: bits: kSampleBits / 64 u64, zeroed; counts, cursors: kPartsMost + 1 u64 each;
+// offsets: rows u32; states: rows x sizeof(State) bytes (void*); table: parts x Width x
+// sizeof(State) bytes (void*, init() states); flags: parts x Width bytes, zeroed.
 template <class Policy, int Width, int ScatterItems>
 struct PartitionGroupAgent {
   static constexpr int kThreads = Policy::block_threads;
