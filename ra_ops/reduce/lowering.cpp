@@ -1042,6 +1042,14 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
     // Its sample of distinct keys (PartitionGroupAgent::sample: the same rows' keys hashed into
     // 65536 bits), read back with the bounds (one wait).
     const rt::SlotId p_distinct = partitioned ? ctx.new_slot() : -1;
+    auto part_agent = [&] {
+      SkeletonCall agent(
+          ctx.templates(), "PartitionGroupAgent",
+          {ctx.tile_policy("HashGroup"), std::to_string(width), std::to_string(scatter_items)},
+          "Agent");
+      agent.bind("State", st);
+      return agent;
+    };
     if (partitioned) {
       const rt::BufferId bits = ctx.allocate(fmt::format("n{}.part_sample_bits", n.id), 8,
                                              rt::SizeExpr::fixed(1024), n.id, true);
@@ -1049,11 +1057,7 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
       const std::string dn = dq.slot(samples), db = dq.buffer(bits, "unsigned long long", false),
                         dw = dq.buffer(words, "unsigned long long", false);
       const std::string kname = ctx.kernel_name(n.id, "part_sample");
-      SkeletonCall agent(ctx.templates(), "PartitionGroupAgent",
-                         {ctx.tile_policy("HashGroup"), std::to_string(width),
-                          std::to_string(scatter_items)},
-                         "Agent");
-      agent.bind("State", st);
+      SkeletonCall agent = part_agent();
       std::string body = ctx.functor(kname + "_fn", dq, sampled_members(dq)) + agent.declare() +
                          agent.call("sample", {dn, keep_hook, key_hook, db, dw + " + 11"});
       ctx.kernel(n.id, kname, dq, body,
@@ -1149,14 +1153,6 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                                                rt::SizeExpr::fixed(kPartsMost + 1), n.id, true);
       const rt::BufferId cursors = ctx.allocate(fmt::format("n{}.part_cursors", n.id), 8,
                                                 rt::SizeExpr::fixed(kPartsMost + 1), n.id);
-      auto part_agent = [&] {
-        SkeletonCall agent(ctx.templates(), "PartitionGroupAgent",
-                           {ctx.tile_policy("HashGroup"), std::to_string(width),
-                            std::to_string(scatter_items)},
-                           "Agent");
-        agent.bind("State", st);
-        return agent;
-      };
       {  // 1. the rows counted by part (a strided grid, as the bounds kernels')
         KernelParams kq = p;
         const std::string kn = kq.slot(p_rows), klow = kq.slot(p_base), kparts = kq.slot(p_parts),
@@ -1237,10 +1233,14 @@ void lower_hash_reduce(LoweringContext& ctx, const Node& n, const DeviceRelation
                    agent);
       }
     }
-    const rt::SlotId kept_any = ctx.new_slot();
-    rt::SizeExpr any{0, {rt::SizeTerm{1, {early.kept}}}};
-    if (parted.kept >= 0) any.terms.push_back(rt::SizeTerm{1, {parted.kept}});
-    ctx.step(rt::SetSize{kept_any, any});
+    // (phase 1 runs unless the early run's table or the partitioned way's was kept)
+    rt::SlotId kept_any = early.kept;
+    if (parted.kept >= 0) {
+      kept_any = ctx.new_slot();
+      ctx.step(rt::SetSize{
+          kept_any,
+          rt::SizeExpr{0, {rt::SizeTerm{1, {early.kept}}, rt::SizeTerm{1, {parted.kept}}}}});
+    }
     phase1_rows = ctx.new_slot();
     ctx.step(rt::SetSize{phase1_rows, rt::SizeExpr::slot(in.size).gated(kept_any, 0, 0)});
   }
